@@ -90,6 +90,9 @@ class StraightShape:
     rank_mask: int
     order: int
     tie_break_rank: int
+    flush_order: int
+    """The order among straight flushes: ``lowest_straight_beats_straights`` lifts only
+    the plain 3-4-5-6-7 straight, so this is ``order`` without that option."""
 
 
 _NORMAL = [tuple(range(i, i + 5)) for i in range(8)]  # 3-7 … 10-A
@@ -130,11 +133,11 @@ class Context:
         count = len(seqs)
         shapes: list[StraightShape] = []
         for i, (ranks, tie) in enumerate(seqs):
-            order = (count - 1 - i) if revolution else i
+            flush_order = order = (count - 1 - i) if revolution else i
             if rules.lowest_straight_beats_straights and ranks == _NORMAL[0]:
                 order = count  # above every other straight (straight flushes excepted)
             rm = sum(1 << r for r in ranks)
-            shapes.append(StraightShape(ranks, rm, order, tie))
+            shapes.append(StraightShape(ranks, rm, order, tie, flush_order))
         self.straights = tuple(shapes)
         self.straight_by_ranks = {s.rank_mask: s for s in shapes}
 
@@ -200,7 +203,8 @@ class Context:
     def straight_key(self, kind: Kind, mask: int, shape: StraightShape) -> int:
         nib = (mask >> (4 * shape.tie_break_rank)) & 0xF
         suit = nib.bit_length() - 1
-        return (kind.category << CATEGORY_SHIFT) | shape.order * 4 + self.suit_rank[suit]
+        order = shape.flush_order if kind is Kind.STRAIGHT_FLUSH else shape.order
+        return (kind.category << CATEGORY_SHIFT) | order * 4 + self.suit_rank[suit]
 
     def flush_key(self, mask: int, suit: int) -> int:
         eff_ranks = 0

@@ -99,6 +99,7 @@ def _fives(
         r0, r1, r2, r3, r4 = shape.ranks
         tb = shape.tie_break_rank
         base = shape.order * 4
+        flush_base = shape.flush_order * 4
         for a in s1[r0][nibs[r0]]:
             for b in s1[r1][nibs[r1]]:
                 ab = a | b
@@ -109,10 +110,11 @@ def _fives(
                         for e in s1[r4][nibs[r4]]:
                             m = abcd | e
                             suit = ((m >> (4 * tb)) & 0xF).bit_length() - 1
-                            cat = _STRAIGHT_CAT
                             if m & SUIT_MASKS[suit] == m:
-                                cat = _STRAIGHT_FLUSH_CAT
-                            out.append((cat | base + sr[suit], m))
+                                key = _STRAIGHT_FLUSH_CAT | flush_base + sr[suit]
+                            else:
+                                key = _STRAIGHT_CAT | base + sr[suit]
+                            out.append((key, m))
     for s in range(4):
         sm = hand & SUIT_MASKS[s]
         if sm.bit_count() < 5:
