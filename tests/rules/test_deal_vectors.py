@@ -7,6 +7,7 @@ import importlib.util
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -24,14 +25,14 @@ def _load_script(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
 
 def _vectors() -> list[dict[str, Any]]:
-    vectors: list[dict[str, Any]] = json.loads(VECTORS_PATH.read_text(encoding="utf-8"))[
-        "vectors"
-    ]
+    doc = json.loads(VECTORS_PATH.read_text(encoding="utf-8"))
+    vectors: list[dict[str, Any]] = doc["vectors"]
     return vectors
 
 
