@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 from collections.abc import Iterator
 
 from referee.rules.cards import RANK_CHARS, TWO_RANK, card_text, format_cards
@@ -28,7 +29,7 @@ from referee.rules.errors import IllegalActionError, Reason
 
 _NIB_COUNT = tuple(bin(n).count("1") for n in range(16))
 _STRAIGHT_FLUSH_CAT = 4 << CATEGORY_SHIFT
-_STRAIGHT_CAT = 0
+_first = operator.itemgetter(0)
 
 
 class _Tables:
@@ -69,6 +70,14 @@ class _Tables:
         self.rank_pos = {r: i for i, r in enumerate(ctx.rank_order)}
         # Strength mask: a card's bit moved to its strength position, for tie ordering.
         self.strength_bit = tuple(1 << ctx.single_key[c] for c in range(52))
+        # Each straight shape with its ranks from the strongest to the weakest, the
+        # nesting order that generates plays of equal key weakest first.
+        self.straights = tuple(
+            (shape, tuple(sorted(shape.ranks, key=lambda r: -ctx.rank_eff[r])))
+            for shape in ctx.straights
+        )
+        # A card's bit (1 << card) -> the bit of its rank.
+        self.rank_bit = {1 << c: 1 << (c >> 2) for c in range(52)}
 
 
 @functools.lru_cache(maxsize=256)
@@ -89,17 +98,25 @@ def strength_mask(ctx: Context, mask: int) -> int:
 def _fives(
     ctx: Context, tab: _Tables, hand: int, nibs: list[int], presence: int
 ) -> list[tuple[int, int]]:
-    """Every five-card play in ``hand`` as (key, mask), unsorted."""
+    """Every five-card play in ``hand`` as (key, mask).
+
+    Not sorted by key, but plays of equal key come out weakest first (compared by their
+    cards from the strongest down), so a stable sort on the key alone gives the stable
+    order. Only straights of one shape, full houses of one triple rank and fours of one
+    rank can share a key; the loops below are nested so that each group is generated in
+    that order.
+    """
     out: list[tuple[int, int]] = []
+    append = out.append
     s1 = tab.masks_only[0]
     sr = ctx.suit_rank
-    for shape in ctx.straights:
+    for shape, (r0, r1, r2, r3, r4) in tab.straights:
         if presence & shape.rank_mask != shape.rank_mask:
             continue
-        r0, r1, r2, r3, r4 = shape.ranks
-        tb = shape.tie_break_rank
+        # r0 is the strongest rank of the shape and the outermost loop: weakest first.
+        tb4 = 4 * shape.tie_break_rank
         base = shape.order * 4
-        flush_base = shape.flush_order * 4
+        flush_base = _STRAIGHT_FLUSH_CAT | shape.flush_order * 4
         for a in s1[r0][nibs[r0]]:
             for b in s1[r1][nibs[r1]]:
                 ab = a | b
@@ -109,12 +126,13 @@ def _fives(
                         abcd = abc | d
                         for e in s1[r4][nibs[r4]]:
                             m = abcd | e
-                            suit = ((m >> (4 * tb)) & 0xF).bit_length() - 1
+                            suit = ((m >> tb4) & 0xF).bit_length() - 1
                             if m & SUIT_MASKS[suit] == m:
-                                key = _STRAIGHT_FLUSH_CAT | flush_base + sr[suit]
+                                append((flush_base + sr[suit], m))
                             else:
-                                key = _STRAIGHT_CAT | base + sr[suit]
-                            out.append((key, m))
+                                append((base + sr[suit], m))
+    rank_bit = tab.rank_bit
+    by_ranks = ctx.straight_by_ranks
     for s in range(4):
         sm = hand & SUIT_MASKS[s]
         if sm.bit_count() < 5:
@@ -124,44 +142,51 @@ def _fives(
             low = sm & -sm
             cards.append(low)
             sm ^= low
-        by_ranks = ctx.straight_by_ranks
         for combo in itertools.combinations(cards, 5):
-            m = combo[0] | combo[1] | combo[2] | combo[3] | combo[4]
-            ranks = 0
-            for bit in combo:
-                ranks |= 1 << ((bit.bit_length() - 1) >> 2)
+            c0, c1, c2, c3, c4 = combo
+            ranks = rank_bit[c0] | rank_bit[c1] | rank_bit[c2] | rank_bit[c3] | rank_bit[c4]
             if ranks in by_ranks:
                 continue  # a straight flush, generated above
-            out.append((ctx.flush_key(m, s), m))
+            m = c0 | c1 | c2 | c3 | c4
+            append((ctx.flush_key(m, s), m))  # flush keys never tie
     s2 = tab.masks_only[1]
     s3 = tab.masks_only[2]
     fh_cat = 2 << CATEGORY_SHIFT
-    for rt in range(13):
+    quad_cat = 3 << CATEGORY_SHIFT
+    rank_order = ctx.rank_order
+    pairs = [(r, s2[r][nibs[r]]) for r in rank_order if _NIB_COUNT[nibs[r]] >= 2]
+    for rt in rank_order:
         nt = nibs[rt]
         if _NIB_COUNT[nt] < 3:
             continue
         key = fh_cat | ctx.rank_eff[rt]
-        for t in s3[rt][nt]:
-            for rp in range(13):
-                np_ = nibs[rp]
-                if rp == rt or _NIB_COUNT[np_] < 2:
-                    continue
-                for p in s2[rp][np_]:
-                    out.append((key, t | p))
+        triples = s3[rt][nt]
+        pos = tab.rank_pos[rt]
+        below = [ps for rp, ps in pairs if tab.rank_pos[rp] < pos]
+        above = [ps for rp, ps in pairs if tab.rank_pos[rp] > pos]
+        # Below the triple's rank the triple's cards are the strongest: triple outermost.
+        for t in triples:
+            for ps in below:
+                for p in ps:
+                    append((key, t | p))
+        # Above it the pair's cards are the strongest: pair outermost.
+        for ps in above:
+            for p in ps:
+                for t in triples:
+                    append((key, t | p))
         if nt == 15:
             quad = 0xF << (4 * rt)
-            qkey = (3 << CATEGORY_SHIFT) | ctx.rank_eff[rt]
-            rest = hand & ~quad
-            while rest:
-                low = rest & -rest
-                out.append((qkey, quad | low))
-                rest ^= low
+            qkey = quad_cat | ctx.rank_eff[rt]
+            for r in rank_order:  # kickers weakest first
+                if r != rt and nibs[r]:
+                    for k in s1[r][nibs[r]]:
+                        append((qkey, quad | k))
     return out
 
 
-def _sort_fives(ctx: Context, fives: list[tuple[int, int]]) -> list[int]:
+def _sort_fives(fives: list[tuple[int, int]]) -> list[int]:
     if len(fives) > 1:
-        fives.sort(key=lambda km: (km[0], strength_mask(ctx, km[1])))
+        fives.sort(key=_first)  # stable: equal keys keep their weakest-first order
     return [m for _, m in fives]
 
 
@@ -187,7 +212,7 @@ def generate(ctx: Context, hand: int, table: Combination | None) -> list[int]:
                     triples += s3[r][nb]
         out = singles + pairs + triples
         if ctx.five_card_hands and hand.bit_count() >= 5:
-            out += _sort_fives(ctx, _fives(ctx, tab, hand, nibs, presence))
+            out += _sort_fives(_fives(ctx, tab, hand, nibs, presence))
         return out
     size = table.size
     tk = table.key
@@ -221,7 +246,7 @@ def generate(ctx: Context, hand: int, table: Combination | None) -> list[int]:
             keep.append((key, m))
         elif size == 5 and key > tk and (not ctx.locked or kind is table.kind):
             keep.append((key, m))
-    return out + _sort_fives(ctx, keep)
+    return out + _sort_fives(keep)
 
 
 _CATEGORY_KINDS = (
