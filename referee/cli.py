@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from referee import __version__
 
@@ -35,6 +36,153 @@ def _cmd_moves(args: argparse.Namespace) -> int:
     return 0
 
 
+SERVE_EPILOG = """\
+example:
+  referee serve --address 127.0.0.1:50051 --log-dir matches
+  grpcurl -plaintext 127.0.0.1:50051 list
+"""
+
+MATCH_EPILOG = """\
+examples:
+  referee match                                   # greedy vs random, pusoy-dos
+  referee match --profile big-two --hands 3 --seed demo
+  referee match --bot greedy --bot random --bot "python examples/random_bot.py" \\
+      --bot "./mybot --address {address} --token {token}" --revolution true
+"""
+
+REPLAY_EPILOG = """\
+example:
+  referee replay matches/20261201-101500-1a2b3c4d.jsonl
+"""
+
+VERIFY_EPILOG = """\
+example:
+  referee verify matches/*.jsonl
+  OK: matches/20261201-101500-1a2b3c4d.jsonl: 412 lines, 10 hands verified
+"""
+
+DEFAULT_BOTS = ["greedy", "random", "greedy", "random"]
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from referee.logging import configure_logging
+    from referee.server.app import RefereeServer
+
+    configure_logging(args.log_format, args.log_level)
+
+    async def serve() -> None:
+        server = RefereeServer(args.address, Path(args.log_dir))
+        await server.start()
+        print(f"referee listening on {server.address}; logs in {args.log_dir}", flush=True)
+        await server.wait_for_signal()
+
+    asyncio.run(serve())
+    return 0
+
+
+def _match_options(args: argparse.Namespace) -> dict[str, str]:
+    from referee.rules import OPTION_NAMES
+
+    options: dict[str, str] = {}
+    for item in args.option or []:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"referee match: --option wants NAME=VALUE, got {item!r}")
+        options[name.strip()] = value.strip()
+    for name in OPTION_NAMES:
+        value = getattr(args, f"opt_{name}", None)
+        if value is not None:
+            options[name] = value
+    return options
+
+
+def _cmd_match(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from referee.local import play_match
+    from referee.logging import configure_logging
+    from referee.rules import OptionsError, Rules
+
+    configure_logging(args.log_format, args.log_level)
+    bots = args.bot or DEFAULT_BOTS
+    if len(bots) != 4:
+        print(f"referee match: give 4 bots (--bot 4 times), got {len(bots)}", file=sys.stderr)
+        return 2
+    options = _match_options(args)
+    try:
+        Rules.for_profile(args.profile, options)
+    except OptionsError as exc:
+        print(f"referee match: {exc}", file=sys.stderr)
+        return 2
+    result = asyncio.run(
+        play_match(
+            bots,
+            profile=args.profile,
+            options=options,
+            seed=args.seed or "",
+            hands=args.hands or 0,
+            threshold=args.threshold or 0,
+            log_dir=Path(args.log_dir),
+            turn_time_ms=args.turn_time_ms,
+            connect_timeout_ms=args.connect_timeout_ms,
+            time_bank_ms=args.time_bank_ms,
+            max_rejections=args.max_rejections,
+            max_strikes=args.max_strikes,
+        )
+    )
+    info = result.info
+    names = list(info.config.seat_names)
+    status = {3: "finished", 4: "cancelled"}.get(info.status, "unknown")
+    print(
+        f"Match {result.match_id} {status} after {info.hands_played} hands "
+        f"({info.config.rules.profile})"
+    )
+    for st in info.standings:
+        who = " + ".join(f"seat {s} {names[s]}" for s in st.seats)
+        print(f"  {st.place}. {who:<28} total {st.total:>5}   hands won {st.hands_won}")
+    print(f"Log: {result.log_path}")
+    print(f"Replay: referee replay {result.log_path}")
+    print(f"Verify: referee verify {result.log_path}")
+    return 0 if info.status == 3 else 1
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from referee.log import LogFormatError, read_log
+    from referee.log.replay import replay_lines
+
+    try:
+        read = read_log(Path(args.log))
+    except (OSError, LogFormatError) as exc:
+        print(f"referee replay: {exc}", file=sys.stderr)
+        return 1
+    for line in replay_lines(read, show_rejections=not args.no_rejections):
+        print(line)
+    return 0 if read.complete else 1
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from referee.log.verify import verify_log
+
+    failed = 0
+    for path in args.logs:
+        report = verify_log(Path(path))
+        print(report.summary())
+        failed += not report.ok
+    return 1 if failed else 0
+
+
+def _add_logging_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--log-format",
+        choices=["auto", "json", "console"],
+        default="auto",
+        help="server log format on stderr (default: console on a terminal, else JSON)",
+    )
+    p.add_argument("--log-level", default="warning", help="debug, info, warning or error")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="referee",
@@ -60,6 +208,88 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     mv.set_defaults(func=_cmd_moves)
+
+    serve = sub.add_parser(
+        "serve",
+        help="run the referee server (gRPC) until SIGTERM",
+        epilog=SERVE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument("--address", default="127.0.0.1:50051", help="host:port to listen on")
+    serve.add_argument("--log-dir", default="matches", help="folder for match event logs")
+    _add_logging_flags(serve)
+    serve.set_defaults(func=_cmd_serve, log_level="info")
+
+    match = sub.add_parser(
+        "match",
+        help="start a referee, seat four bots, play one full match, print the standings",
+        epilog=MATCH_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    match.add_argument(
+        "--bot",
+        action="append",
+        metavar="BOT",
+        help="a built-in bot (random, greedy) or a command; give 4 "
+        f"(default: {' '.join(DEFAULT_BOTS)})",
+    )
+    match.add_argument(
+        "--profile", default="pusoy-dos", help="pusoy-dos (default), pusoy-dos-chips or big-two"
+    )
+    match.add_argument("--seed", help="seed of the deals (default: from the OS random source)")
+    match.add_argument("--hands", type=int, help="play this many hands")
+    match.add_argument("--threshold", type=int, help="play until a total reaches this")
+    match.add_argument("--log-dir", default="matches", help="folder for the event log")
+    match.add_argument("--turn-time-ms", type=int, default=5000, help="time per turn")
+    match.add_argument(
+        "--connect-timeout-ms", type=int, default=30000, help="time for the bots to connect"
+    )
+    match.add_argument("--time-bank-ms", type=int, default=0, help="reserve per seat")
+    match.add_argument(
+        "--max-rejections",
+        type=int,
+        default=3,
+        help="rejected attempts per turn before the default action",
+    )
+    match.add_argument(
+        "--max-strikes",
+        type=int,
+        default=0,
+        help="strikes before a seat is played by default (0: no limit)",
+    )
+    match.add_argument(
+        "--option", action="append", metavar="NAME=VALUE", help="any option of RULES.md section 3"
+    )
+    from referee.rules import OPTION_NAMES
+
+    for name in OPTION_NAMES:
+        match.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=f"opt_{name}",
+            metavar="VALUE",
+            help=argparse.SUPPRESS,
+        )
+    _add_logging_flags(match)
+    match.set_defaults(func=_cmd_match)
+
+    replay = sub.add_parser(
+        "replay",
+        help="print a match log as readable text, hand by hand, trick by trick",
+        epilog=REPLAY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    replay.add_argument("log", help="a match's .jsonl event log")
+    replay.add_argument("--no-rejections", action="store_true", help="hide rejected attempts")
+    replay.set_defaults(func=_cmd_replay)
+
+    verify = sub.add_parser(
+        "verify",
+        help="re-check a log: hash chain, deals against the seed, every verdict, the scores",
+        epilog=VERIFY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    verify.add_argument("logs", nargs="+", help="match .jsonl event logs")
+    verify.set_defaults(func=_cmd_verify)
     return parser
 
 
@@ -70,6 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # e.g. `referee replay LOG | head`
+        sys.stderr.close()
+        return 0
     return code
 
 

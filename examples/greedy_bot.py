@@ -1,0 +1,13 @@
+#!/usr/bin/env python3
+"""Run the greedy sample bot (clients/python/pusoy_client/samples.py) as its own process.
+
+python examples/greedy_bot.py --address 127.0.0.1:50051 --token SEAT_TOKEN
+"""
+
+import sys
+
+from pusoy_client import main
+from pusoy_client.samples import GreedyBot
+
+if __name__ == "__main__":
+    sys.exit(main(GreedyBot()))

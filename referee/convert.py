@@ -1,0 +1,63 @@
+"""Translation between rules-engine values and protocol messages, in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from referee.pb import common
+from referee.rules import Kind, Reason, Rules, Standing, SuitOrder, sorted_cards
+from referee.rules.cards import card_text
+
+KIND_TO_PB: dict[Kind, common.Combination.ValueType] = {
+    Kind.SINGLE: common.COMBINATION_SINGLE,
+    Kind.PAIR: common.COMBINATION_PAIR,
+    Kind.TRIPLE: common.COMBINATION_TRIPLE,
+    Kind.STRAIGHT: common.COMBINATION_STRAIGHT,
+    Kind.FLUSH: common.COMBINATION_FLUSH,
+    Kind.FULL_HOUSE: common.COMBINATION_FULL_HOUSE,
+    Kind.FOUR_OF_A_KIND: common.COMBINATION_FOUR_OF_A_KIND,
+    Kind.STRAIGHT_FLUSH: common.COMBINATION_STRAIGHT_FLUSH,
+}
+PB_TO_KIND = {v: k for k, v in KIND_TO_PB.items()}
+
+REASON_TO_PB: dict[Reason, common.RejectionReason.ValueType] = {
+    r: common.RejectionReason.Value("REJECTION_REASON_" + r.value.upper()) for r in Reason
+}
+PB_TO_REASON = {v: k for k, v in REASON_TO_PB.items()}
+
+
+def card_list(mask: int, order: SuitOrder) -> list[str]:
+    """Cards of a mask as canonical text, ascending in card order."""
+    return [card_text(c) for c in sorted_cards(mask, order)]
+
+
+def play_pb(mask: int, kind: Kind | None, order: SuitOrder) -> common.Play:
+    return common.Play(
+        cards=card_list(mask, order),
+        combination=KIND_TO_PB[kind] if kind is not None else common.COMBINATION_UNSPECIFIED,
+    )
+
+
+def rules_pb(rules: Rules) -> common.Rules:
+    opts = rules.options()
+    return common.Rules(profile=rules.profile, **opts)
+
+
+def rules_from_pb(msg: common.Rules) -> Rules:
+    """The Rules value a logged Rules message describes."""
+    fields = {f.name: getattr(msg, f.name) for f in msg.DESCRIPTOR.fields if f.name != "profile"}
+    return Rules.for_profile(msg.profile, fields)
+
+
+def standings_pb(standings: Sequence[Standing]) -> list[common.Standing]:
+    return [
+        common.Standing(place=s.place, seats=list(s.seats), total=s.total, hands_won=s.hands_won)
+        for s in standings
+    ]
+
+
+def seat_cards(hands: Iterable[int], order: SuitOrder) -> list[common.SeatCards]:
+    return [
+        common.SeatCards(seat=s, cards=card_list(h, order), count=h.bit_count())
+        for s, h in enumerate(hands)
+    ]

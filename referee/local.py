@@ -1,0 +1,149 @@
+"""``referee match``: an embedded referee, four bots, one full match.
+
+Built-in bots (``random``, ``greedy``) run in this process as real gRPC clients; any
+other bot is a command spawned as its own process, given the referee's address and its
+seat token (``{address}`` and ``{token}`` in the command are replaced, and the
+environment carries PUSOY_ADDRESS and PUSOY_TOKEN). Each spawned bot and all of its
+children are stopped when the match ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import shlex
+import signal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+import grpc
+from pusoy_client import run_bot
+from pusoy_client.samples import BUILTIN_BOTS
+
+from referee.pb import common, match_service, match_service_grpc
+from referee.server.app import RefereeServer
+
+
+@dataclasses.dataclass(frozen=True)
+class LocalMatchResult:
+    match_id: str
+    info: match_service.MatchInfo
+    log_path: Path
+
+
+class BotSpec:
+    """A seat's bot: a built-in name or a command line."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text.strip()
+        if not self.text:
+            raise ValueError("an empty bot")
+        self.builtin = self.text in BUILTIN_BOTS
+
+    def __repr__(self) -> str:
+        return f"BotSpec({self.text!r})"
+
+
+async def _spawn(
+    spec: BotSpec, address: str, token: str, stderr_path: Path
+) -> asyncio.subprocess.Process:
+    argv = [
+        a.replace("{address}", address).replace("{token}", token) for a in shlex.split(spec.text)
+    ]
+    env = dict(os.environ, PUSOY_ADDRESS=address, PUSOY_TOKEN=token)
+    with _open_append(stderr_path) as err:
+        return await asyncio.create_subprocess_exec(
+            *argv,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=err,
+            stderr=err,
+            start_new_session=True,
+        )
+
+
+def _open_append(path: Path) -> BinaryIO:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return open(path, "ab")
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+async def play_match(
+    bots: Sequence[str],
+    *,
+    profile: str,
+    options: Mapping[str, str] | None = None,
+    seed: str = "",
+    hands: int = 0,
+    threshold: int = 0,
+    log_dir: Path = Path("matches"),
+    turn_time_ms: int = 0,
+    connect_timeout_ms: int = 0,
+    time_bank_ms: int = 0,
+    max_rejections: int = 0,
+    max_strikes: int = 0,
+    address: str = "127.0.0.1:0",
+) -> LocalMatchResult:
+    """Start a referee, seat four bots, play one match, stop everything."""
+    specs = [BotSpec(b) for b in bots]
+    if len(specs) != 4:
+        raise ValueError(f"a match needs 4 bots, got {len(specs)}")
+    server = RefereeServer(address, log_dir)
+    await server.start()
+    procs: list[asyncio.subprocess.Process] = []
+    tasks: list[asyncio.Task[object]] = []
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            stub = match_service_grpc.MatchServiceStub(channel)
+            created = await stub.CreateMatch(
+                match_service.CreateMatchRequest(
+                    profile=profile,
+                    options=dict(options or {}),
+                    seat_names=[s.text.split()[0].rsplit("/", 1)[-1] for s in specs],
+                    seed=seed,
+                    hands=hands,
+                    threshold=threshold,
+                    time_control=common.TimeControl(
+                        connect_timeout_ms=connect_timeout_ms,
+                        turn_time_ms=turn_time_ms,
+                        time_bank_ms=time_bank_ms,
+                    ),
+                    fault_policy=common.FaultPolicy(
+                        max_rejections_per_turn=max_rejections, max_strikes=max_strikes
+                    ),
+                )
+            )
+            match_id = created.match_id
+            for seat, (spec, token) in enumerate(zip(specs, created.seat_tokens, strict=True)):
+                if spec.builtin:
+                    bot = BUILTIN_BOTS[spec.text]()
+                    tasks.append(asyncio.create_task(run_bot(bot, server.address, token)))
+                else:
+                    err = log_dir / f"{match_id}.seat{seat}.stderr"
+                    procs.append(await _spawn(spec, server.address, token, err))
+            runner = server.registry.get(match_id)
+            assert runner is not None
+            await runner.done.wait()
+            info = (await stub.GetMatch(match_service.GetMatchRequest(match_id=match_id))).match
+        # Give the bots a moment to see the end, then stop them and their children.
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
+        for proc in procs:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait(), 5)
+        return LocalMatchResult(match_id, info, Path(info.log_path))
+    finally:
+        for task in tasks:
+            task.cancel()
+        for proc in procs:
+            _kill_group(proc)
+            with contextlib.suppress(Exception):
+                await proc.wait()
+        await server.stop(grace=1.0)

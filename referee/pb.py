@@ -1,0 +1,26 @@
+"""The generated protobuf modules under short names (generated code lives in referee/proto)."""
+
+from referee.proto.pusoy.referee.v1 import common_pb2 as common
+from referee.proto.pusoy.referee.v1 import match_service_pb2 as match_service
+from referee.proto.pusoy.referee.v1 import match_service_pb2_grpc as match_service_grpc
+from referee.proto.pusoy.referee.v1 import play_service_pb2 as play_service
+from referee.proto.pusoy.referee.v1 import play_service_pb2_grpc as play_service_grpc
+from referee.proto.pusoy.referee.v1 import spectator_service_pb2 as spectator_service
+from referee.proto.pusoy.referee.v1 import spectator_service_pb2_grpc as spectator_service_grpc
+
+PROTOCOL_VERSION = 1
+SUPPORTED_PROTOCOL_VERSIONS = (1,)
+LOG_SCHEMA_VERSION = 1
+
+__all__ = [
+    "LOG_SCHEMA_VERSION",
+    "PROTOCOL_VERSION",
+    "SUPPORTED_PROTOCOL_VERSIONS",
+    "common",
+    "match_service",
+    "match_service_grpc",
+    "play_service",
+    "play_service_grpc",
+    "spectator_service",
+    "spectator_service_grpc",
+]

@@ -1,0 +1,1 @@
+"""The gRPC referee: a thin layer over the rules engine and the event log."""

@@ -1,0 +1,103 @@
+"""The server process: services, health, reflection, graceful shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+import grpc
+import structlog
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+from referee.pb import (
+    match_service,
+    match_service_grpc,
+    play_service,
+    play_service_grpc,
+    spectator_service,
+    spectator_service_grpc,
+)
+from referee.server.registry import MatchRegistry
+from referee.server.servicers import MatchServicer, PlayServicer, SpectatorServicer
+
+log = structlog.get_logger("referee.server")
+
+SERVICE_NAMES = (
+    match_service.DESCRIPTOR.services_by_name["MatchService"].full_name,
+    play_service.DESCRIPTOR.services_by_name["PlayService"].full_name,
+    spectator_service.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
+)
+
+
+class RefereeServer:
+    """A running referee: ``await start()``, then ``await stop()`` (or wait for SIGTERM)."""
+
+    def __init__(self, address: str = "127.0.0.1:50051", log_dir: Path = Path("matches")) -> None:
+        self.requested_address = address
+        self.registry = MatchRegistry(log_dir)
+        self.health = HealthServicer()
+        self.server = grpc.aio.server(
+            options=[
+                ("grpc.keepalive_time_ms", 20_000),
+                ("grpc.keepalive_timeout_ms", 10_000),
+                ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+                ("grpc.keepalive_permit_without_calls", 1),
+            ]
+        )
+        match_service_grpc.add_MatchServiceServicer_to_server(
+            MatchServicer(self.registry), self.server
+        )
+        play_service_grpc.add_PlayServiceServicer_to_server(
+            PlayServicer(self.registry), self.server
+        )
+        spectator_service_grpc.add_SpectatorServiceServicer_to_server(
+            SpectatorServicer(self.registry), self.server
+        )
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        reflection.enable_server_reflection(
+            (
+                *SERVICE_NAMES,
+                health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+                reflection.SERVICE_NAME,
+            ),
+            self.server,
+        )
+        self.port = 0
+        self._stopped = asyncio.Event()
+
+    @property
+    def address(self) -> str:
+        host = self.requested_address.rsplit(":", 1)[0]
+        return f"{host}:{self.port}"
+
+    async def start(self) -> None:
+        self.port = self.server.add_insecure_port(self.requested_address)
+        if self.port == 0:
+            raise OSError(f"cannot listen on {self.requested_address}")
+        await self.server.start()
+        for name in (*SERVICE_NAMES, ""):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info("referee serving", address=self.address, logs=str(self.registry.log_dir))
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Graceful shutdown: refuse new matches, report NOT_SERVING, close every log."""
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        log.info("shutting down")
+        await self.health.enter_graceful_shutdown()
+        await self.registry.shutdown()
+        await self.server.stop(grace)
+        log.info("stopped")
+
+    async def wait_for_signal(self) -> None:
+        """Serve until SIGTERM or SIGINT, then stop gracefully."""
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        await self.stop()

@@ -1,0 +1,73 @@
+"""All matches of one server: create, find by id or token, cancel, shut down."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from pathlib import Path
+
+from referee.pb import common, match_service
+from referee.server.runner import CancelCmd, MatchRunner
+from referee.server.settings import MatchSettings
+
+
+class ShuttingDown(Exception):
+    """The server accepts no new match."""
+
+
+class MatchRegistry:
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = log_dir
+        self.matches: dict[str, MatchRunner] = {}
+        self.by_token: dict[str, tuple[MatchRunner, int]] = {}
+        self.accepting = True
+
+    def create(self, settings: MatchSettings) -> MatchRunner:
+        if not self.accepting:
+            raise ShuttingDown("the server is shutting down")
+        match_id = time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(4)
+        runner = MatchRunner(match_id, settings, self.log_dir)
+        runner.start()
+        self.matches[match_id] = runner
+        for seat, token in enumerate(runner.tokens):
+            self.by_token[token] = (runner, seat)
+        return runner
+
+    def get(self, match_id: str) -> MatchRunner | None:
+        return self.matches.get(match_id)
+
+    def seat_for(self, token: str) -> tuple[MatchRunner, int] | None:
+        return self.by_token.get(token)
+
+    def info(self, runner: MatchRunner) -> match_service.MatchInfo:
+        m = runner.match
+        return match_service.MatchInfo(
+            match_id=runner.match_id,
+            status=runner.status,
+            config=runner.settings.config_pb(),
+            connected=[slot.session is not None for slot in runner.seats],
+            hands_played=m.hand_number,
+            totals=list(m.totals),
+            standings=runner.standings,
+            log_path=str(runner.log_path),
+            seed_commitment=runner.commitment,
+        )
+
+    def list(
+        self, status: common.MatchStatus.ValueType = common.MATCH_STATUS_UNSPECIFIED
+    ) -> list[match_service.MatchInfo]:
+        runners = sorted(self.matches.values(), key=lambda r: r.created, reverse=True)
+        return [self.info(r) for r in runners if not status or r.status == status]
+
+    def cancel(self, runner: MatchRunner, reason: str) -> None:
+        runner.submit(CancelCmd(reason or "cancelled by the organiser"))
+
+    async def shutdown(self, reason: str = "server shutting down") -> None:
+        """Stop taking matches, cancel the running ones, wait for their logs to close."""
+        self.accepting = False
+        running = [r for r in self.matches.values() if not r.is_over()]
+        for runner in running:
+            runner.submit(CancelCmd(reason))
+        if running:
+            await asyncio.gather(*(r.done.wait() for r in running))
