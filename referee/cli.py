@@ -130,6 +130,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
             time_bank_ms=args.time_bank_ms,
             max_rejections=args.max_rejections,
             max_strikes=args.max_strikes,
+            drill_disconnect_after_prompts=args.drill_disconnect_after,
         )
     )
     info = result.info
@@ -256,6 +257,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         help="strikes before a seat is played by default (0: no limit)",
+    )
+    match.add_argument(
+        "--drill-disconnect-after",
+        type=int,
+        default=0,
+        metavar="N",
+        help="close each seat's stream once after its Nth prompt, to check that bots "
+        "reconnect (default: off)",
     )
     match.add_argument(
         "--option", action="append", metavar="NAME=VALUE", help="any option of RULES.md section 3"

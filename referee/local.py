@@ -89,6 +89,7 @@ async def play_match(
     time_bank_ms: int = 0,
     max_rejections: int = 0,
     max_strikes: int = 0,
+    drill_disconnect_after_prompts: int = 0,
     address: str = "127.0.0.1:0",
 ) -> LocalMatchResult:
     """Start a referee, seat four bots, play one match, stop everything."""
@@ -118,6 +119,7 @@ async def play_match(
                     fault_policy=common.FaultPolicy(
                         max_rejections_per_turn=max_rejections, max_strikes=max_strikes
                     ),
+                    drills=common.Drills(disconnect_after_prompts=drill_disconnect_after_prompts),
                 )
             )
             match_id = created.match_id

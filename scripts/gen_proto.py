@@ -38,8 +38,8 @@ def generate(out: Path) -> None:
         f"-I{include}",
         f"--python_out={out}",
         f"--grpc_python_out={out}",
-        f"--mypy_out={out}",
-        f"--mypy_grpc_out={out}",
+        f"--mypy_out=quiet:{out}",
+        f"--mypy_grpc_out=quiet:{out}",
         *protos,
     ]
     plugin = shutil.which("protoc-gen-mypy") or str(Path(sys.executable).parent / "protoc-gen-mypy")

@@ -103,6 +103,8 @@ class SeatSlot:
     strikes: int = 0
     benched: bool = False
     last_prompt: int = 0
+    prompts: int = 0
+    drilled: bool = False
 
 
 @dataclasses.dataclass
@@ -279,8 +281,15 @@ class MatchRunner:
             started.deadline.FromDatetime(deadline_wall)
             self._emit(common.Event(turn_started=started))
             slot.last_prompt = turn.turn_id
+            slot.prompts += 1
             slot.session.send(play_service.PlayResponse(prompt=self._prompt(turn, started)))
-            while True:
+            drill = self.settings.drill_disconnect_after_prompts
+            if drill and slot.prompts >= drill and not slot.drilled:
+                slot.drilled = True
+                self._on_gone(
+                    GoneCmd(slot.session, "drill: the referee closed the stream on purpose")
+                )
+            while slot.session is not None:
                 cmd = await self._next_command(turn.deadline + slot.bank_ms / 1000)
                 if cmd is None:
                     slot.bank_ms = 0
@@ -291,9 +300,8 @@ class MatchRunner:
                         return
                     continue
                 self._handle(cmd)
-                if slot.session is None:  # the seat's stream closed during its turn
-                    self._apply_default(turn, common.DEFAULT_CAUSE_DISCONNECTED)
-                    return
+            # The seat's stream closed during its turn.
+            self._apply_default(turn, common.DEFAULT_CAUSE_DISCONNECTED)
         finally:
             self.turn = None
 

@@ -30,6 +30,7 @@ class MatchSettings:
     time_bank_ms: int = 0
     max_rejections_per_turn: int = DEFAULT_MAX_REJECTIONS
     max_strikes: int = 0
+    drill_disconnect_after_prompts: int = 0
 
     def config_pb(self) -> common.MatchConfig:
         from referee.convert import rules_pb
@@ -46,6 +47,7 @@ class MatchSettings:
                 max_rejections_per_turn=self.max_rejections_per_turn,
                 max_strikes=self.max_strikes,
             ),
+            drills=common.Drills(disconnect_after_prompts=self.drill_disconnect_after_prompts),
         )
 
 
@@ -84,4 +86,5 @@ def settings_from_request(req: match_service.CreateMatchRequest) -> MatchSetting
         time_bank_ms=tc.time_bank_ms,
         max_rejections_per_turn=fp.max_rejections_per_turn or DEFAULT_MAX_REJECTIONS,
         max_strikes=fp.max_strikes,
+        drill_disconnect_after_prompts=req.drills.disconnect_after_prompts,
     )

@@ -412,6 +412,33 @@ class FaultPolicy(_message.Message):
 Global___FaultPolicy: _TypeAlias = FaultPolicy  # noqa: Y015
 
 @_typing.final
+class Drills(_message.Message):
+    """Faults the referee causes on purpose, so that bot authors can check that their bot
+    recovers. Off by default; recorded in the log like every other setting.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DISCONNECT_AFTER_PROMPTS_FIELD_NUMBER: _builtins.int
+    disconnect_after_prompts: _builtins.int
+    """When set to N, the referee closes each seat's stream once, right after sending that
+    seat its Nth prompt. The seat gets the default action for that turn (cause
+    DISCONNECTED) and must reconnect with the same token to go on playing.
+    """
+    def __init__(
+        self,
+        *,
+        disconnect_after_prompts: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["disconnect_after_prompts", b"disconnect_after_prompts"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Drills: _TypeAlias = Drills  # noqa: Y015
+
+@_typing.final
 class MatchConfig(_message.Message):
     """Everything that defines a match, as recorded at its start."""
 
@@ -421,6 +448,7 @@ class MatchConfig(_message.Message):
     SEAT_NAMES_FIELD_NUMBER: _builtins.int
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     FAULT_POLICY_FIELD_NUMBER: _builtins.int
+    DRILLS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def rules(self) -> Global___Rules:
         """The rules in force."""
@@ -437,6 +465,10 @@ class MatchConfig(_message.Message):
     def fault_policy(self) -> Global___FaultPolicy:
         """The fault policy."""
 
+    @_builtins.property
+    def drills(self) -> Global___Drills:
+        """Faults caused on purpose (testing bots)."""
+
     def __init__(
         self,
         *,
@@ -444,10 +476,11 @@ class MatchConfig(_message.Message):
         seat_names: _abc.Iterable[_builtins.str] | None = ...,
         time_control: Global___TimeControl | None = ...,
         fault_policy: Global___FaultPolicy | None = ...,
+        drills: Global___Drills | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "rules", b"rules", "time_control", b"time_control"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["drills", b"drills", "fault_policy", b"fault_policy", "rules", b"rules", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "rules", b"rules", "seat_names", b"seat_names", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["drills", b"drills", "fault_policy", b"fault_policy", "rules", b"rules", "seat_names", b"seat_names", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

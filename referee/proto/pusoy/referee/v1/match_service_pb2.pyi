@@ -53,6 +53,7 @@ class CreateMatchRequest(_message.Message):
     THRESHOLD_FIELD_NUMBER: _builtins.int
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     FAULT_POLICY_FIELD_NUMBER: _builtins.int
+    DRILLS_FIELD_NUMBER: _builtins.int
     profile: _builtins.str
     """"pusoy-dos", "pusoy-dos-chips" or "big-two"."""
     seed: _builtins.str
@@ -79,6 +80,10 @@ class CreateMatchRequest(_message.Message):
     def fault_policy(self) -> _common_pb2.FaultPolicy:
         """The fault policy; zero fields take the defaults."""
 
+    @_builtins.property
+    def drills(self) -> _common_pb2.Drills:
+        """Faults the referee causes on purpose, for testing bots; unset: none."""
+
     def __init__(
         self,
         *,
@@ -90,10 +95,11 @@ class CreateMatchRequest(_message.Message):
         threshold: _builtins.int = ...,
         time_control: _common_pb2.TimeControl | None = ...,
         fault_policy: _common_pb2.FaultPolicy | None = ...,
+        drills: _common_pb2.Drills | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "time_control", b"time_control"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["drills", b"drills", "fault_policy", b"fault_policy", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "hands", b"hands", "options", b"options", "profile", b"profile", "seat_names", b"seat_names", "seed", b"seed", "threshold", b"threshold", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["drills", b"drills", "fault_policy", b"fault_policy", "hands", b"hands", "options", b"options", "profile", b"profile", "seat_names", b"seat_names", "seed", b"seed", "threshold", b"threshold", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
