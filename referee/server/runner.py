@@ -270,11 +270,16 @@ class MatchRunner:
         turn = Turn(self.turn_counter, seat, now, now + self.settings.turn_time_ms / 1000)
         self.turn = turn
         try:
-            if slot.benched:
-                self._apply_default(turn, common.DEFAULT_CAUSE_STRIKE_LIMIT)
-                return
-            if slot.session is None:
-                self._apply_default(turn, common.DEFAULT_CAUSE_DISCONNECTED)
+            if slot.benched or slot.session is None:
+                # Nothing to wait for, but yield and take queued commands first, so that
+                # a reconnect is seen and other matches are served meanwhile.
+                await asyncio.sleep(0)
+                self._drain_commands()
+            if slot.benched or slot.session is None:
+                cause = common.DEFAULT_CAUSE_STRIKE_LIMIT
+                if not slot.benched:
+                    cause = common.DEFAULT_CAUSE_DISCONNECTED
+                self._apply_default(turn, cause)
                 return
             deadline_wall = datetime.now(UTC) + timedelta(milliseconds=self.settings.turn_time_ms)
             started = common.TurnStarted(turn_id=turn.turn_id, seat=seat, time_bank_ms=slot.bank_ms)
@@ -304,6 +309,14 @@ class MatchRunner:
             self._apply_default(turn, common.DEFAULT_CAUSE_DISCONNECTED)
         finally:
             self.turn = None
+
+    def _drain_commands(self) -> None:
+        while True:
+            try:
+                cmd = self.commands.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            self._handle(cmd)
 
     def _on_turn_action(self, turn: Turn, slot: SeatSlot, cmd: ActionCmd) -> bool:
         """Handle the acting seat's answer; True when the turn is over."""

@@ -19,10 +19,14 @@ class MatchOutcome:
 
     seat: int
     match_id: str
-    ended: common.MatchEnded
+    ended: common.MatchEnded | None
+    """The match_ended event; None when the match ended while the bot was disconnected."""
 
     @property
     def place(self) -> int:
+        """The seat's place (1 = first), or 0 when unknown."""
+        if self.ended is None:
+            return 0
         for st in self.ended.standings:
             if self.seat in st.seats:
                 return st.place

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import inspect
 import os
 import random
@@ -75,8 +76,14 @@ async def _decide(bot: Bot, prompt: play_service.TurnPrompt) -> Choice:
         return bot.fallback(prompt)
 
 
+@dataclasses.dataclass
+class _Seat:
+    seat: int = -1
+    match_id: str = ""
+
+
 async def _play_once(
-    bot: Bot, stub: play_service_grpc.PlayServiceAsyncStub, token: str
+    bot: Bot, stub: play_service_grpc.PlayServiceAsyncStub, token: str, held: _Seat
 ) -> MatchOutcome | None:
     """Play over one stream; the outcome at match end, None if the stream dropped."""
     conn = _Connection()
@@ -91,16 +98,16 @@ async def _play_once(
         )
     )
     call = stub.Play(conn.requests())
-    seat = -1
-    match_id = ""
     prompt: play_service.TurnPrompt | None = None
     try:
         async for msg in call:
             kind = msg.WhichOneof("kind")
             if kind == "welcome":
-                seat, match_id = msg.welcome.seat, msg.welcome.match_id
+                held.seat, held.match_id = msg.welcome.seat, msg.welcome.match_id
                 bot.on_welcome(msg.welcome)
             elif kind == "refusal":
+                if held.seat >= 0 and msg.refusal.reason == play_service.REFUSAL_REASON_MATCH_OVER:
+                    return MatchOutcome(held.seat, held.match_id, None)  # ended while away
                 raise BotRefused(msg.refusal)
             elif kind == "prompt":
                 prompt = msg.prompt
@@ -117,7 +124,7 @@ async def _play_once(
             elif kind == "event":
                 bot.on_event(msg.event)
                 if msg.event.HasField("match_ended"):
-                    return MatchOutcome(seat, match_id, msg.event.match_ended)
+                    return MatchOutcome(held.seat, held.match_id, msg.event.match_ended)
     finally:
         conn.send(None)  # type: ignore[arg-type]
         call.cancel()
@@ -129,12 +136,13 @@ async def run_bot(
 ) -> MatchOutcome:
     """Play the seat of ``token`` until the match ends; reconnect after dropped streams."""
     last_ok = time.monotonic()
-    delay = 0.05
+    delay = 0.0  # the first reconnect is immediate, then back off
+    held = _Seat()
     async with grpc.aio.insecure_channel(address) as channel:
         stub = play_service_grpc.PlayServiceStub(channel)
         while True:
             try:
-                outcome = await _play_once(bot, stub, token)
+                outcome = await _play_once(bot, stub, token, held)
                 if outcome is not None:
                     return outcome
                 last_ok = time.monotonic()
@@ -154,7 +162,7 @@ async def run_bot(
             if time.monotonic() - last_ok > reconnect_window_s:
                 raise ConnectionError(f"could not reach the referee at {address}")
             await asyncio.sleep(delay * (1 + random.random()))
-            delay = min(delay * 2, 1.0)
+            delay = min(max(delay * 2, 0.05), 1.0)
 
 
 def run(bot: Bot, address: str, token: str) -> MatchOutcome:
