@@ -309,13 +309,17 @@ def random_combination(ctx: Context, rng: random.Random, pool: int = FULL_DECK) 
     """A random play made of cards of ``pool`` (None when none was found quickly)."""
     for _ in range(50):
         kind = rng.choice(list(Kind))
-        mask = _random_of_kind(rng, kind, pool)
+        mask = random_of_kind(rng, kind, pool)
         if mask and ctx.classify(mask) is not None:
             return mask
     return None
 
 
-def _random_of_kind(rng: random.Random, kind: Kind, pool: int) -> int:
+def random_of_kind(rng: random.Random, kind: Kind, pool: int = FULL_DECK) -> int:
+    """Cards of ``pool`` shaped like a play of ``kind`` (0 when none was found).
+
+    Straights are drawn from every sequence any profile allows; the caller classifies.
+    """
     tokens = [t for t in all_tokens() if pool >> parse_card(t) & 1]
     by_rank: dict[str, list[str]] = {}
     by_suit: dict[str, list[str]] = {}
