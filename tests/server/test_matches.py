@@ -1,0 +1,207 @@
+"""Full matches over real gRPC, and verification of their logs (and of tampered copies)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from pusoy_client import run_bot
+from pusoy_client.samples import GreedyBot, RandomBot
+
+from referee.log import read_log
+from referee.log.replay import replay_lines
+from referee.log.verify import verify_log
+from referee.pb import common, match_service
+from referee.server.app import RefereeServer
+
+from .conftest import create
+
+
+async def play_sample_match(
+    server: RefereeServer, organiser: object, profile: str, hands: int, seed: str, **kw: object
+) -> match_service.MatchInfo:
+    created = await create(organiser, profile=profile, hands=hands, seed=seed, **kw)  # type: ignore[arg-type]
+    bots = [GreedyBot(), RandomBot(1), GreedyBot(), RandomBot(2)]
+    outcomes = await asyncio.gather(
+        *(run_bot(b, server.address, t) for b, t in zip(bots, created.seat_tokens, strict=True))
+    )
+    assert all(o.ended is not None for o in outcomes)
+    info = await organiser.GetMatch(match_service.GetMatchRequest(match_id=created.match_id))  # type: ignore[attr-defined]
+    return info.match
+
+
+@pytest.mark.parametrize("profile", ["pusoy-dos", "pusoy-dos-chips", "big-two"])
+async def test_full_match_of_each_profile_verifies(server, organiser, profile):
+    info = await play_sample_match(server, organiser, profile, hands=4, seed=f"full-{profile}")
+    assert info.status == common.MATCH_STATUS_FINISHED
+    assert info.hands_played == 4
+    assert len(info.standings) == 4
+    report = verify_log(Path(info.log_path))
+    assert report.ok, report.summary()
+    assert report.hands == 4
+    read = read_log(Path(info.log_path))
+    assert read.complete
+    text = "\n".join(replay_lines(read))
+    assert "Hand 4" in text and "Match finished" in text
+
+
+async def test_pusoy_dos_default_match_ends_at_threshold(server, organiser):
+    created = await create(organiser, profile="pusoy-dos", hands=0, seed="threshold")
+    await asyncio.gather(*(run_bot(GreedyBot(), server.address, t) for t in created.seat_tokens))
+    info = (
+        await organiser.GetMatch(match_service.GetMatchRequest(match_id=created.match_id))
+    ).match
+    assert max(info.totals) >= 30
+    assert verify_log(Path(info.log_path)).ok
+
+
+async def test_seed_is_committed_then_revealed(server, organiser):
+    info = await play_sample_match(server, organiser, "big-two", hands=1, seed="my seed")
+    lines = read_log(Path(info.log_path)).lines
+    created = lines[0].entry.event.match_created
+    ended = lines[-1].entry.event.match_ended
+    import hashlib
+
+    assert created.seed_commitment == hashlib.sha256(b"my seed").hexdigest()
+    assert ended.seed == "my seed"
+    assert info.seed_commitment == created.seed_commitment
+
+
+async def test_os_random_seed_when_none_given(server, organiser):
+    a = await create(organiser, hands=1)
+    b = await create(organiser, hands=1)
+    assert a.seed_commitment != b.seed_commitment
+    for created in (a, b):
+        await organiser.CancelMatch(match_service.CancelMatchRequest(match_id=created.match_id))
+
+
+@pytest.fixture
+async def finished_log(server, organiser, tmp_path) -> Path:
+    info = await play_sample_match(server, organiser, "big-two", hands=2, seed="tamper")
+    return Path(info.log_path)
+
+
+def _rewrite(path: Path, lines: list[str], tmp_path: Path) -> Path:
+    out = tmp_path / "tampered.jsonl"
+    out.write_text("".join(line + "\n" for line in lines))
+    return out
+
+
+def test_verify_fails_on_an_edited_line(finished_log, tmp_path):
+    lines = finished_log.read_text().splitlines()
+    idx = next(i for i, line in enumerate(lines) if '"played"' in line)
+    data = json.loads(lines[idx])
+    data["event"]["played"]["elapsed_ms"] = data["event"]["played"].get("elapsed_ms", 0) + 1
+    lines[idx] = json.dumps(data, separators=(",", ":"))
+    report = verify_log(_rewrite(finished_log, lines, tmp_path))
+    assert not report.ok
+    assert report.line == idx + 2  # the next line's prev_hash no longer matches
+
+
+def test_verify_fails_on_an_edited_line_with_rechained_hashes(finished_log, tmp_path):
+    """A forger who recomputes the chain is still caught by the rules."""
+    import hashlib
+
+    lines = finished_log.read_text().splitlines()
+    entries = [json.loads(line) for line in lines]
+    idx = next(
+        i
+        for i, e in enumerate(entries)
+        if "played" in e["event"] and len(e["event"]["played"]["play"]["cards"]) == 1
+    )
+    entries[idx]["event"]["played"]["play"]["cards"] = ["2S"]
+    prev = ""
+    out = []
+    for e in entries:
+        e["prev_hash"] = prev
+        if not prev:
+            e.pop("prev_hash")
+        line = json.dumps(e, separators=(",", ":"))
+        prev = hashlib.sha256(line.encode()).hexdigest()
+        out.append(line)
+    report = verify_log(_rewrite(finished_log, out, tmp_path))
+    assert not report.ok
+    assert report.line is not None and report.line >= idx + 1
+
+
+def test_verify_fails_on_a_removed_line(finished_log, tmp_path):
+    lines = finished_log.read_text().splitlines()
+    del lines[10]
+    report = verify_log(_rewrite(finished_log, lines, tmp_path))
+    assert not report.ok
+    assert report.line == 11
+
+
+def test_verify_fails_on_reordered_lines(finished_log, tmp_path):
+    lines = finished_log.read_text().splitlines()
+    lines[20], lines[21] = lines[21], lines[20]
+    report = verify_log(_rewrite(finished_log, lines, tmp_path))
+    assert not report.ok
+    assert report.line == 21
+
+
+def test_verify_reports_a_log_cut_short(finished_log, tmp_path):
+    data = finished_log.read_bytes()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(data[: len(data) // 2])
+    report = verify_log(cut)
+    assert not report.ok
+    assert "incomplete" in (report.problem or "")
+    read = read_log(cut)
+    assert read.truncated and not read.complete
+
+
+def test_verify_fails_when_the_seed_does_not_match(finished_log, tmp_path):
+    lines = finished_log.read_text().splitlines()
+    last = json.loads(lines[-1])
+    last["event"]["match_ended"]["seed"] = "another seed"
+    lines[-1] = json.dumps(last, separators=(",", ":"))
+    report = verify_log(_rewrite(finished_log, lines, tmp_path))
+    assert not report.ok and report.line == len(lines)
+    assert "commitment" in (report.problem or "")
+
+
+async def test_organiser_can_list_get_cancel_and_fetch_the_log(server, organiser):
+    created = await create(organiser, hands=3, seed="cancel me")
+    listed = await organiser.ListMatches(match_service.ListMatchesRequest())
+    assert created.match_id in [m.match_id for m in listed.matches]
+    got = await organiser.GetMatch(match_service.GetMatchRequest(match_id=created.match_id))
+    assert got.match.status == common.MATCH_STATUS_WAITING
+    cancelled = await organiser.CancelMatch(
+        match_service.CancelMatchRequest(match_id=created.match_id, reason="testing")
+    )
+    assert cancelled.match.status == common.MATCH_STATUS_CANCELLED
+    lines = [
+        r.line
+        async for r in organiser.GetMatchLog(
+            match_service.GetMatchLogRequest(match_id=created.match_id)
+        )
+    ]
+    last = json.loads(lines[-1])["event"]["match_ended"]
+    assert last["status"] == "MATCH_STATUS_CANCELLED" and last["cancel_reason"] == "testing"
+    assert last["seed"] == "cancel me"
+    assert verify_log(Path(got.match.log_path)).ok
+    running = await organiser.ListMatches(
+        match_service.ListMatchesRequest(status=common.MATCH_STATUS_CANCELLED)
+    )
+    assert [m.match_id for m in running.matches] == [created.match_id]
+
+
+async def test_bad_match_requests_are_refused_with_invalid_argument(server, organiser):
+    import grpc
+
+    for kwargs in (
+        {"profile": "poker"},
+        {"options": {"revolution": "maybe"}},
+        {"options": {"no_such_option": "1"}},
+        {"seat_names": ["a", "b"]},
+        {"hands": 2, "threshold": 30},
+    ):
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await create(organiser, **kwargs)
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await organiser.GetMatch(match_service.GetMatchRequest(match_id="nope"))
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
