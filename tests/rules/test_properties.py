@@ -136,7 +136,7 @@ def test_beats_is_a_strict_order_among_five_card_plays(ctx: Context, rng: random
     assert_strict_order(ctx, plays)
 
 
-@settings(SETTINGS, max_examples=300)
+@settings(SETTINGS, max_examples=200)
 @given(contexts, st.randoms(use_true_random=False))
 def test_classify_and_beats_agree_with_the_reference(ctx: Context, rng: random.Random) -> None:
     rules, revolution = ctx.rules, ctx.revolution
@@ -215,7 +215,7 @@ def test_legal_answers_on_random_tables_equal_brute_force(
         check_legal_plays(ctx, hand, table)
 
 
-@settings(SETTINGS, max_examples=60)
+@settings(SETTINGS, max_examples=40)
 @given(contexts, st.randoms(use_true_random=False))
 def test_legal_plays_of_full_hands_equal_brute_force(ctx: Context, rng: random.Random) -> None:
     # Thirteen cards rich in fives: pairs, triples, quads and long suits.
