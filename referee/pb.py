@@ -1,6 +1,8 @@
 """The generated protobuf modules under short names (generated code lives in referee/proto)."""
 
 from referee.proto.pusoy.referee.v1 import common_pb2 as common
+from referee.proto.pusoy.referee.v1 import lobby_service_pb2 as lobby_service
+from referee.proto.pusoy.referee.v1 import lobby_service_pb2_grpc as lobby_service_grpc
 from referee.proto.pusoy.referee.v1 import match_service_pb2 as match_service
 from referee.proto.pusoy.referee.v1 import match_service_pb2_grpc as match_service_grpc
 from referee.proto.pusoy.referee.v1 import play_service_pb2 as play_service
@@ -17,6 +19,8 @@ __all__ = [
     "PROTOCOL_VERSION",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "common",
+    "lobby_service",
+    "lobby_service_grpc",
     "match_service",
     "match_service_grpc",
     "play_service",

@@ -13,6 +13,8 @@ from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
 from referee.pb import (
+    lobby_service,
+    lobby_service_grpc,
     match_service,
     match_service_grpc,
     play_service,
@@ -20,6 +22,7 @@ from referee.pb import (
     spectator_service,
     spectator_service_grpc,
 )
+from referee.server.lobby import Lobby, LobbyServicer
 from referee.server.registry import MatchRegistry
 from referee.server.servicers import MatchServicer, PlayServicer, SpectatorServicer
 
@@ -29,6 +32,7 @@ SERVICE_NAMES = (
     match_service.DESCRIPTOR.services_by_name["MatchService"].full_name,
     play_service.DESCRIPTOR.services_by_name["PlayService"].full_name,
     spectator_service.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
+    lobby_service.DESCRIPTOR.services_by_name["LobbyService"].full_name,
 )
 
 
@@ -38,6 +42,7 @@ class RefereeServer:
     def __init__(self, address: str = "127.0.0.1:50051", log_dir: Path = Path("matches")) -> None:
         self.requested_address = address
         self.registry = MatchRegistry(log_dir)
+        self.lobby = Lobby()
         self.health = HealthServicer()
         self.server = grpc.aio.server(
             options=[
@@ -55,6 +60,9 @@ class RefereeServer:
         )
         spectator_service_grpc.add_SpectatorServiceServicer_to_server(
             SpectatorServicer(self.registry), self.server
+        )
+        lobby_service_grpc.add_LobbyServiceServicer_to_server(
+            LobbyServicer(self.lobby), self.server
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
@@ -89,6 +97,7 @@ class RefereeServer:
         self._stopped.set()
         log.info("shutting down")
         await self.health.enter_graceful_shutdown()
+        self.lobby.close("the server is shutting down")
         await self.registry.shutdown()
         await self.server.stop(grace)
         log.info("stopped")
