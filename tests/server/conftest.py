@@ -87,6 +87,8 @@ class Seat:
     sent: list[play_service.PlayRequest] = dataclasses.field(default_factory=list)
     seat: int = -1
     status: grpc.StatusCode | None = None
+    retry: bool = False
+    """Answer a rejection again with the policy (while attempts are left)."""
 
     def __post_init__(self) -> None:
         self.outgoing: asyncio.Queue[play_service.PlayRequest | None] = asyncio.Queue()
@@ -136,6 +138,15 @@ class Seat:
                     self.seat = msg.welcome.seat
                 elif kind == "prompt" and self.policy is not None:
                     self.send(play_action(msg.prompt.turn_id, self.policy(self, msg.prompt)))
+                elif (
+                    kind == "result"
+                    and self.retry
+                    and self.policy is not None
+                    and not msg.result.accepted
+                    and msg.result.attempts_left > 0
+                ):
+                    prompt = self.messages("prompt")[-1]
+                    self.send(play_action(prompt.turn_id, self.policy(self, prompt)))
                 self.new_message.set()
             self.status = grpc.StatusCode.OK
         except grpc.aio.AioRpcError as exc:

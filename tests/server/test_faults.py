@@ -1,0 +1,217 @@
+"""Bots that stall, send garbage, drop and come back, or crash: the match completes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import grpc
+
+from referee.log import read_log
+from referee.log.verify import verify_log
+from referee.pb import common, play_service, spectator_service, spectator_service_grpc
+
+from .conftest import Seat, create, lowest_policy, play_action
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def log_of(server, match_id: str) -> Path:
+    return Path(server.registry.get(match_id).log_path)
+
+
+def events(path: Path, kind: str) -> list:
+    return [
+        getattr(ln.entry.event, kind)
+        for ln in read_log(path).lines
+        if ln.entry.event.WhichOneof("kind") == kind
+    ]
+
+
+def defaults_of(path: Path, seat: int) -> list[int]:
+    out = []
+    for kind in ("played", "passed"):
+        out += [e.default_cause for e in events(path, kind) if e.seat == seat and e.default_cause]
+    return out
+
+
+async def test_a_bot_that_never_answers_times_out_and_the_match_completes(server, organiser):
+    created = await create(organiser, seed="silent", time_control={"turn_time_ms": 60})
+    policies = [lowest_policy] * 4
+    policies[1] = None  # connected, reads everything, never answers
+    seats = [Seat(server.address, t, p) for t, p in zip(created.seat_tokens, policies, strict=True)]
+    for s in seats:
+        s.start()
+    for s in seats:
+        await s.finish()
+    path = log_of(server, created.match_id)
+    causes = defaults_of(path, 1)
+    assert causes and set(causes) == {common.DEFAULT_CAUSE_TIMEOUT}
+    ended = events(path, "match_ended")[0]
+    assert ended.status == common.MATCH_STATUS_FINISHED
+    assert ended.strikes[1] == len(causes) and ended.strikes[0] == 0
+    assert verify_log(path).ok
+
+
+async def test_time_bank_absorbs_a_late_answer(server, organiser):
+    created = await create(
+        organiser, seed="bank", time_control={"turn_time_ms": 50, "time_bank_ms": 2000}
+    )
+    seats = [Seat(server.address, t, lowest_policy) for t in created.seat_tokens]
+    seats[2] = Seat(server.address, created.seat_tokens[2], None)
+    for s in seats:
+        s.start()
+    prompt = await seats[2].wait_kind("prompt")
+    assert prompt.time_bank_ms == 2000
+    await asyncio.sleep(0.3)  # past the 50 ms turn limit, inside the bank
+    seats[2].send(play_action(prompt.turn_id, lowest_policy(seats[2], prompt)))
+    result = await seats[2].wait_kind("result")
+    assert result.accepted
+    second = await seats[2].wait_kind("prompt", after=1)
+    assert 1500 <= second.time_bank_ms < 1800  # about 250 ms of the bank used
+    seats[2].policy = lowest_policy
+    seats[2].send(play_action(second.turn_id, lowest_policy(seats[2], second)))
+    for s in seats:
+        await s.finish()
+    path = log_of(server, created.match_id)
+    assert not defaults_of(path, 2)
+    assert verify_log(path).ok
+
+
+async def test_garbage_answers_use_up_attempts_then_the_strike_limit_benches_the_seat(
+    server, organiser
+):
+    created = await create(
+        organiser,
+        seed="garbage",
+        fault_policy={"max_rejections_per_turn": 2, "max_strikes": 2},
+    )
+
+    def garbage(seat: Seat, prompt: play_service.TurnPrompt) -> list[str]:
+        return ["ZZ", "??"]
+
+    seats = [Seat(server.address, t, lowest_policy) for t in created.seat_tokens]
+    # The garbage seat answers every rejection with more garbage.
+    seats[3] = Seat(server.address, created.seat_tokens[3], garbage, retry=True)
+    for s in seats:
+        s.start()
+    for s in seats:
+        await s.finish()
+    path = log_of(server, created.match_id)
+    causes = defaults_of(path, 3)
+    assert causes[:2] == [common.DEFAULT_CAUSE_ILLEGAL_ATTEMPTS] * 2
+    assert set(causes[2:]) == {common.DEFAULT_CAUSE_STRIKE_LIMIT}
+    rejected = [e for e in events(path, "action_rejected") if e.seat == 3]
+    assert {e.reason for e in rejected} == {common.REJECTION_REASON_UNPARSEABLE_CARD}
+    assert events(path, "match_ended")[0].strikes[3] == 2
+    # Once benched, the seat is no longer prompted.
+    assert len(seats[3].messages("prompt")) == 2
+    assert verify_log(path).ok
+
+
+async def test_a_bot_that_disconnects_mid_hand_and_comes_back(server, organiser):
+    created = await create(organiser, seed="comeback", hands=2)
+    seats = [Seat(server.address, t, lowest_policy) for t in created.seat_tokens]
+    seats[0].policy = None
+    for s in seats:
+        s.start()
+    await seats[0].wait_kind("prompt")
+    await seats[0].drop()  # the connection is lost before answering
+    back = Seat(server.address, created.seat_tokens[0], lowest_policy)
+    back.start()
+    welcome = await back.wait_kind("welcome")
+    assert welcome.reconnect and welcome.seat == 0
+    snapshot = await back.wait_kind("snapshot")
+    assert len(snapshot.hand) == snapshot.state.card_counts[0] > 0
+    for s in (back, *seats[1:]):
+        await s.finish()
+    path = log_of(server, created.match_id)
+    assert events(path, "seat_disconnected")[0].seat == 0
+    assert [e.reconnect for e in events(path, "seat_connected") if e.seat == 0] == [False, True]
+    assert verify_log(path).ok
+    assert back.events("match_ended")
+
+
+async def test_a_bot_that_crashes_for_good_is_played_by_default(server, organiser):
+    created = await create(organiser, seed="crash", hands=2, time_control={"turn_time_ms": 2000})
+    env = dict(os.environ, PUSOY_ADDRESS=server.address, PUSOY_TOKEN=created.seat_tokens[2])
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(ROOT / "examples" / "random_bot.py"),
+        env=env,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+
+    seats = []
+    for i, tok in enumerate(created.seat_tokens):
+        if i != 2:
+            seats.append(Seat(server.address, tok, None).start())
+
+    async def play_slowly(seat: Seat) -> None:
+        answered = 0
+        while not seat.ended.is_set():
+            prompts = seat.messages("prompt")
+            for p in prompts[answered:]:
+                await asyncio.sleep(0.01)
+                seat.send(play_action(p.turn_id, lowest_policy(seat, p)))
+            answered = len(prompts)
+            seat.new_message.clear()
+            await seat.new_message.wait()
+
+    players = [asyncio.create_task(play_slowly(s)) for s in seats]
+    # Watch the match as a spectator; kill the bot once it has acted.
+    async with grpc.aio.insecure_channel(server.address) as ch:
+        watch = spectator_service_grpc.SpectatorServiceStub(ch).WatchMatch(
+            spectator_service.WatchMatchRequest(match_id=created.match_id, from_start=True)
+        )
+        async for item in watch:
+            ev = item.event
+            acted = ev.played if ev.HasField("played") else ev.passed
+            if ev.WhichOneof("kind") in ("played", "passed") and acted.seat == 2:
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+        watch.cancel()
+    await proc.wait()
+    for s in seats:
+        await s.finish()
+    await asyncio.gather(*players)
+    path = log_of(server, created.match_id)
+    assert any(e.seat == 2 for e in events(path, "seat_disconnected"))
+    assert common.DEFAULT_CAUSE_DISCONNECTED in defaults_of(path, 2)
+    assert events(path, "match_ended")[0].status == common.MATCH_STATUS_FINISHED
+    assert verify_log(path).ok
+
+
+async def test_raw_garbage_bytes_on_the_stream_do_not_hurt_the_referee(server, organiser):
+    created = await create(organiser, seed="bytes")
+    async with grpc.aio.insecure_channel(server.address) as ch:
+        raw = ch.stream_stream(
+            "/pusoy.referee.v1.PlayService/Play",
+            request_serializer=lambda b: b,
+            response_deserializer=lambda b: b,
+        )
+        call = raw(iter([b"\xff\xfe not a protobuf \x00\x01"]))
+        try:
+            async for _ in call:
+                pass
+        except grpc.aio.AioRpcError:
+            pass
+    # The match is untouched and plays normally.
+    seats = [Seat(server.address, t).start() for t in created.seat_tokens]
+    for s in seats:
+        await s.finish()
+    assert verify_log(log_of(server, created.match_id)).ok
+
+
+async def test_a_seat_that_never_connects_is_played_by_default(server, organiser):
+    created = await create(organiser, seed="absent", time_control={"connect_timeout_ms": 200})
+    seats = [Seat(server.address, t).start() for t in created.seat_tokens[:3]]
+    for s in seats:
+        await s.finish()
+    path = log_of(server, created.match_id)
+    assert set(defaults_of(path, 3)) == {common.DEFAULT_CAUSE_DISCONNECTED}
+    assert verify_log(path).ok
