@@ -60,6 +60,16 @@ class MatchRegistry:
         runners = sorted(self.matches.values(), key=lambda r: r.created, reverse=True)
         return [self.info(r) for r in runners if not status or r.status == status]
 
+    def forget(self, match_id: str) -> None:
+        """Drop a match that is over from memory (its log stays on disk), so that a server
+        that plays thousands of matches does not keep them all; later look-ups miss."""
+        runner = self.matches.get(match_id)
+        if runner is None or not runner.is_over():
+            return
+        del self.matches[match_id]
+        for token in runner.tokens:
+            self.by_token.pop(token, None)
+
     def cancel(self, runner: MatchRunner, reason: str) -> None:
         runner.submit(CancelCmd(reason or "cancelled by the organiser"))
 
