@@ -1,0 +1,164 @@
+//! The command line every bot gets: `--address`, `--token`, `--misbehave`.
+
+use std::process::ExitCode;
+
+use crate::{Bot, Config, Error, Misbehave, run};
+
+/// The referee's address when none is given.
+pub const DEFAULT_ADDRESS: &str = "127.0.0.1:50051";
+
+/// The command line's help text.
+pub const USAGE: &str = "\
+usage: BOT [--address HOST:PORT] [--token TOKEN] [--misbehave] [--quiet]
+
+  --address A   the referee (default: $PUSOY_ADDRESS, else 127.0.0.1:50051)
+  --token T     the seat's token (default: $PUSOY_TOKEN)
+  --misbehave   send a card not in the hand as the first answer of each hand,
+                to show the recovery from a rejection (also: PUSOY_MISBEHAVE=1)
+  --quiet       no connection progress on stderr
+
+Exit status: 0 when the match ended, 2 when the referee refused the seat or the
+command line is wrong, 3 when the referee could not be reached, 1 otherwise.";
+
+/// A bot's settings from its command line and environment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Args {
+    /// The referee's address.
+    pub address: String,
+    /// The seat token.
+    pub token: String,
+    /// Whether to break the rules on purpose (see [`Misbehave`]).
+    pub misbehave: bool,
+    /// Whether to keep stderr quiet.
+    pub quiet: bool,
+}
+
+/// What the command line asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Parsed {
+    /// Play.
+    Run(Args),
+    /// Print the usage.
+    Help,
+}
+
+/// Reads the arguments (without the program name); options win over the environment
+/// (`PUSOY_ADDRESS`, `PUSOY_TOKEN`, `PUSOY_MISBEHAVE`), read through `env`.
+pub fn parse_args<I, E>(args: I, env: E) -> Result<Parsed, String>
+where
+    I: IntoIterator<Item = String>,
+    E: Fn(&str) -> Option<String>,
+{
+    let mut address = env("PUSOY_ADDRESS").filter(|a| !a.is_empty());
+    let mut token = env("PUSOY_TOKEN").filter(|t| !t.is_empty());
+    let mut misbehave = env("PUSOY_MISBEHAVE")
+        .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+    let mut quiet = false;
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name.to_owned(), Some(value.to_owned())),
+            _ => (arg.clone(), None),
+        };
+        let mut value = |name: &str| {
+            inline.clone().or_else(|| args.next()).ok_or_else(|| format!("{name} needs a value"))
+        };
+        match name.as_str() {
+            "--address" => address = Some(value("--address")?),
+            "--token" => token = Some(value("--token")?),
+            "--misbehave" => misbehave = true,
+            "--quiet" | "-q" => quiet = true,
+            "--help" | "-h" => return Ok(Parsed::Help),
+            _ => return Err(format!("unknown argument {arg:?}")),
+        }
+    }
+    let token = token.ok_or("a seat token is needed: --token or PUSOY_TOKEN")?;
+    Ok(Parsed::Run(Args {
+        address: address.unwrap_or_else(|| DEFAULT_ADDRESS.to_owned()),
+        token,
+        misbehave,
+        quiet,
+    }))
+}
+
+/// A complete `main` for a bot: reads the command line, plays the match, reports how
+/// it went and returns the exit status (0 when the match ended).
+pub fn main<B: Bot>(bot: B) -> ExitCode {
+    let name = bot.name().to_owned();
+    let args = match parse_args(std::env::args().skip(1), |key| std::env::var(key).ok()) {
+        Ok(Parsed::Run(args)) => args,
+        Ok(Parsed::Help) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("{name}: {message}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut config = Config::new(&args.address, &args.token);
+    config.verbose = !args.quiet;
+    let result =
+        if args.misbehave { run(Misbehave::new(bot), &config) } else { run(bot, &config) };
+    match result {
+        Ok(outcome) => {
+            let place = outcome.place().map_or("unknown (ended while away)".into(), |p| p.to_string());
+            println!(
+                "{name}: match {} over, seat {} placed {place}",
+                outcome.match_id, outcome.seat
+            );
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("{name}: {err}");
+            ExitCode::from(match err {
+                Error::Refused { .. } | Error::BadAddress(_) => 2,
+                Error::Unreachable { .. } => 3,
+                Error::Rpc(_) | Error::Runtime(_) => 1,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str], env: &[(&str, &str)]) -> Result<Parsed, String> {
+        let env: Vec<(String, String)> =
+            env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        parse_args(args.iter().map(|a| a.to_string()), |key| {
+            env.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+        })
+    }
+
+    fn run_args(address: &str, token: &str, misbehave: bool) -> Parsed {
+        Parsed::Run(Args { address: address.into(), token: token.into(), misbehave, quiet: false })
+    }
+
+    #[test]
+    fn options_win_over_the_environment() {
+        let env = [("PUSOY_ADDRESS", "env:1"), ("PUSOY_TOKEN", "envtok")];
+        assert_eq!(parse(&[], &env), Ok(run_args("env:1", "envtok", false)));
+        assert_eq!(
+            parse(&["--address", "cli:2", "--token=clitok", "--misbehave"], &env),
+            Ok(run_args("cli:2", "clitok", true))
+        );
+    }
+
+    #[test]
+    fn misbehave_from_the_environment_and_default_address() {
+        let env = [("PUSOY_TOKEN", "t"), ("PUSOY_MISBEHAVE", "1")];
+        assert_eq!(parse(&[], &env), Ok(run_args(DEFAULT_ADDRESS, "t", true)));
+        let env = [("PUSOY_TOKEN", "t"), ("PUSOY_MISBEHAVE", "0")];
+        assert_eq!(parse(&[], &env), Ok(run_args(DEFAULT_ADDRESS, "t", false)));
+    }
+
+    #[test]
+    fn bad_command_lines() {
+        assert!(parse(&[], &[]).unwrap_err().contains("token"));
+        assert!(parse(&["--token"], &[]).unwrap_err().contains("needs a value"));
+        assert!(parse(&["--token", "t", "--bogus"], &[]).unwrap_err().contains("--bogus"));
+        assert_eq!(parse(&["--help"], &[]), Ok(Parsed::Help));
+    }
+}

@@ -1,0 +1,606 @@
+//! Connect a bot to a referee and play its seat to the end of the match.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::sync::mpsc;
+use tokio_stream::{Stream, StreamExt, wrappers::ReceiverStream};
+use tonic::transport::Endpoint;
+use tonic::{Code, Status};
+
+use crate::pb::{self, event, play_response, play_service_client::PlayServiceClient};
+use crate::{Bot, Choice, Prompt, Rejection, action_request, fallback, hello_request};
+
+/// Where and how to play.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The referee, as `host:port` or `http://host:port`.
+    pub address: String,
+    /// The seat's secret token.
+    pub token: String,
+    /// Give up after this long without a seat (at the start, or after a dropped stream).
+    pub reconnect_window: Duration,
+    /// Send the fallback this long before the deadline when `choose` runs late.
+    pub deadline_margin: Duration,
+    /// Limit on each TCP connect.
+    pub connect_timeout: Duration,
+    /// Write connection progress (connected, dropped, rejections) to stderr.
+    pub verbose: bool,
+}
+
+impl Config {
+    /// The defaults: 30 s reconnect window, 50 ms deadline margin, 2 s connect timeout.
+    pub fn new(address: impl Into<String>, token: impl Into<String>) -> Self {
+        Config {
+            address: address.into(),
+            token: token.into(),
+            reconnect_window: Duration::from_secs(30),
+            deadline_margin: Duration::from_millis(50),
+            connect_timeout: Duration::from_secs(2),
+            verbose: true,
+        }
+    }
+}
+
+/// How the match ended for this bot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchOutcome {
+    /// The bot's seat.
+    pub seat: u32,
+    /// The match.
+    pub match_id: String,
+    /// The match_ended event; `None` when the match ended while the bot was away.
+    pub ended: Option<pb::MatchEnded>,
+}
+
+impl MatchOutcome {
+    /// The seat's place (1 = first), when known.
+    pub fn place(&self) -> Option<u32> {
+        let ended = self.ended.as_ref()?;
+        ended.standings.iter().find(|s| s.seats.contains(&self.seat)).map(|s| s.place)
+    }
+}
+
+/// Why a bot could not play its match to the end.
+#[derive(Debug)]
+pub enum Error {
+    /// The referee refused the seat (bad token, seat taken, version, match over...).
+    Refused {
+        /// Why.
+        reason: pb::RefusalReason,
+        /// The referee's explanation.
+        message: String,
+    },
+    /// No seat could be had within the reconnect window.
+    Unreachable {
+        /// The referee's address.
+        address: String,
+        /// The last failure seen.
+        last_error: String,
+    },
+    /// The address is not a valid URI.
+    BadAddress(String),
+    /// The referee ended the stream with a status that is not worth a retry.
+    Rpc(Status),
+    /// The async runtime could not start.
+    Runtime(std::io::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Refused { reason, message } => {
+                write!(f, "refused: {}: {message}", reason.as_str_name())
+            }
+            Error::Unreachable { address, last_error } => {
+                write!(f, "could not reach the referee at {address}: {last_error}")
+            }
+            Error::BadAddress(address) => write!(f, "bad referee address {address:?}"),
+            Error::Rpc(status) => write!(f, "stream failed: {:?}: {}", status.code(), status.message()),
+            Error::Runtime(err) => write!(f, "cannot start the async runtime: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Delays between reconnect attempts: at once, then 50 ms doubling up to 1 s.
+#[derive(Clone, Debug, Default)]
+pub struct Backoff {
+    next: Duration,
+}
+
+impl Backoff {
+    /// The first delay is zero.
+    pub fn new() -> Self {
+        Backoff { next: Duration::ZERO }
+    }
+
+    /// The delay before the next attempt.
+    pub fn next_delay(&mut self) -> Duration {
+        let delay = self.next;
+        self.next = (delay * 2).clamp(Duration::from_millis(50), Duration::from_secs(1));
+        delay
+    }
+
+    /// Start over (after a seat was had again).
+    pub fn reset(&mut self) {
+        self.next = Duration::ZERO;
+    }
+}
+
+/// Plays `bot` on a current-thread runtime until the match ends. Blocks.
+pub fn run<B: Bot>(bot: B, config: &Config) -> Result<MatchOutcome, Error> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)?;
+    runtime.block_on(play(bot, config))
+}
+
+/// Plays `bot` until the match ends, reconnecting with the same token after a dropped
+/// stream. Needs a tokio runtime with time and I/O enabled.
+pub async fn play<B: Bot>(bot: B, config: &Config) -> Result<MatchOutcome, Error> {
+    let uri = if config.address.contains("://") {
+        config.address.clone()
+    } else {
+        format!("http://{}", config.address)
+    };
+    let endpoint = Endpoint::from_shared(uri)
+        .map_err(|_| Error::BadAddress(config.address.clone()))?
+        .connect_timeout(config.connect_timeout)
+        .tcp_nodelay(true);
+    let bot = Arc::new(Mutex::new(bot));
+    let hello = {
+        let bot = lock(&bot);
+        hello_request(&config.token, bot.name(), bot.want_legal_plays())
+    };
+    let mut seat = SeatState::default();
+    let mut backoff = Backoff::new();
+    let mut since = Instant::now(); // the start of the current time without a seat
+    loop {
+        let welcomes = seat.welcomes;
+        let failure = match attempt(&endpoint, &bot, &hello, &mut seat, config).await {
+            Ok(Some(outcome)) => return Ok(outcome),
+            Ok(None) => "the referee ended the stream before the match ended".to_owned(),
+            Err(Attempt::Refused { reason, message }) => {
+                // Right after a drop the referee may not have noticed yet: retry a seat
+                // it still thinks is taken.
+                if reason != pb::RefusalReason::SeatTaken || seat.seat.is_none() {
+                    return Err(Error::Refused { reason, message });
+                }
+                format!("refused: {}: {message}", reason.as_str_name())
+            }
+            Err(Attempt::Retry(why)) => why,
+            Err(Attempt::Fatal(err)) => return Err(err),
+        };
+        if seat.welcomes != welcomes {
+            since = Instant::now();
+            backoff.reset();
+        }
+        if since.elapsed() > config.reconnect_window {
+            return Err(Error::Unreachable { address: config.address.clone(), last_error: failure });
+        }
+        let delay = backoff.next_delay();
+        if config.verbose {
+            eprintln!("pusoy-client: {failure}; reconnecting in {} ms", delay.as_millis());
+        }
+        tokio::time::sleep(delay).await;
+    }
+}
+
+/// What the runner knows about its seat across streams.
+#[derive(Debug, Default)]
+struct SeatState {
+    seat: Option<u32>,
+    match_id: String,
+    welcomes: u32,
+}
+
+impl SeatState {
+    fn outcome(&self, ended: Option<pb::MatchEnded>) -> MatchOutcome {
+        MatchOutcome { seat: self.seat.unwrap_or_default(), match_id: self.match_id.clone(), ended }
+    }
+}
+
+/// Why one stream ended without the match's end.
+#[derive(Debug)]
+enum Attempt {
+    Refused { reason: pb::RefusalReason, message: String },
+    Retry(String),
+    Fatal(Error),
+}
+
+fn classify(status: Status) -> Attempt {
+    match status.code() {
+        Code::Unavailable | Code::Cancelled | Code::Internal | Code::Unknown => {
+            Attempt::Retry(format!("stream failed: {:?}: {}", status.code(), status.message()))
+        }
+        _ => Attempt::Fatal(Error::Rpc(status)),
+    }
+}
+
+/// One stream: connect, hello, play. `Ok(None)`: the stream ended before the match did.
+async fn attempt<B: Bot>(
+    endpoint: &Endpoint,
+    bot: &Arc<Mutex<B>>,
+    hello: &pb::PlayRequest,
+    seat: &mut SeatState,
+    config: &Config,
+) -> Result<Option<MatchOutcome>, Attempt> {
+    let channel = endpoint
+        .connect()
+        .await
+        .map_err(|err| Attempt::Retry(format!("cannot connect: {}", error_chain(&err))))?;
+    let mut client = PlayServiceClient::new(channel);
+    let (tx, rx) = mpsc::channel(16);
+    tx.try_send(hello.clone()).expect("a new channel has room");
+    let incoming = client.play(ReceiverStream::new(rx)).await.map_err(classify)?.into_inner();
+    drive(bot, incoming, &tx, seat, config).await
+}
+
+/// Handles the referee's messages on one stream, sending answers on `tx`.
+async fn drive<B, S>(
+    bot: &Arc<Mutex<B>>,
+    mut incoming: S,
+    tx: &mpsc::Sender<pb::PlayRequest>,
+    seat: &mut SeatState,
+    config: &Config,
+) -> Result<Option<MatchOutcome>, Attempt>
+where
+    B: Bot,
+    S: Stream<Item = Result<pb::PlayResponse, Status>> + Unpin,
+{
+    let mut current: Option<Arc<Prompt>> = None;
+    while let Some(message) = incoming.next().await {
+        let Some(kind) = message.map_err(classify)?.kind else { continue };
+        match kind {
+            play_response::Kind::Welcome(welcome) => {
+                if config.verbose {
+                    eprintln!(
+                        "pusoy-client: seat {} of match {}{}",
+                        welcome.seat,
+                        welcome.match_id,
+                        if welcome.reconnect { " (reconnected)" } else { "" }
+                    );
+                }
+                seat.seat = Some(welcome.seat);
+                seat.match_id = welcome.match_id.clone();
+                seat.welcomes += 1;
+                with_bot(bot, move |bot| bot.on_welcome(&welcome)).await;
+            }
+            play_response::Kind::Refusal(refusal) => {
+                let reason = pb::RefusalReason::try_from(refusal.reason)
+                    .unwrap_or(pb::RefusalReason::Unspecified);
+                if reason == pb::RefusalReason::MatchOver && seat.seat.is_some() {
+                    return Ok(Some(seat.outcome(None))); // it ended while we were away
+                }
+                return Err(Attempt::Refused { reason, message: refusal.message });
+            }
+            play_response::Kind::Snapshot(snapshot) => {
+                with_bot(bot, move |bot| bot.on_snapshot(&snapshot)).await;
+            }
+            play_response::Kind::Event(event) => {
+                let ended = match &event.kind {
+                    Some(event::Kind::MatchEnded(ended)) => Some(ended.clone()),
+                    _ => None,
+                };
+                with_bot(bot, move |bot| bot.on_event(&event)).await;
+                if ended.is_some() {
+                    return Ok(Some(seat.outcome(ended)));
+                }
+            }
+            play_response::Kind::Prompt(prompt) => {
+                let prompt = Arc::new(Prompt::from_pb(prompt, SystemTime::now()));
+                let choice =
+                    decide(bot, &prompt, config, |bot, prompt| bot.choose(prompt)).await;
+                // A failed send means the stream is closing; the loop sees its end.
+                let _ = tx.send(action_request(prompt.turn_id, &choice)).await;
+                current = Some(prompt);
+            }
+            play_response::Kind::Result(result) if !result.accepted => {
+                let rejection = Rejection::from(result);
+                if config.verbose {
+                    eprintln!(
+                        "pusoy-client: turn {} rejected: {}: {} ({} attempts left)",
+                        rejection.turn_id,
+                        rejection.reason.as_str_name(),
+                        rejection.message,
+                        rejection.attempts_left
+                    );
+                }
+                let Some(prompt) = current.as_ref() else { continue };
+                if prompt.turn_id != rejection.turn_id || rejection.attempts_left == 0 {
+                    continue;
+                }
+                let choice = decide(bot, prompt, config, move |bot, prompt| {
+                    bot.on_rejected(prompt, &rejection)
+                })
+                .await;
+                let _ = tx.send(action_request(prompt.turn_id, &choice)).await;
+            }
+            play_response::Kind::Result(_) => {}
+        }
+    }
+    Ok(None)
+}
+
+/// Runs `decide` on a worker thread; past the deadline (less the margin) the answer is
+/// [`fallback`] instead. A panicking bot also gets the fallback.
+async fn decide<B, F>(bot: &Arc<Mutex<B>>, prompt: &Arc<Prompt>, config: &Config, decide: F) -> Choice
+where
+    B: Bot,
+    F: FnOnce(&mut B, &Prompt) -> Choice + Send + 'static,
+{
+    let budget = prompt.time_left().saturating_sub(config.deadline_margin);
+    let (bot, shared_prompt) = (Arc::clone(bot), Arc::clone(prompt));
+    let task = tokio::task::spawn_blocking(move || decide(&mut lock(&bot), &shared_prompt));
+    match tokio::time::timeout(budget, task).await {
+        Ok(Ok(choice)) => choice,
+        Ok(Err(err)) => {
+            eprintln!("pusoy-client: the bot failed on turn {}: {err}; sending the fallback", prompt.turn_id);
+            fallback(prompt)
+        }
+        Err(_) => {
+            if config.verbose {
+                eprintln!("pusoy-client: turn {} ran out of time; sending the fallback", prompt.turn_id);
+            }
+            fallback(prompt)
+        }
+    }
+}
+
+/// Runs a hook on a worker thread, after any call still running.
+async fn with_bot<B: Bot>(bot: &Arc<Mutex<B>>, hook: impl FnOnce(&mut B) + Send + 'static) {
+    let bot = Arc::clone(bot);
+    if let Err(err) = tokio::task::spawn_blocking(move || hook(&mut lock(&bot))).await {
+        eprintln!("pusoy-client: a bot hook failed: {err}");
+    }
+}
+
+/// Locks the bot; a panic in an earlier call does not stop the match.
+fn lock<B>(bot: &Mutex<B>) -> MutexGuard<'_, B> {
+    bot.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pb::{action, play_request};
+    use crate::testing::raw_prompt;
+
+    /// Plays the lowest legal play, after an optional nap; counts the events it saw.
+    #[derive(Default)]
+    struct Recorder {
+        nap: Duration,
+        events: usize,
+        welcomes: usize,
+        snapshots: usize,
+    }
+
+    impl Bot for Recorder {
+        fn choose(&mut self, prompt: &Prompt) -> Choice {
+            std::thread::sleep(self.nap);
+            prompt.legal_plays.first().map_or(Choice::Pass, Choice::from)
+        }
+        fn on_welcome(&mut self, _: &pb::Welcome) {
+            self.welcomes += 1;
+        }
+        fn on_snapshot(&mut self, _: &pb::Snapshot) {
+            self.snapshots += 1;
+        }
+        fn on_event(&mut self, _: &pb::Event) {
+            self.events += 1;
+        }
+    }
+
+    fn response(kind: play_response::Kind) -> Result<pb::PlayResponse, Status> {
+        Ok(pb::PlayResponse { kind: Some(kind) })
+    }
+
+    fn welcome(seat: u32) -> Result<pb::PlayResponse, Status> {
+        response(play_response::Kind::Welcome(pb::Welcome {
+            seat,
+            match_id: "m-1".into(),
+            protocol_version: 1,
+            ..Default::default()
+        }))
+    }
+
+    fn prompt_in(time: Duration) -> Result<pb::PlayResponse, Status> {
+        prompt_with(time, false)
+    }
+
+    fn prompt_with(time: Duration, can_pass: bool) -> Result<pb::PlayResponse, Status> {
+        let mut prompt = raw_prompt();
+        prompt.deadline = Some((SystemTime::now() + time).into());
+        prompt.can_pass = can_pass;
+        response(play_response::Kind::Prompt(prompt))
+    }
+
+    fn rejected(turn_id: u64, attempts_left: u32) -> Result<pb::PlayResponse, Status> {
+        response(play_response::Kind::Result(pb::ActionResult {
+            turn_id,
+            accepted: false,
+            reason: pb::RejectionReason::DoesNotBeat as i32,
+            message: "does not beat 4D".into(),
+            attempts_left,
+        }))
+    }
+
+    fn match_ended() -> Result<pb::PlayResponse, Status> {
+        response(play_response::Kind::Event(pb::Event {
+            kind: Some(event::Kind::MatchEnded(pb::MatchEnded {
+                status: pb::MatchStatus::Finished as i32,
+                standings: vec![
+                    pb::Standing { place: 1, seats: vec![0], ..Default::default() },
+                    pb::Standing { place: 2, seats: vec![2], ..Default::default() },
+                ],
+                ..Default::default()
+            })),
+        }))
+    }
+
+    fn refusal(reason: pb::RefusalReason) -> Result<pb::PlayResponse, Status> {
+        response(play_response::Kind::Refusal(pb::Refusal {
+            reason: reason as i32,
+            message: "no".into(),
+            supported_versions: vec![1],
+        }))
+    }
+
+    struct Run {
+        result: Result<Option<MatchOutcome>, Attempt>,
+        sent: Vec<pb::Action>,
+        seat: SeatState,
+        bot: Arc<Mutex<Recorder>>,
+        took: Duration,
+    }
+
+    /// Drives a bot through a scripted stream; returns the result and the actions sent.
+    fn drive_script(
+        bot: Recorder,
+        script: Vec<Result<pb::PlayResponse, Status>>,
+        seat: SeatState,
+    ) -> Run {
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let bot = Arc::new(Mutex::new(bot));
+        let mut seat = seat;
+        let mut config = Config::new("127.0.0.1:1", "tok");
+        config.verbose = false;
+        let (tx, mut rx) = mpsc::channel(16);
+        let started = Instant::now();
+        let result = runtime.block_on(drive(
+            &bot,
+            tokio_stream::iter(script),
+            &tx,
+            &mut seat,
+            &config,
+        ));
+        let took = started.elapsed();
+        runtime.shutdown_background(); // do not wait for a bot still napping
+        let mut sent = Vec::new();
+        while let Ok(request) = rx.try_recv() {
+            match request.kind {
+                Some(play_request::Kind::Action(action)) => sent.push(action),
+                other => panic!("unexpected request {other:?}"),
+            }
+        }
+        Run { result, sent, seat, bot, took }
+    }
+
+    fn play_of(action: &pb::Action) -> Option<Vec<String>> {
+        match &action.kind {
+            Some(action::Kind::Play(cards)) => Some(cards.cards.clone()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn plays_recovers_from_a_rejection_and_ends_with_the_match() {
+        let script = vec![
+            welcome(2),
+            response(play_response::Kind::Snapshot(pb::Snapshot::default())),
+            prompt_in(Duration::from_secs(10)),
+            rejected(42, 2),
+            match_ended(),
+            welcome(2), // never read: the match is over
+        ];
+        let run = drive_script(Recorder::default(), script, SeatState::default());
+        let outcome = run.result.unwrap().expect("the match ended");
+        assert_eq!((outcome.seat, outcome.match_id.as_str()), (2, "m-1"));
+        assert_eq!(outcome.place(), Some(2));
+        assert_eq!(run.sent.len(), 2);
+        assert!(run.sent.iter().all(|action| action.turn_id == 42));
+        assert_eq!(play_of(&run.sent[0]), Some(vec!["5S".to_string()]));
+        // The default rejection hook: the fallback (must play: the weakest play).
+        assert_eq!(play_of(&run.sent[1]), Some(vec!["5S".to_string()]));
+        let bot = run.bot.lock().unwrap();
+        assert_eq!((bot.welcomes, bot.snapshots, bot.events), (1, 1, 1));
+        assert_eq!(run.seat.welcomes, 1);
+    }
+
+    #[test]
+    fn no_retry_without_attempts_left_or_for_another_turn() {
+        let script = vec![welcome(2), prompt_in(Duration::from_secs(10)), rejected(42, 0), rejected(41, 2)];
+        let run = drive_script(Recorder::default(), script, SeatState::default());
+        assert!(matches!(run.result, Ok(None)), "the stream just ended");
+        assert_eq!(run.sent.len(), 1);
+    }
+
+    #[test]
+    fn a_slow_bot_gets_the_fallback_before_the_deadline() {
+        let bot = Recorder { nap: Duration::from_millis(800), ..Default::default() };
+        let script = vec![welcome(2), prompt_with(Duration::from_millis(300), true)];
+        let run = drive_script(bot, script, SeatState::default());
+        assert!(run.took < Duration::from_millis(800), "answered after {:?}", run.took);
+        assert_eq!(run.sent.len(), 1);
+        assert_eq!(run.sent[0].kind, Some(action::Kind::Pass(pb::Pass {})));
+    }
+
+    #[test]
+    fn match_over_after_holding_the_seat_is_a_clean_end() {
+        let seat = SeatState { seat: Some(1), match_id: "m-1".into(), welcomes: 1 };
+        let run = drive_script(Recorder::default(), vec![refusal(pb::RefusalReason::MatchOver)], seat);
+        let outcome = run.result.unwrap().expect("ended while away");
+        assert_eq!(outcome.seat, 1);
+        assert_eq!(outcome.ended, None);
+        assert_eq!(outcome.place(), None);
+    }
+
+    #[test]
+    fn refusals_before_holding_the_seat_are_errors() {
+        for reason in [pb::RefusalReason::MatchOver, pb::RefusalReason::BadToken] {
+            let run = drive_script(Recorder::default(), vec![refusal(reason)], SeatState::default());
+            assert!(matches!(run.result, Err(Attempt::Refused { reason: r, .. }) if r == reason));
+        }
+    }
+
+    #[test]
+    fn stream_failures_are_retried_or_fatal_by_status() {
+        let run = drive_script(
+            Recorder::default(),
+            vec![welcome(0), Err(Status::unavailable("gone"))],
+            SeatState::default(),
+        );
+        assert!(matches!(run.result, Err(Attempt::Retry(_))));
+        let run = drive_script(
+            Recorder::default(),
+            vec![Err(Status::permission_denied("no"))],
+            SeatState::default(),
+        );
+        assert!(matches!(run.result, Err(Attempt::Fatal(Error::Rpc(_)))));
+    }
+
+    #[test]
+    fn backoff_is_immediate_then_doubles_from_50ms_to_1s() {
+        let mut backoff = Backoff::new();
+        let delays: Vec<u128> = (0..8).map(|_| backoff.next_delay().as_millis()).collect();
+        assert_eq!(delays, [0, 50, 100, 200, 400, 800, 1000, 1000]);
+        backoff.reset();
+        assert_eq!(backoff.next_delay(), Duration::ZERO);
+    }
+
+    #[test]
+    fn an_unreachable_referee_is_reported_after_the_window() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let mut config = Config::new("127.0.0.1:1", "tok"); // nothing listens on port 1
+        config.reconnect_window = Duration::from_millis(300);
+        config.verbose = false;
+        let result = runtime.block_on(play(Recorder::default(), &config));
+        assert!(matches!(result, Err(Error::Unreachable { .. })), "{result:?}");
+    }
+}
