@@ -1,0 +1,192 @@
+/**
+ * The library's view of the protocol: a prompt as a bot sees it, the messages a bot
+ * sends, and the two safe answers the library falls back on (the fallback and, for
+ * testing a bot's recovery, the deliberate misbehaviour).
+ *
+ * Everything here is pure: no network, no clock. The runner (runner.ts) wires it to a
+ * gRPC stream.
+ */
+
+import { Combination, combinationToJSON, PublicState, RejectionReason, rejectionReasonToJSON } from "../gen/pusoy/referee/v1/common";
+import { ActionResult, PlayRequest, TurnPrompt } from "../gen/pusoy/referee/v1/play_service";
+
+/** The bot protocol version this library speaks. */
+export const PROTOCOL_VERSION = 1;
+
+/** Cards to play, such as `["3D", "3C"]`, or {@link PASS}. */
+export type Choice = readonly string[] | null;
+
+/** The choice that passes. An empty card list is sent as a pass too. */
+export const PASS: Choice = null;
+
+/** A legal play offered by the referee. */
+export interface LegalPlay {
+  /** The cards, in canonical order (e.g. `["9D", "9S"]`). */
+  readonly cards: readonly string[];
+  /** The combination they form. */
+  readonly combination: Combination;
+  /** The combination's name, e.g. `"COMBINATION_PAIR"`. */
+  readonly combinationName: string;
+}
+
+/** A prompt to act, as the bot sees it. A bot can choose from this alone. */
+export interface Prompt {
+  /** The id the answer must name (the library does this for you). */
+  readonly turnId: bigint;
+  /** The bot's seat, 0..3. */
+  readonly seat: number;
+  /** The hand being played, from 1. */
+  readonly handNumber: number;
+  /** The turn's deadline (time bank excluded), or undefined when the referee sent none. */
+  readonly deadline: Date | undefined;
+  /** The per-turn limit in milliseconds. */
+  readonly turnTimeMs: number;
+  /** The seat's time bank left in milliseconds. */
+  readonly timeBankMs: number;
+  /** The bot's cards, ascending in card order, e.g. `["3C", "5D", "TD", "2S"]`. */
+  readonly hand: readonly string[];
+  /** Every legal play, weakest first (empty if the bot did not ask for them). */
+  readonly legalPlays: readonly LegalPlay[];
+  /** Whether passing is legal. */
+  readonly canPass: boolean;
+  /** Whether this is a lead (the table is empty). */
+  readonly isLead: boolean;
+  /** Rejected attempts left in this turn before the referee plays a default action. */
+  readonly attemptsLeft: number;
+  /** The play to beat, or undefined on a lead. */
+  readonly table: LegalPlay | undefined;
+  /** The public state of the hand and the match scores. */
+  readonly state: PublicState;
+  /** The message as received. */
+  readonly message: TurnPrompt;
+}
+
+/** The referee's verdict on an action that it refused. */
+export interface Rejection {
+  readonly turnId: bigint;
+  readonly reason: RejectionReason;
+  /** The reason's name, e.g. `"REJECTION_REASON_CARD_NOT_IN_HAND"`. */
+  readonly reasonName: string;
+  readonly message: string;
+  /** Attempts left in this turn; 0 means the referee takes the default action. */
+  readonly attemptsLeft: number;
+}
+
+function toLegalPlay(play: { cards: string[]; combination: Combination }): LegalPlay {
+  return {
+    cards: [...play.cards],
+    combination: play.combination,
+    combinationName: combinationToJSON(play.combination),
+  };
+}
+
+/** Turns a TurnPrompt message into the library's {@link Prompt} view. */
+export function parsePrompt(message: TurnPrompt): Prompt {
+  const state = message.state ?? PublicState.fromPartial({});
+  const table = state.table && state.table.cards.length > 0 ? toLegalPlay(state.table) : undefined;
+  return {
+    turnId: message.turnId,
+    seat: message.seat,
+    handNumber: state.handNumber,
+    deadline: message.deadline,
+    turnTimeMs: message.turnTimeMs,
+    timeBankMs: message.timeBankMs,
+    hand: [...message.hand],
+    legalPlays: message.legalPlays.map(toLegalPlay),
+    canPass: message.canPass,
+    isLead: message.isLead,
+    attemptsLeft: message.attemptsLeft,
+    table,
+    state,
+    message,
+  };
+}
+
+/** Turns a refused ActionResult into a {@link Rejection}. */
+export function parseRejection(result: ActionResult): Rejection {
+  return {
+    turnId: result.turnId,
+    reason: result.reason,
+    reasonName: rejectionReasonToJSON(result.reason),
+    message: result.message,
+    attemptsLeft: result.attemptsLeft,
+  };
+}
+
+/**
+ * The latest moment (milliseconds since the epoch) to answer a prompt: its deadline plus
+ * the time bank, less `marginMs`. Infinity when the prompt has no deadline.
+ */
+export function answerBy(prompt: Prompt, marginMs: number): number {
+  if (prompt.deadline === undefined) return Number.POSITIVE_INFINITY;
+  return prompt.deadline.getTime() + prompt.timeBankMs - marginMs;
+}
+
+/** The first message of a stream: who the bot is and which seat it takes. */
+export function helloRequest(token: string, botName: string, wantLegalPlays = true): PlayRequest {
+  return {
+    kind: {
+      $case: "hello",
+      value: { protocolVersion: PROTOCOL_VERSION, token, wantLegalPlays, botName },
+    },
+  };
+}
+
+/** An action that plays `cards` in turn `turnId`. */
+export function playAction(turnId: bigint, cards: readonly string[]): PlayRequest {
+  return {
+    kind: { $case: "action", value: { turnId, kind: { $case: "play", value: { cards: [...cards] } } } },
+  };
+}
+
+/** An action that passes in turn `turnId`. */
+export function passAction(turnId: bigint): PlayRequest {
+  return { kind: { $case: "action", value: { turnId, kind: { $case: "pass", value: {} } } } };
+}
+
+/** The action for a bot's choice: a pass for {@link PASS} or no cards, else a play. */
+export function actionFor(turnId: bigint, choice: Choice): PlayRequest {
+  return choice === null || choice.length === 0 ? passAction(turnId) : playAction(turnId, choice);
+}
+
+/**
+ * The safest answer: a pass when allowed, else the weakest legal play (the referee lists
+ * them weakest first). With no legal plays listed and no pass allowed, a pass: the
+ * referee will reject it and play its default action.
+ */
+export function fallback(prompt: Prompt): Choice {
+  if (prompt.canPass) return PASS;
+  const weakest = prompt.legalPlays[0];
+  return weakest ? [...weakest.cards] : PASS;
+}
+
+/** Ranks and suits in card order (clubs-low suits; any order would do here). */
+const RANKS = "3456789TJQKA2";
+const SUITS = "CSHD";
+
+/** Every card of the deck in canonical notation, 3C first. */
+export const DECK: readonly string[] = [...RANKS].flatMap((r) => [...SUITS].map((s) => r + s));
+
+/** The first card of the deck (3C, 3S, ...) that is not in `hand`. */
+export function cardNotInHand(hand: readonly string[]): string {
+  const held = new Set(hand.map((c) => c.toUpperCase()));
+  const card = DECK.find((c) => !held.has(c));
+  if (card === undefined) throw new Error("the hand holds the whole deck");
+  return card;
+}
+
+/**
+ * Deliberate misbehaviour for testing recovery (`--misbehave`): the first answer in each
+ * hand is a single card that is not in the bot's hand, which the referee rejects
+ * (CARD_NOT_IN_HAND); the library then answers again through the rejection hook.
+ */
+export class Misbehaviour {
+  private lastHand = -1;
+
+  /** The bad play to send for this prompt, or undefined when the bot should play normally. */
+  choose(prompt: Prompt): Choice | undefined {
+    if (prompt.handNumber === this.lastHand) return undefined;
+    this.lastHand = prompt.handNumber;
+    return [cardNotInHand(prompt.hand)];
+  }
+}
