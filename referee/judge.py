@@ -49,9 +49,16 @@ def _cards_field(req: Mapping[str, Any], name: str, *, required: bool = False) -
 
 def _view(req: Mapping[str, Any], *, hand_required: bool) -> tuple[Context, LegalPlays]:
     rules = _rules(req)
-    ctx = context_for(rules)
+    revolution = req.get("revolution", False)
+    if not isinstance(revolution, bool):
+        raise RequestError('"revolution" must be true or false')
+    ctx = context_for(rules, revolution)
     hand = _cards_field(req, "hand", required=hand_required)
     table_mask = _cards_field(req, "table")
+    if hand is not None and table_mask is not None and hand & table_mask:
+        raise RequestError(
+            f'"hand" and "table" share cards: {format_cards(hand & table_mask, ctx.order)}'
+        )
     table = None
     if table_mask is not None:
         table = ctx.classify(table_mask)
@@ -63,6 +70,8 @@ def _view(req: Mapping[str, Any], *, hand_required: bool) -> tuple[Context, Lega
         if not isinstance(lead_card, str):
             raise RequestError('"lead_must_include" must be one card such as "3D"')
         must = 1 << parse_card(lead_card)
+        if hand is not None and table_mask is None and not hand & must:
+            raise RequestError(f'"lead_must_include" ({lead_card}) is not in "hand"')
     lone_two = rules.no_finish_on_lone_two
     return ctx, LegalPlays(ctx, hand, table, must if table is None else 0, lone_two)
 

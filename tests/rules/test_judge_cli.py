@@ -124,7 +124,7 @@ def test_moves_lists_legal_plays_in_stable_order_and_survives_bad_lines() -> Non
         request(profile="big-two", hand="3D 4D", table="3C 4C"),
         request(profile="pusoy-dos", hand="3c 3d 3h", options={"five_card_hands": False}),
         request(profile="pusoy-dos-chips", hand="2D", options={"no_finish_on_lone_two": True}),
-        request(profile="big-two", hand="3D 4D 5D 6D 7D 7C", table="3C 4C 5H 6H 7D"),
+        request(profile="big-two", hand="3D 4D 5D 6D 7D 7S", table="3C 4C 5H 6H 7C"),
     ]
     answers = run_command("moves", lines)
     assert len(answers) == len(lines)
@@ -139,9 +139,9 @@ def test_moves_lists_legal_plays_in_stable_order_and_survives_bad_lines() -> Non
         "can_pass": False,
     }
     assert lone_two == {"moves": [], "can_pass": True}
-    # A higher straight (7♣ above 7♦) and the straight flush answer it, weakest first.
+    # A higher straight (7♠ above 7♣) and the straight flush answer it, weakest first.
     assert fives["can_pass"] is True
-    assert fives["moves"] == ["3D 4D 5D 6D 7C", "3D 4D 5D 6D 7D"]
+    assert fives["moves"] == ["3D 4D 5D 6D 7S", "3D 4D 5D 6D 7D"]
 
 
 @pytest.mark.skipif(not REFEREE.exists(), reason="the referee script is not installed")
