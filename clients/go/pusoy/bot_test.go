@@ -1,0 +1,165 @@
+package pusoy
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	refereev1 "github.com/pusoy-referee/pusoy-referee/clients/go/gen/refereev1"
+)
+
+func TestActionRequestPlay(t *testing.T) {
+	req := ActionRequest(12, PlayCards("9D", "9S"))
+	a := req.GetAction()
+	if a == nil || a.GetTurnId() != 12 {
+		t.Fatalf("not an action for turn 12: %v", req)
+	}
+	if a.GetPass() != nil || !reflect.DeepEqual(a.GetPlay().GetCards(), []string{"9D", "9S"}) {
+		t.Errorf("play action = %v", a)
+	}
+}
+
+func TestActionRequestPass(t *testing.T) {
+	for _, c := range []Choice{Pass, {}} {
+		a := ActionRequest(5, c).GetAction()
+		if a.GetTurnId() != 5 || a.GetPass() == nil || a.GetPlay() != nil {
+			t.Errorf("pass action for %#v = %v", c, a)
+		}
+	}
+}
+
+func TestHelloRequest(t *testing.T) {
+	h := HelloRequest(Options{Token: "tok", Name: "me"}).GetHello()
+	if h.GetProtocolVersion() != 1 || h.GetToken() != "tok" || !h.GetWantLegalPlays() || h.GetBotName() != "me" {
+		t.Errorf("hello = %v", h)
+	}
+	if HelloRequest(Options{NoLegalPlays: true}).GetHello().GetWantLegalPlays() {
+		t.Error("NoLegalPlays still asks for legal plays")
+	}
+}
+
+func TestFallback(t *testing.T) {
+	plays := []Play{{Cards: []string{"4C"}}, {Cards: []string{"4C", "4S"}}}
+	tests := []struct {
+		name   string
+		prompt Prompt
+		want   Choice
+	}{
+		{"pass when allowed", Prompt{CanPass: true, LegalPlays: plays}, Pass},
+		{"weakest legal play on a lead", Prompt{IsLead: true, LegalPlays: plays}, Choice{"4C"}},
+		{"opening card without legal plays", Prompt{IsLead: true, Hand: []string{"3C", "5D"}, State: State{MustInclude: "3C"}}, Choice{"3C"}},
+		{"lowest card without legal plays", Prompt{IsLead: true, Hand: []string{"6H", "7D"}}, Choice{"6H"}},
+		{"pass when nothing else", Prompt{}, Pass},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Fallback(&tc.prompt); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Fallback = %#v, want %#v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBaseOnRejectedSendsTheFallback(t *testing.T) {
+	p := &Prompt{LegalPlays: []Play{{Cards: []string{"KD"}}}}
+	if got := (Base{}).OnRejected(p, &Result{}); !reflect.DeepEqual(got, Choice{"KD"}) {
+		t.Errorf("OnRejected = %v", got)
+	}
+}
+
+func TestDeck(t *testing.T) {
+	d := Deck()
+	if len(d) != 52 || d[0] != "3C" || d[3] != "3D" || d[51] != "2D" {
+		t.Errorf("deck = %v", d)
+	}
+	seen := map[string]bool{}
+	for _, c := range d {
+		seen[c] = true
+	}
+	if len(seen) != 52 {
+		t.Errorf("deck has %d distinct cards", len(seen))
+	}
+}
+
+func TestCardNotInHand(t *testing.T) {
+	if got := CardNotInHand([]string{"4H"}); got != "3C" {
+		t.Errorf("CardNotInHand = %s, want 3C", got)
+	}
+	if got := CardNotInHand([]string{"3C", "3s", "3H"}); got != "3D" {
+		t.Errorf("CardNotInHand = %s, want 3D (case-insensitive)", got)
+	}
+	full := Deck()
+	if got := CardNotInHand(full[:51]); got != "2D" {
+		t.Errorf("CardNotInHand(51 cards) = %s, want 2D", got)
+	}
+}
+
+type fixedBot struct {
+	Base
+	choice Choice
+	calls  int
+}
+
+func (b *fixedBot) Choose(context.Context, *Prompt) Choice { b.calls++; return b.choice }
+
+func TestMisbehaveOncePerHand(t *testing.T) {
+	inner := &fixedBot{choice: Choice{"5S"}}
+	bot := Misbehave(inner)
+	prompt := func(hand int) *Prompt {
+		return &Prompt{Hand: []string{"3C", "3S", "5S"}, State: State{HandNumber: hand}}
+	}
+	ctx := context.Background()
+
+	first := bot.Choose(ctx, prompt(1))
+	if len(first) != 1 || slices.Contains(prompt(1).Hand, first[0]) {
+		t.Fatalf("first answer of hand 1 = %v, want one card not in hand", first)
+	}
+	if first[0] != "3H" {
+		t.Errorf("misbehave card = %s, want 3H (lowest not held)", first[0])
+	}
+	if got := bot.Choose(ctx, prompt(1)); !reflect.DeepEqual(got, Choice{"5S"}) {
+		t.Errorf("second answer of hand 1 = %v, want the bot's own", got)
+	}
+	if got := bot.Choose(ctx, prompt(2)); len(got) != 1 || got[0] != "3H" {
+		t.Errorf("first answer of hand 2 = %v, want the misbehaving card", got)
+	}
+	if inner.calls != 1 {
+		t.Errorf("inner bot called %d times, want 1", inner.calls)
+	}
+	// The hooks are the wrapped bot's: the recovery is the fallback.
+	p := &Prompt{CanPass: true}
+	if got := bot.OnRejected(p, &Result{}); got != nil {
+		t.Errorf("OnRejected after misbehaving = %v, want pass", got)
+	}
+}
+
+func TestAnswerBy(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	margin := 50 * time.Millisecond
+	p := &Prompt{Deadline: now.Add(time.Second), TurnTime: 2 * time.Second}
+	if got, want := AnswerBy(p, now, margin), now.Add(950*time.Millisecond); !got.Equal(want) {
+		t.Errorf("by the referee's deadline: %v, want %v", got, want)
+	}
+	// The local clock runs 10 s behind the referee's: the turn limit still bounds it.
+	p = &Prompt{Deadline: now.Add(12 * time.Second), TurnTime: 2 * time.Second, TimeBank: time.Second}
+	if got, want := AnswerBy(p, now, margin), now.Add(2950*time.Millisecond); !got.Equal(want) {
+		t.Errorf("with a slow clock and a bank: %v, want %v", got, want)
+	}
+	if got := AnswerBy(&Prompt{}, now, margin); !got.Equal(now.Add(-margin)) {
+		t.Errorf("without clocks: %v", got)
+	}
+}
+
+func TestOutcomePlace(t *testing.T) {
+	o := &Outcome{Seat: 2, Ended: &refereev1.MatchEnded{Standings: []*refereev1.Standing{
+		{Place: 1, Seats: []uint32{0, 2}}, {Place: 2, Seats: []uint32{1, 3}},
+	}}}
+	if o.Place() != 1 {
+		t.Errorf("place = %d", o.Place())
+	}
+	if (&Outcome{Seat: 1}).Place() != 0 {
+		t.Error("place without standings is not 0")
+	}
+}
