@@ -11,6 +11,20 @@ dropped connection.
 """
 
 from pusoy_client.bot import PASS, Bot, Choice, MatchOutcome
+from pusoy_client.lobby import LobbyRefused, LobbySummary, lobby_main, run_lobby
 from pusoy_client.runner import BotRefused, main, run, run_bot
 
-__all__ = ["PASS", "Bot", "BotRefused", "Choice", "MatchOutcome", "main", "run", "run_bot"]
+__all__ = [
+    "PASS",
+    "Bot",
+    "BotRefused",
+    "Choice",
+    "LobbyRefused",
+    "LobbySummary",
+    "MatchOutcome",
+    "lobby_main",
+    "main",
+    "run",
+    "run_bot",
+    "run_lobby",
+]
