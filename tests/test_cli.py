@@ -1,0 +1,107 @@
+"""The ``referee`` command line, run as a user would."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "referee.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[], ["rules", "judge"], ["rules", "moves"], ["serve"], ["match"], ["replay"], ["verify"]],
+)
+def test_every_command_has_help_with_an_example(command):
+    done = referee(*command, "--help")
+    assert done.returncode == 0, done.stderr
+    assert "usage: referee" in done.stdout
+    if command:
+        assert "example" in done.stdout
+
+
+def test_match_then_replay_then_verify(tmp_path):
+    done = referee(
+        "match",
+        "--profile",
+        "big-two",
+        "--hands",
+        "2",
+        "--seed",
+        "cli",
+        "--log-dir",
+        str(tmp_path),
+        "--bot",
+        "greedy",
+        "--bot",
+        "random",
+        "--bot",
+        f"{sys.executable} examples/random_bot.py",
+        "--bot",
+        "greedy",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "finished after 2 hands" in done.stdout
+    assert "1. " in done.stdout and "4. " in done.stdout
+    log = next(
+        line.split("Log: ")[1] for line in done.stdout.splitlines() if line.startswith("Log: ")
+    )
+    assert Path(log).is_file()
+    replay = referee("replay", log)
+    assert (
+        replay.returncode == 0 and "Hand 2" in replay.stdout and "Match finished" in replay.stdout
+    )
+    verify = referee("verify", log)
+    assert verify.returncode == 0 and verify.stdout.startswith("OK: ")
+
+
+def test_match_with_house_rules_given_as_flags(tmp_path):
+    done = referee(
+        "match",
+        "--profile",
+        "pusoy-dos",
+        "--hands",
+        "1",
+        "--seed",
+        "flags",
+        "--log-dir",
+        str(tmp_path),
+        "--revolution",
+        "true",
+        "--option",
+        "bomb=true",
+    )
+    assert done.returncode == 0, done.stderr
+    log = next(tmp_path.glob("*.jsonl"))
+    assert '"revolution":true' in log.read_text().splitlines()[0]
+    assert '"bomb":true' in log.read_text().splitlines()[0]
+
+
+def test_bad_input_gets_a_clear_error_and_a_failing_exit(tmp_path):
+    bad_profile = referee("match", "--profile", "poker", "--log-dir", str(tmp_path))
+    assert bad_profile.returncode == 2 and "unknown profile 'poker'" in bad_profile.stderr
+    bad_option = referee("match", "--option", "revolution", "--log-dir", str(tmp_path))
+    assert bad_option.returncode != 0 and "NAME=VALUE" in bad_option.stderr
+    three_bots = referee("match", "--bot", "random", "--bot", "random", "--bot", "random")
+    assert three_bots.returncode == 2 and "4 bots" in three_bots.stderr
+    missing = referee("verify", str(tmp_path / "missing.jsonl"))
+    assert missing.returncode == 1 and "cannot read" in missing.stdout
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("not json\n")
+    assert referee("replay", str(garbage)).returncode == 1
+    verify = referee("verify", str(garbage))
+    assert verify.returncode == 1 and "line 1" in verify.stdout
