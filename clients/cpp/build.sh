@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Build the C++ starter kit: the client library (libpusoy_client), the sample bot and the
+# unit tests, into clients/cpp/build. Idempotent; runs from any directory.
+#
+# Dependencies come from Debian's packages only (bookworm: gRPC 1.51, protobuf 3.21,
+# GoogleTest 1.12). Missing ones are installed with apt-get (as root; `apt-get update`
+# runs first only when something is missing). The C++ code for the .proto files is
+# generated at build time by CMake from ../../proto (protoc + grpc_cpp_plugin) into
+# build/gen; nothing generated is committed.
+#
+# Environment:
+#   PUSOY_CPP_BUILD_TYPE  CMake build type (default: RelWithDebInfo)
+#   PUSOY_CPP_JOBS        parallel compile jobs (default: 2)
+set -euo pipefail
+
+KIT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BUILD_DIR="$KIT_DIR/build"
+BUILD_TYPE="${PUSOY_CPP_BUILD_TYPE:-RelWithDebInfo}"
+JOBS="${PUSOY_CPP_JOBS:-2}"
+
+die() {
+    echo "build.sh: ERROR: $*" >&2
+    exit 1
+}
+say() { echo "build.sh: $*"; }
+
+# --- 1. Debian packages -------------------------------------------------------------
+# Build tools and libraries, by Debian package name.
+PACKAGES=(
+    g++ make cmake ninja-build pkg-config
+    protobuf-compiler libprotobuf-dev
+    protobuf-compiler-grpc libgrpc++-dev
+    libgtest-dev
+)
+
+is_installed() {
+    dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null | grep -qx installed
+}
+
+command -v dpkg-query >/dev/null 2>&1 ||
+    die "this kit installs its dependencies with Debian's apt/dpkg, which this system lacks.
+Install by hand: a C++17 compiler, CMake >= 3.16, protoc and grpc_cpp_plugin, gRPC C++
+(>= 1.51) with protobuf, and GoogleTest; then re-run."
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    is_installed "$pkg" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+    say "missing Debian packages: ${missing[*]}"
+    if [[ $(id -u) -ne 0 ]]; then
+        die "not root, cannot install them. Run:
+    sudo apt-get update && sudo apt-get install -y ${missing[*]}"
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    say "apt-get update"
+    apt-get update -q >/dev/null || die "apt-get update failed"
+    say "apt-get install ${missing[*]}"
+    apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null ||
+        die "apt-get install ${missing[*]} failed"
+fi
+
+# --- 2. Toolchain check: fail loudly, never skip --------------------------------------
+for tool in c++ cmake protoc grpc_cpp_plugin pkg-config; do
+    command -v "$tool" >/dev/null 2>&1 || die "'$tool' is not on PATH after installing ${PACKAGES[*]}"
+done
+if command -v ninja >/dev/null 2>&1; then
+    GENERATOR="Ninja"
+elif command -v make >/dev/null 2>&1; then
+    GENERATOR="Unix Makefiles"
+else
+    die "neither ninja nor make is on PATH"
+fi
+pkg-config --exists grpc++ protobuf || die "pkg-config cannot find grpc++/protobuf"
+say "toolchain: $(c++ --version | head -n1); $(cmake --version | head -n1);" \
+    "$(protoc --version); grpc++ $(pkg-config --modversion grpc++); generator $GENERATOR"
+
+# --- 3. Configure and build -----------------------------------------------------------
+# Reconfigure from scratch when the cache was made by another generator or source dir.
+if [[ -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+    cached_gen="$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$BUILD_DIR/CMakeCache.txt")"
+    cached_src="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BUILD_DIR/CMakeCache.txt")"
+    if [[ "$cached_gen" != "$GENERATOR" || "$cached_src" != "$KIT_DIR" ]]; then
+        say "stale CMake cache ($cached_gen, $cached_src): reconfiguring"
+        rm -rf "$BUILD_DIR"
+    fi
+fi
+if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+    nice -n 10 cmake -S "$KIT_DIR" -B "$BUILD_DIR" -G "$GENERATOR" \
+        -DCMAKE_BUILD_TYPE="$BUILD_TYPE" >/dev/null ||
+        die "CMake configuration failed (re-run: cmake -S $KIT_DIR -B $BUILD_DIR)"
+fi
+nice -n 10 cmake --build "$BUILD_DIR" --parallel "$JOBS" || die "the build failed"
+
+[[ -x "$BUILD_DIR/pusoy_sample_bot" ]] || die "the sample bot was not built"
+say "built $BUILD_DIR/pusoy_sample_bot, $BUILD_DIR/libpusoy_client.a and the unit tests"
+say "run the tests with $KIT_DIR/test.sh; the bot with $KIT_DIR/bot --address A --token T"
