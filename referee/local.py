@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 import grpc
+
 from pusoy_client import run_bot
 from pusoy_client.samples import BUILTIN_BOTS
-
 from referee.pb import common, match_service, match_service_grpc
 from referee.server.app import RefereeServer
 

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+
 from pusoy_client import run_bot
 from pusoy_client.samples import GreedyBot, RandomBot
-
 from referee.log import read_log
 from referee.log.replay import replay_lines
 from referee.log.verify import verify_log
