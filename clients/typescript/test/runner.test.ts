@@ -66,7 +66,7 @@ describe("decide", () => {
     const started = Date.now();
     assert.equal(await decide(slow, promptFor(200), undefined, 50), PASS);
     const took = Date.now() - started;
-    assert.ok(took >= 100 && took < 400, `answered after ${took} ms`);
+    assert.ok(took >= 100 && took < 1500, `answered after ${took} ms`);
     assert.deepEqual(await decide(slow, promptFor(-100, false), undefined, 50), ["3C"]);
   });
 
@@ -218,6 +218,6 @@ describe("run against a scripted referee", () => {
       run(new Scripted(), { address, token: "tok", reconnectWindowMs: 300, log: quiet }),
       RefereeUnreachable,
     );
-    assert.ok(Date.now() - started < 3000);
+    assert.ok(Date.now() - started < 10_000);
   });
 });
