@@ -1,0 +1,378 @@
+package io.pusoyreferee.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.pusoyreferee.referee.v1.Action;
+import io.pusoyreferee.referee.v1.ActionResult;
+import io.pusoyreferee.referee.v1.Event;
+import io.pusoyreferee.referee.v1.PlayRequest;
+import io.pusoyreferee.referee.v1.RefusalReason;
+import io.pusoyreferee.referee.v1.RejectionReason;
+import io.pusoyreferee.referee.v1.Welcome;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(20)
+class BotRunnerTest {
+
+  /** A bot that records what it is told and answers with fixed cards. */
+  private static final class RecordingBot implements Bot {
+    final List<String> calls = new CopyOnWriteArrayList<>();
+    final List<ActionResult> rejections = new CopyOnWriteArrayList<>();
+    final Choice answer;
+
+    RecordingBot(Choice answer) {
+      this.answer = answer;
+    }
+
+    @Override
+    public Choice choose(Prompt prompt) {
+      calls.add("choose " + prompt.turnId());
+      return answer;
+    }
+
+    @Override
+    public String name() {
+      return "recorder";
+    }
+
+    @Override
+    public Choice onRejected(Prompt prompt, ActionResult result) {
+      rejections.add(result);
+      return Bot.super.onRejected(prompt, result);
+    }
+
+    @Override
+    public void onWelcome(Welcome welcome) {
+      calls.add("welcome " + welcome.getSeat());
+    }
+
+    @Override
+    public void onEvent(Event event) {
+      calls.add("event " + event.getKindCase());
+    }
+  }
+
+  private static Instant inSeconds(int seconds) {
+    return Instant.now().plusSeconds(seconds);
+  }
+
+  private static BotRunner runner(Bot bot, FakeReferee referee) {
+    return new BotRunner(bot, referee.channel, "tok").log(line -> {});
+  }
+
+  private static List<Action> actions(FakeReferee referee) {
+    return referee.allRequests().stream().filter(PlayRequest::hasAction).map(PlayRequest::getAction).toList();
+  }
+
+  @Test
+  void playsAMatchToItsEnd() throws Exception {
+    RecordingBot bot = new RecordingBot(Choice.play("4C", "4S"));
+    try (FakeReferee referee =
+        new FakeReferee(
+            (conn, req) -> {
+              if (req.hasHello()) {
+                conn.send(Messages.welcome(2, false), Messages.snapshot(), Messages.promptMsg(7, false, inSeconds(5)));
+              } else {
+                conn.send(Messages.accepted(7), Messages.matchEnded());
+                conn.close();
+              }
+            })) {
+      MatchOutcome outcome = runner(bot, referee).play();
+
+      assertEquals(2, outcome.seat());
+      assertEquals("m-1", outcome.matchId());
+      assertEquals(1, outcome.place());
+      assertTrue(outcome.ended().isPresent());
+      PlayRequest hello = referee.conns.get(0).received.get(0);
+      assertEquals(1, hello.getHello().getProtocolVersion());
+      assertEquals("tok", hello.getHello().getToken());
+      assertEquals("recorder", hello.getHello().getBotName());
+      assertTrue(hello.getHello().getWantLegalPlays());
+      List<Action> actions = actions(referee);
+      assertEquals(1, actions.size());
+      assertEquals(7, actions.get(0).getTurnId());
+      assertEquals(List.of("4C", "4S"), actions.get(0).getPlay().getCardsList());
+      assertEquals(List.of("welcome 2", "choose 7", "event MATCH_ENDED"), bot.calls);
+      assertEquals(1, referee.conns.size());
+    }
+  }
+
+  @Test
+  void recoversFromARejectionThroughTheHook() throws Exception {
+    RecordingBot bot = new RecordingBot(Choice.play("5H"));
+    try (FakeReferee referee =
+        new FakeReferee(
+            (conn, req) -> {
+              if (req.hasHello()) {
+                conn.send(Messages.welcome(2, false), Messages.promptMsg(3, true, inSeconds(5)));
+              } else if (conn.actions() == 1) {
+                conn.send(Messages.rejected(3, RejectionReason.REJECTION_REASON_CARD_NOT_IN_HAND, 2));
+              } else {
+                conn.send(Messages.accepted(3), Messages.matchEnded());
+                conn.close();
+              }
+            })) {
+      runner(bot, referee).play();
+
+      List<Action> actions = actions(referee);
+      assertEquals(2, actions.size());
+      assertEquals(List.of("5H"), actions.get(0).getPlay().getCardsList());
+      assertEquals(3, actions.get(1).getTurnId());
+      assertTrue(actions.get(1).hasPass(), "the default hook sends the fallback: a pass");
+      assertEquals(1, bot.rejections.size());
+      assertEquals(RejectionReason.REJECTION_REASON_CARD_NOT_IN_HAND, bot.rejections.get(0).getReason());
+    }
+  }
+
+  @Test
+  void doesNotRetryWhenNoAttemptIsLeftOrTheTurnIsAnother() throws Exception {
+    RecordingBot bot = new RecordingBot(Choice.play("5H"));
+    try (FakeReferee referee =
+        new FakeReferee(
+            (conn, req) -> {
+              if (req.hasHello()) {
+                conn.send(Messages.welcome(2, false), Messages.promptMsg(3, true, inSeconds(5)));
+              } else {
+                conn.send(
+                    Messages.rejected(3, RejectionReason.REJECTION_REASON_DOES_NOT_BEAT, 0),
+                    Messages.rejected(1, RejectionReason.REJECTION_REASON_STALE_TURN, 2),
+                    Messages.matchEnded());
+                conn.close();
+              }
+            })) {
+      runner(bot, referee).play();
+      assertEquals(1, actions(referee).size());
+      assertTrue(bot.rejections.isEmpty());
+    }
+  }
+
+  @Test
+  void sendsTheFallbackBeforeTheDeadlineWhenChooseRunsLate() throws Exception {
+    Bot slow =
+        prompt -> {
+          try {
+            Thread.sleep(10_000);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          return Choice.play("2H");
+        };
+    List<Instant> deadlines = new CopyOnWriteArrayList<>();
+    List<Instant> arrivals = new CopyOnWriteArrayList<>();
+    try (FakeReferee referee =
+        new FakeReferee(
+            (conn, req) -> {
+              if (req.hasHello()) {
+                Instant deadline = Instant.now().plusMillis(1000);
+                deadlines.add(deadline);
+                conn.send(Messages.welcome(2, false), Messages.promptMsg(9, false, deadline));
+              } else {
+                arrivals.add(Instant.now());
+                conn.send(Messages.accepted(9), Messages.matchEnded());
+                conn.close();
+              }
+            })) {
+      runner(slow, referee).deadlineMargin(Duration.ofMillis(250)).play();
+
+      Action action = actions(referee).get(0);
+      assertEquals(List.of("3D"), action.getPlay().getCardsList(), "the weakest legal play");
+      assertTrue(
+          arrivals.get(0).isBefore(deadlines.get(0)),
+          "answered before the deadline: " + Duration.between(deadlines.get(0), arrivals.get(0)));
+    }
+  }
+
+  @Test
+  void aPromptPastItsDeadlineGetsTheFallbackWithoutAskingTheBot() throws Exception {
+    RecordingBot bot = new RecordingBot(Choice.play("2H"));
+    try (FakeReferee referee =
+        new FakeReferee(
+            (conn, req) -> {
+              if (req.hasHello()) {
+                conn.send(Messages.welcome(2, false), Messages.promptMsg(4, true, Instant.now().minusSeconds(1)));
+              } else {
+                conn.send(Messages.matchEnded());
+                conn.close();
+              }
+            })) {
+      runner(bot, referee).play();
+      assertTrue(actions(referee).get(0).hasPass());
+      assertFalse(bot.calls.contains("choose 4"));
+    }
+  }
+
+  @Test
+  void aChooseThatThrowsSendsTheFallback() throws Exception {
+    Bot broken =
+        prompt -> {
+          throw new IllegalStateException("bug");
+        };
+    try (FakeReferee referee =
+        new FakeReferee(
+            (conn, req) -> {
+              if (req.hasHello()) {
+                conn.send(Messages.welcome(2, false), Messages.promptMsg(4, true, inSeconds(5)));
+              } else {
+                conn.send(Messages.matchEnded());
+                conn.close();
+              }
+            })) {
+      runner(broken, referee).play();
+      assertTrue(actions(referee).get(0).hasPass());
+    }
+  }
+
+  @Test
+  void reconnectsWithTheSameTokenAfterTheStreamCloses() throws Exception {
+    RecordingBot bot = new RecordingBot(Choice.pass());
+    try (FakeReferee referee =
+        new FakeReferee(
+            (conn, req) -> {
+              if (conn.index == 0) {
+                if (req.hasHello()) {
+                  conn.send(Messages.welcome(2, false), Messages.promptMsg(1, true, inSeconds(5)));
+                } else {
+                  conn.send(Messages.accepted(1));
+                  conn.close(); // the drill: a clean end before match_ended
+                }
+              } else if (req.hasHello()) {
+                conn.send(Messages.welcome(2, true), Messages.snapshot(), Messages.matchEnded());
+                conn.close();
+              }
+            })) {
+      MatchOutcome outcome = runner(bot, referee).play();
+
+      assertEquals(2, referee.conns.size());
+      PlayRequest first = referee.conns.get(0).received.get(0);
+      PlayRequest second = referee.conns.get(1).received.get(0);
+      assertEquals(first, second, "the same Hello, token included");
+      assertEquals(1, outcome.place());
+    }
+  }
+
+  @Test
+  void reconnectsAfterAStreamError() throws Exception {
+    try (FakeReferee referee =
+        new FakeReferee(
+            (conn, req) -> {
+              if (conn.index == 0) {
+                conn.send(Messages.welcome(2, false));
+                conn.fail(Status.UNAVAILABLE.withDescription("gone"));
+              } else if (conn.index == 1) {
+                conn.send(Messages.refusal(RefusalReason.REFUSAL_REASON_SEAT_TAKEN));
+                conn.close();
+              } else {
+                conn.send(Messages.welcome(2, true), Messages.matchEnded());
+                conn.close();
+              }
+            })) {
+      MatchOutcome outcome = runner(new RecordingBot(Choice.pass()), referee).play();
+      assertEquals(3, referee.conns.size(), "SEAT_TAKEN right after a drop is retried");
+      assertTrue(outcome.ended().isPresent());
+    }
+  }
+
+  @Test
+  void endsCleanlyWhenTheMatchEndedWhileAway() throws Exception {
+    try (FakeReferee referee =
+        new FakeReferee(
+            (conn, req) -> {
+              if (conn.index == 0) {
+                conn.send(Messages.welcome(1, false));
+                conn.close();
+              } else {
+                conn.send(Messages.refusal(RefusalReason.REFUSAL_REASON_MATCH_OVER));
+                conn.close();
+              }
+            })) {
+      MatchOutcome outcome = runner(new RecordingBot(Choice.pass()), referee).play();
+      assertEquals(1, outcome.seat());
+      assertTrue(outcome.ended().isEmpty());
+      assertEquals(0, outcome.place());
+    }
+  }
+
+  @Test
+  void aRefusalBeforeBeingSeatedIsFinal() throws Exception {
+    for (RefusalReason reason :
+        List.of(
+            RefusalReason.REFUSAL_REASON_BAD_TOKEN,
+            RefusalReason.REFUSAL_REASON_SEAT_TAKEN,
+            RefusalReason.REFUSAL_REASON_MATCH_OVER)) {
+      try (FakeReferee referee =
+          new FakeReferee(
+              (conn, req) -> {
+                conn.send(Messages.refusal(reason));
+                conn.close();
+              })) {
+        BotRefusedException e =
+            assertThrows(
+                BotRefusedException.class, () -> runner(new RecordingBot(Choice.pass()), referee).play());
+        assertEquals(reason, e.reason());
+        assertEquals(1, referee.conns.size());
+      }
+    }
+  }
+
+  @Test
+  void givesUpAfterTheReconnectWindow() throws Exception {
+    try (FakeReferee referee =
+        new FakeReferee((conn, req) -> conn.fail(Status.UNAVAILABLE.withDescription("down")))) {
+      BotRunner runner =
+          runner(new RecordingBot(Choice.pass()), referee).reconnectWindow(Duration.ofMillis(400));
+      long start = System.nanoTime();
+      assertThrows(RefereeUnreachableException.class, runner::play);
+      long ms = (System.nanoTime() - start) / 1_000_000;
+      assertTrue(referee.conns.size() >= 3, "retried with back-off: " + referee.conns.size());
+      assertTrue(ms >= 400 && ms < 5000, "gave up after the window: " + ms + " ms");
+    }
+  }
+
+  @Test
+  void aStatusThatAReconnectCannotFixIsThrown() throws Exception {
+    try (FakeReferee referee =
+        new FakeReferee((conn, req) -> conn.fail(Status.PERMISSION_DENIED.withDescription("no")))) {
+      StatusRuntimeException e =
+          assertThrows(
+              StatusRuntimeException.class, () -> runner(new RecordingBot(Choice.pass()), referee).play());
+      assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
+      assertEquals(1, referee.conns.size());
+    }
+  }
+
+  @Test
+  void aMisbehavingBotRecoversFromItsIllegalPlay() throws Exception {
+    Bot bot = new MisbehavingBot(new RecordingBot(Choice.play("4C", "4S")));
+    try (FakeReferee referee =
+        new FakeReferee(
+            (conn, req) -> {
+              if (req.hasHello()) {
+                conn.send(Messages.welcome(2, false), Messages.promptMsg(5, false, inSeconds(5)));
+              } else if (conn.actions() == 1) {
+                conn.send(Messages.rejected(5, RejectionReason.REJECTION_REASON_CARD_NOT_IN_HAND, 2));
+              } else if (conn.actions() == 2) {
+                conn.send(Messages.accepted(5), Messages.promptMsg(6, false, inSeconds(5)));
+              } else {
+                conn.send(Messages.accepted(6), Messages.matchEnded());
+                conn.close();
+              }
+            })) {
+      runner(bot, referee).play();
+      List<Action> actions = actions(referee);
+      assertEquals(3, actions.size());
+      assertEquals(List.of("3C"), actions.get(0).getPlay().getCardsList(), "not in the hand");
+      assertEquals(List.of("3D"), actions.get(1).getPlay().getCardsList(), "the fallback");
+      assertEquals(List.of("4C", "4S"), actions.get(2).getPlay().getCardsList(), "the bot's own");
+    }
+  }
+}
