@@ -41,7 +41,10 @@ fn list_protos(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         }
     }
     if protos.is_empty() {
-        return Err(std::io::Error::new(std::io::ErrorKind::NotFound, "no .proto files"));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no .proto files",
+        ));
     }
     protos.sort();
     Ok(protos)

@@ -105,7 +105,10 @@ mod tests {
             message: String::new(),
             attempts_left: 2,
         };
-        assert_eq!(Stubborn.on_rejected(&prompt, &rejection), Choice::play(["5S"]));
+        assert_eq!(
+            Stubborn.on_rejected(&prompt, &rejection),
+            Choice::play(["5S"])
+        );
         assert_eq!(Stubborn.name(), "rust-bot");
         assert!(Stubborn.want_legal_plays());
     }

@@ -1,14 +1,18 @@
 //! Card notation helpers: a card is two characters, rank then suit, e.g. "3C", "TD", "2S".
 
 /// Ranks from lowest to highest (T is ten).
-pub const RANKS: [char; 13] = ['3', '4', '5', '6', '7', '8', '9', 'T', 'J', 'Q', 'K', 'A', '2'];
+pub const RANKS: [char; 13] = [
+    '3', '4', '5', '6', '7', '8', '9', 'T', 'J', 'Q', 'K', 'A', '2',
+];
 
 /// Suits: clubs, spades, hearts, diamonds.
 pub const SUITS: [char; 4] = ['C', 'S', 'H', 'D'];
 
 /// The 52 cards, rank by rank.
 pub fn deck() -> impl Iterator<Item = String> {
-    RANKS.iter().flat_map(|rank| SUITS.iter().map(move |suit| format!("{rank}{suit}")))
+    RANKS
+        .iter()
+        .flat_map(|rank| SUITS.iter().map(move |suit| format!("{rank}{suit}")))
 }
 
 /// Whether `hand` holds `card` (notation compared without regard to case).
@@ -18,7 +22,9 @@ pub fn holds(hand: &[String], card: &str) -> bool {
 
 /// The first card of the deck that is not in `hand` (a hand never holds all 52).
 pub fn card_not_in_hand(hand: &[String]) -> String {
-    deck().find(|card| !holds(hand, card)).expect("a hand holds at most 13 of 52 cards")
+    deck()
+        .find(|card| !holds(hand, card))
+        .expect("a hand holds at most 13 of 52 cards")
 }
 
 #[cfg(test)]

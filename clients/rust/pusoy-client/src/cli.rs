@@ -57,11 +57,16 @@ where
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let (name, inline) = match arg.split_once('=') {
-            Some((name, value)) if name.starts_with("--") => (name.to_owned(), Some(value.to_owned())),
+            Some((name, value)) if name.starts_with("--") => {
+                (name.to_owned(), Some(value.to_owned()))
+            }
             _ => (arg.clone(), None),
         };
         let mut value = |name: &str| {
-            inline.clone().or_else(|| args.next()).ok_or_else(|| format!("{name} needs a value"))
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or_else(|| format!("{name} needs a value"))
         };
         match name.as_str() {
             "--address" => address = Some(value("--address")?),
@@ -98,11 +103,16 @@ pub fn main<B: Bot>(bot: B) -> ExitCode {
     };
     let mut config = Config::new(&args.address, &args.token);
     config.verbose = !args.quiet;
-    let result =
-        if args.misbehave { run(Misbehave::new(bot), &config) } else { run(bot, &config) };
+    let result = if args.misbehave {
+        run(Misbehave::new(bot), &config)
+    } else {
+        run(bot, &config)
+    };
     match result {
         Ok(outcome) => {
-            let place = outcome.place().map_or("unknown (ended while away)".into(), |p| p.to_string());
+            let place = outcome
+                .place()
+                .map_or("unknown (ended while away)".into(), |p| p.to_string());
             println!(
                 "{name}: match {} over, seat {} placed {place}",
                 outcome.match_id, outcome.seat
@@ -125,15 +135,22 @@ mod tests {
     use super::*;
 
     fn parse(args: &[&str], env: &[(&str, &str)]) -> Result<Parsed, String> {
-        let env: Vec<(String, String)> =
-            env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         parse_args(args.iter().map(|a| a.to_string()), |key| {
             env.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
         })
     }
 
     fn run_args(address: &str, token: &str, misbehave: bool) -> Parsed {
-        Parsed::Run(Args { address: address.into(), token: token.into(), misbehave, quiet: false })
+        Parsed::Run(Args {
+            address: address.into(),
+            token: token.into(),
+            misbehave,
+            quiet: false,
+        })
     }
 
     #[test]
@@ -141,7 +158,10 @@ mod tests {
         let env = [("PUSOY_ADDRESS", "env:1"), ("PUSOY_TOKEN", "envtok")];
         assert_eq!(parse(&[], &env), Ok(run_args("env:1", "envtok", false)));
         assert_eq!(
-            parse(&["--address", "cli:2", "--token=clitok", "--misbehave"], &env),
+            parse(
+                &["--address", "cli:2", "--token=clitok", "--misbehave"],
+                &env
+            ),
             Ok(run_args("cli:2", "clitok", true))
         );
     }
@@ -157,8 +177,16 @@ mod tests {
     #[test]
     fn bad_command_lines() {
         assert!(parse(&[], &[]).unwrap_err().contains("token"));
-        assert!(parse(&["--token"], &[]).unwrap_err().contains("needs a value"));
-        assert!(parse(&["--token", "t", "--bogus"], &[]).unwrap_err().contains("--bogus"));
+        assert!(
+            parse(&["--token"], &[])
+                .unwrap_err()
+                .contains("needs a value")
+        );
+        assert!(
+            parse(&["--token", "t", "--bogus"], &[])
+                .unwrap_err()
+                .contains("--bogus")
+        );
         assert_eq!(parse(&["--help"], &[]), Ok(Parsed::Help));
     }
 }

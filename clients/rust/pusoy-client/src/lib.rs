@@ -46,6 +46,7 @@ mod prompt;
 mod runner;
 #[cfg(test)]
 mod testing;
+mod worker;
 
 pub use bot::{Bot, fallback};
 pub use cli::{Args, Parsed, USAGE, main, parse_args};

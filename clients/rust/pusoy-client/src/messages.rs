@@ -19,10 +19,15 @@ pub fn hello_request(token: &str, bot_name: &str, want_legal_plays: bool) -> pb:
 pub fn action_request(turn_id: u64, choice: &Choice) -> pb::PlayRequest {
     let kind = match choice {
         Choice::Pass => action::Kind::Pass(pb::Pass {}),
-        Choice::Play(cards) => action::Kind::Play(pb::Cards { cards: cards.clone() }),
+        Choice::Play(cards) => action::Kind::Play(pb::Cards {
+            cards: cards.clone(),
+        }),
     };
     pb::PlayRequest {
-        kind: Some(play_request::Kind::Action(pb::Action { turn_id, kind: Some(kind) })),
+        kind: Some(play_request::Kind::Action(pb::Action {
+            turn_id,
+            kind: Some(kind),
+        })),
     }
 }
 
@@ -43,7 +48,9 @@ mod tests {
         assert_eq!(action.turn_id, 17);
         assert_eq!(
             action.kind,
-            Some(action::Kind::Play(pb::Cards { cards: vec!["9D".into(), "9S".into()] }))
+            Some(action::Kind::Play(pb::Cards {
+                cards: vec!["9D".into(), "9S".into()]
+            }))
         );
     }
 

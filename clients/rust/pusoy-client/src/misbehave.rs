@@ -15,7 +15,10 @@ pub struct Misbehave<B> {
 impl<B> Misbehave<B> {
     /// Wraps `inner`.
     pub fn new(inner: B) -> Self {
-        Misbehave { inner, misbehaved_in_hand: None }
+        Misbehave {
+            inner,
+            misbehaved_in_hand: None,
+        }
     }
 
     /// The wrapped bot.
@@ -80,9 +83,15 @@ mod tests {
     fn first_answer_of_each_hand_is_a_card_not_in_hand() {
         let mut bot = Misbehave::new(Lowest);
         let mut prompt = prompt();
-        let Choice::Play(cards) = bot.choose(&prompt) else { panic!("expected a play") };
+        let Choice::Play(cards) = bot.choose(&prompt) else {
+            panic!("expected a play")
+        };
         assert_eq!(cards.len(), 1);
-        assert!(!holds(&prompt.hand, &cards[0]), "{cards:?} is in {:?}", prompt.hand);
+        assert!(
+            !holds(&prompt.hand, &cards[0]),
+            "{cards:?} is in {:?}",
+            prompt.hand
+        );
         assert_eq!(cards, ["3S"]);
 
         // Later turns of the same hand: the wrapped bot decides.

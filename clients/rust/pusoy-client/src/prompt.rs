@@ -79,12 +79,17 @@ impl Prompt {
 
     /// The play on the table, if any (none on a lead).
     pub fn table(&self) -> Option<&pb::Play> {
-        self.state.table.as_ref().filter(|play| !play.cards.is_empty())
+        self.state
+            .table
+            .as_ref()
+            .filter(|play| !play.cards.is_empty())
     }
 
     /// Time left before the deadline (zero once it has passed).
     pub fn time_left(&self) -> Duration {
-        self.deadline.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO)
+        self.deadline
+            .duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO)
     }
 }
 
@@ -177,7 +182,10 @@ mod tests {
         assert_eq!(prompt.attempts_left, 3);
         assert_eq!(prompt.hand_number, 3);
         assert_eq!(prompt.state.card_counts, [13, 12, 13, 13]);
-        assert_eq!(prompt.table().map(|t| t.cards.clone()), Some(vec!["4D".to_string()]));
+        assert_eq!(
+            prompt.table().map(|t| t.cards.clone()),
+            Some(vec!["4D".to_string()])
+        );
     }
 
     #[test]
@@ -197,13 +205,22 @@ mod tests {
         let mut raw = sample_prompt();
         raw.legal_plays[0].combination = 99;
         let prompt = Prompt::from(raw);
-        assert_eq!(prompt.legal_plays[0].combination, pb::Combination::Unspecified);
+        assert_eq!(
+            prompt.legal_plays[0].combination,
+            pb::Combination::Unspecified
+        );
     }
 
     #[test]
     fn choices_from_cards_and_legal_plays() {
-        assert_eq!(Choice::play(["3C", "3D"]), Choice::Play(vec!["3C".into(), "3D".into()]));
-        let play = LegalPlay { cards: vec!["7H".into()], combination: pb::Combination::Single };
+        assert_eq!(
+            Choice::play(["3C", "3D"]),
+            Choice::Play(vec!["3C".into(), "3D".into()])
+        );
+        let play = LegalPlay {
+            cards: vec!["7H".into()],
+            combination: pb::Combination::Single,
+        };
         assert_eq!(Choice::from(&play), Choice::play(["7H"]));
         assert!(Choice::Pass.is_pass());
         assert!(!Choice::play(["7H"]).is_pass());

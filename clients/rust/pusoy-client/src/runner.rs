@@ -1,7 +1,7 @@
 //! Connect a bot to a referee and play its seat to the end of the match.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::mpsc;
@@ -10,6 +10,7 @@ use tonic::transport::Endpoint;
 use tonic::{Code, Status};
 
 use crate::pb::{self, event, play_response, play_service_client::PlayServiceClient};
+use crate::worker::{NoAnswer, Worker};
 use crate::{Bot, Choice, Prompt, Rejection, action_request, fallback, hello_request};
 
 /// Where and how to play.
@@ -58,7 +59,11 @@ impl MatchOutcome {
     /// The seat's place (1 = first), when known.
     pub fn place(&self) -> Option<u32> {
         let ended = self.ended.as_ref()?;
-        ended.standings.iter().find(|s| s.seats.contains(&self.seat)).map(|s| s.place)
+        ended
+            .standings
+            .iter()
+            .find(|s| s.seats.contains(&self.seat))
+            .map(|s| s.place)
     }
 }
 
@@ -93,11 +98,19 @@ impl fmt::Display for Error {
             Error::Refused { reason, message } => {
                 write!(f, "refused: {}: {message}", reason.as_str_name())
             }
-            Error::Unreachable { address, last_error } => {
+            Error::Unreachable {
+                address,
+                last_error,
+            } => {
                 write!(f, "could not reach the referee at {address}: {last_error}")
             }
             Error::BadAddress(address) => write!(f, "bad referee address {address:?}"),
-            Error::Rpc(status) => write!(f, "stream failed: {:?}: {}", status.code(), status.message()),
+            Error::Rpc(status) => write!(
+                f,
+                "stream failed: {:?}: {}",
+                status.code(),
+                status.message()
+            ),
             Error::Runtime(err) => write!(f, "cannot start the async runtime: {err}"),
         }
     }
@@ -114,7 +127,9 @@ pub struct Backoff {
 impl Backoff {
     /// The first delay is zero.
     pub fn new() -> Self {
-        Backoff { next: Duration::ZERO }
+        Backoff {
+            next: Duration::ZERO,
+        }
     }
 
     /// The delay before the next attempt.
@@ -151,11 +166,8 @@ pub async fn play<B: Bot>(bot: B, config: &Config) -> Result<MatchOutcome, Error
         .map_err(|_| Error::BadAddress(config.address.clone()))?
         .connect_timeout(config.connect_timeout)
         .tcp_nodelay(true);
-    let bot = Arc::new(Mutex::new(bot));
-    let hello = {
-        let bot = lock(&bot);
-        hello_request(&config.token, bot.name(), bot.want_legal_plays())
-    };
+    let hello = hello_request(&config.token, bot.name(), bot.want_legal_plays());
+    let bot = Worker::spawn(bot);
     let mut seat = SeatState::default();
     let mut backoff = Backoff::new();
     let mut since = Instant::now(); // the start of the current time without a seat
@@ -180,11 +192,17 @@ pub async fn play<B: Bot>(bot: B, config: &Config) -> Result<MatchOutcome, Error
             backoff.reset();
         }
         if since.elapsed() > config.reconnect_window {
-            return Err(Error::Unreachable { address: config.address.clone(), last_error: failure });
+            return Err(Error::Unreachable {
+                address: config.address.clone(),
+                last_error: failure,
+            });
         }
         let delay = backoff.next_delay();
         if config.verbose {
-            eprintln!("pusoy-client: {failure}; reconnecting in {} ms", delay.as_millis());
+            eprintln!(
+                "pusoy-client: {failure}; reconnecting in {} ms",
+                delay.as_millis()
+            );
         }
         tokio::time::sleep(delay).await;
     }
@@ -200,23 +218,30 @@ struct SeatState {
 
 impl SeatState {
     fn outcome(&self, ended: Option<pb::MatchEnded>) -> MatchOutcome {
-        MatchOutcome { seat: self.seat.unwrap_or_default(), match_id: self.match_id.clone(), ended }
+        MatchOutcome {
+            seat: self.seat.unwrap_or_default(),
+            match_id: self.match_id.clone(),
+            ended,
+        }
     }
 }
 
 /// Why one stream ended without the match's end.
 #[derive(Debug)]
 enum Attempt {
-    Refused { reason: pb::RefusalReason, message: String },
+    Refused {
+        reason: pb::RefusalReason,
+        message: String,
+    },
     Retry(String),
     Fatal(Error),
 }
 
 fn classify(status: Status) -> Attempt {
     match status.code() {
-        Code::Unavailable | Code::Cancelled | Code::Internal | Code::Unknown => {
-            Attempt::Retry(format!("stream failed: {:?}: {}", status.code(), status.message()))
-        }
+        Code::Unavailable | Code::Cancelled | Code::Internal | Code::Unknown => Attempt::Retry(
+            format!("stream failed: {:?}: {}", status.code(), status.message()),
+        ),
         _ => Attempt::Fatal(Error::Rpc(status)),
     }
 }
@@ -224,7 +249,7 @@ fn classify(status: Status) -> Attempt {
 /// One stream: connect, hello, play. `Ok(None)`: the stream ended before the match did.
 async fn attempt<B: Bot>(
     endpoint: &Endpoint,
-    bot: &Arc<Mutex<B>>,
+    bot: &Worker<B>,
     hello: &pb::PlayRequest,
     seat: &mut SeatState,
     config: &Config,
@@ -236,13 +261,17 @@ async fn attempt<B: Bot>(
     let mut client = PlayServiceClient::new(channel);
     let (tx, rx) = mpsc::channel(16);
     tx.try_send(hello.clone()).expect("a new channel has room");
-    let incoming = client.play(ReceiverStream::new(rx)).await.map_err(classify)?.into_inner();
+    let incoming = client
+        .play(ReceiverStream::new(rx))
+        .await
+        .map_err(classify)?
+        .into_inner();
     drive(bot, incoming, &tx, seat, config).await
 }
 
 /// Handles the referee's messages on one stream, sending answers on `tx`.
 async fn drive<B, S>(
-    bot: &Arc<Mutex<B>>,
+    bot: &Worker<B>,
     mut incoming: S,
     tx: &mpsc::Sender<pb::PlayRequest>,
     seat: &mut SeatState,
@@ -254,7 +283,9 @@ where
 {
     let mut current: Option<Arc<Prompt>> = None;
     while let Some(message) = incoming.next().await {
-        let Some(kind) = message.map_err(classify)?.kind else { continue };
+        let Some(kind) = message.map_err(classify)?.kind else {
+            continue;
+        };
         match kind {
             play_response::Kind::Welcome(welcome) => {
                 if config.verbose {
@@ -262,13 +293,17 @@ where
                         "pusoy-client: seat {} of match {}{}",
                         welcome.seat,
                         welcome.match_id,
-                        if welcome.reconnect { " (reconnected)" } else { "" }
+                        if welcome.reconnect {
+                            " (reconnected)"
+                        } else {
+                            ""
+                        }
                     );
                 }
                 seat.seat = Some(welcome.seat);
                 seat.match_id = welcome.match_id.clone();
                 seat.welcomes += 1;
-                with_bot(bot, move |bot| bot.on_welcome(&welcome)).await;
+                bot.tell(move |bot| bot.on_welcome(&welcome));
             }
             play_response::Kind::Refusal(refusal) => {
                 let reason = pb::RefusalReason::try_from(refusal.reason)
@@ -276,25 +311,27 @@ where
                 if reason == pb::RefusalReason::MatchOver && seat.seat.is_some() {
                     return Ok(Some(seat.outcome(None))); // it ended while we were away
                 }
-                return Err(Attempt::Refused { reason, message: refusal.message });
+                return Err(Attempt::Refused {
+                    reason,
+                    message: refusal.message,
+                });
             }
             play_response::Kind::Snapshot(snapshot) => {
-                with_bot(bot, move |bot| bot.on_snapshot(&snapshot)).await;
+                bot.tell(move |bot| bot.on_snapshot(&snapshot));
             }
             play_response::Kind::Event(event) => {
                 let ended = match &event.kind {
                     Some(event::Kind::MatchEnded(ended)) => Some(ended.clone()),
                     _ => None,
                 };
-                with_bot(bot, move |bot| bot.on_event(&event)).await;
+                bot.tell(move |bot| bot.on_event(&event));
                 if ended.is_some() {
                     return Ok(Some(seat.outcome(ended)));
                 }
             }
             play_response::Kind::Prompt(prompt) => {
                 let prompt = Arc::new(Prompt::from_pb(prompt, SystemTime::now()));
-                let choice =
-                    decide(bot, &prompt, config, |bot, prompt| bot.choose(prompt)).await;
+                let choice = decide(bot, &prompt, config, |bot, prompt| bot.choose(prompt)).await;
                 // A failed send means the stream is closing; the loop sees its end.
                 let _ = tx.send(action_request(prompt.turn_id, &choice)).await;
                 current = Some(prompt);
@@ -310,7 +347,9 @@ where
                         rejection.attempts_left
                     );
                 }
-                let Some(prompt) = current.as_ref() else { continue };
+                let Some(prompt) = current.as_ref() else {
+                    continue;
+                };
                 if prompt.turn_id != rejection.turn_id || rejection.attempts_left == 0 {
                     continue;
                 }
@@ -326,53 +365,51 @@ where
     Ok(None)
 }
 
-/// Runs `decide` on a worker thread; past the deadline (less the margin) the answer is
+/// Asks the bot for a choice; past the deadline (less the margin) the answer is
 /// [`fallback`] instead. A panicking bot also gets the fallback.
-async fn decide<B, F>(bot: &Arc<Mutex<B>>, prompt: &Arc<Prompt>, config: &Config, decide: F) -> Choice
+async fn decide<B, F>(bot: &Worker<B>, prompt: &Arc<Prompt>, config: &Config, decide: F) -> Choice
 where
     B: Bot,
     F: FnOnce(&mut B, &Prompt) -> Choice + Send + 'static,
 {
     let budget = prompt.time_left().saturating_sub(config.deadline_margin);
-    let (bot, shared_prompt) = (Arc::clone(bot), Arc::clone(prompt));
-    let task = tokio::task::spawn_blocking(move || decide(&mut lock(&bot), &shared_prompt));
-    match tokio::time::timeout(budget, task).await {
-        Ok(Ok(choice)) => choice,
-        Ok(Err(err)) => {
-            eprintln!("pusoy-client: the bot failed on turn {}: {err}; sending the fallback", prompt.turn_id);
+    let shared = Arc::clone(prompt);
+    match bot.ask(budget, move |bot| decide(bot, &shared)).await {
+        Ok(choice) => choice,
+        Err(NoAnswer::Panicked) => {
+            eprintln!(
+                "pusoy-client: the bot failed on turn {}; sending the fallback",
+                prompt.turn_id
+            );
             fallback(prompt)
         }
-        Err(_) => {
+        Err(NoAnswer::Late) => {
             if config.verbose {
-                eprintln!("pusoy-client: turn {} ran out of time; sending the fallback", prompt.turn_id);
+                eprintln!(
+                    "pusoy-client: turn {} ran out of time; sending the fallback",
+                    prompt.turn_id
+                );
             }
             fallback(prompt)
         }
     }
 }
 
-/// Runs a hook on a worker thread, after any call still running.
-async fn with_bot<B: Bot>(bot: &Arc<Mutex<B>>, hook: impl FnOnce(&mut B) + Send + 'static) {
-    let bot = Arc::clone(bot);
-    if let Err(err) = tokio::task::spawn_blocking(move || hook(&mut lock(&bot))).await {
-        eprintln!("pusoy-client: a bot hook failed: {err}");
-    }
-}
-
-/// Locks the bot; a panic in an earlier call does not stop the match.
-fn lock<B>(bot: &Mutex<B>) -> MutexGuard<'_, B> {
-    bot.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
+    // Some errors repeat their source in their own text: keep each part once.
+    let mut parts = vec![err.to_string()];
     let mut source = err.source();
     while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
+        let text = cause.to_string();
+        let last = parts.last_mut().expect("not empty");
+        if text.starts_with(last.as_str()) {
+            *last = text;
+        } else if !last.ends_with(&text) {
+            parts.push(text);
+        }
         source = cause.source();
     }
-    text
+    parts.join(": ")
 }
 
 #[cfg(test)]
@@ -381,28 +418,52 @@ mod tests {
     use crate::pb::{action, play_request};
     use crate::testing::raw_prompt;
 
-    /// Plays the lowest legal play, after an optional nap; counts the events it saw.
-    #[derive(Default)]
-    struct Recorder {
-        nap: Duration,
+    /// What a [`Recorder`] saw, readable after the run.
+    #[derive(Debug, Default)]
+    struct Seen {
         events: usize,
         welcomes: usize,
         snapshots: usize,
     }
 
+    /// Plays the weakest legal play, napping first as long as `naps` says (one entry per
+    /// call, none after); records the hooks' calls.
+    #[derive(Default)]
+    struct Recorder {
+        naps: Vec<Duration>,
+        seen: Arc<std::sync::Mutex<Seen>>,
+    }
+
+    impl Recorder {
+        fn napping(naps: &[u64]) -> Self {
+            let naps = naps
+                .iter()
+                .map(|&ms| Duration::from_millis(ms))
+                .rev()
+                .collect();
+            Recorder {
+                naps,
+                ..Default::default()
+            }
+        }
+    }
+
     impl Bot for Recorder {
         fn choose(&mut self, prompt: &Prompt) -> Choice {
-            std::thread::sleep(self.nap);
-            prompt.legal_plays.first().map_or(Choice::Pass, Choice::from)
+            std::thread::sleep(self.naps.pop().unwrap_or_default());
+            prompt
+                .legal_plays
+                .first()
+                .map_or(Choice::Pass, Choice::from)
         }
         fn on_welcome(&mut self, _: &pb::Welcome) {
-            self.welcomes += 1;
+            self.seen.lock().unwrap().welcomes += 1;
         }
         fn on_snapshot(&mut self, _: &pb::Snapshot) {
-            self.snapshots += 1;
+            self.seen.lock().unwrap().snapshots += 1;
         }
         fn on_event(&mut self, _: &pb::Event) {
-            self.events += 1;
+            self.seen.lock().unwrap().events += 1;
         }
     }
 
@@ -420,11 +481,16 @@ mod tests {
     }
 
     fn prompt_in(time: Duration) -> Result<pb::PlayResponse, Status> {
-        prompt_with(time, false)
+        prompt_with(42, time, false)
     }
 
-    fn prompt_with(time: Duration, can_pass: bool) -> Result<pb::PlayResponse, Status> {
+    fn prompt_with(
+        turn_id: u64,
+        time: Duration,
+        can_pass: bool,
+    ) -> Result<pb::PlayResponse, Status> {
         let mut prompt = raw_prompt();
+        prompt.turn_id = turn_id;
         prompt.deadline = Some((SystemTime::now() + time).into());
         prompt.can_pass = can_pass;
         response(play_response::Kind::Prompt(prompt))
@@ -445,11 +511,25 @@ mod tests {
             kind: Some(event::Kind::MatchEnded(pb::MatchEnded {
                 status: pb::MatchStatus::Finished as i32,
                 standings: vec![
-                    pb::Standing { place: 1, seats: vec![0], ..Default::default() },
-                    pb::Standing { place: 2, seats: vec![2], ..Default::default() },
+                    pb::Standing {
+                        place: 1,
+                        seats: vec![0],
+                        ..Default::default()
+                    },
+                    pb::Standing {
+                        place: 2,
+                        seats: vec![2],
+                        ..Default::default()
+                    },
                 ],
                 ..Default::default()
             })),
+        }))
+    }
+
+    fn match_event() -> Result<pb::PlayResponse, Status> {
+        response(play_response::Kind::Event(pb::Event {
+            kind: Some(event::Kind::TrickCleared(pb::TrickCleared { leader: 1 })),
         }))
     }
 
@@ -465,7 +545,7 @@ mod tests {
         result: Result<Option<MatchOutcome>, Attempt>,
         sent: Vec<pb::Action>,
         seat: SeatState,
-        bot: Arc<Mutex<Recorder>>,
+        seen: Arc<std::sync::Mutex<Seen>>,
         took: Duration,
     }
 
@@ -475,9 +555,12 @@ mod tests {
         script: Vec<Result<pb::PlayResponse, Status>>,
         seat: SeatState,
     ) -> Run {
-        let runtime =
-            tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-        let bot = Arc::new(Mutex::new(bot));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let seen = Arc::clone(&bot.seen);
+        let bot = Worker::spawn(bot);
         let mut seat = seat;
         let mut config = Config::new("127.0.0.1:1", "tok");
         config.verbose = false;
@@ -491,7 +574,7 @@ mod tests {
             &config,
         ));
         let took = started.elapsed();
-        runtime.shutdown_background(); // do not wait for a bot still napping
+        bot.join();
         let mut sent = Vec::new();
         while let Ok(request) = rx.try_recv() {
             match request.kind {
@@ -499,7 +582,13 @@ mod tests {
                 other => panic!("unexpected request {other:?}"),
             }
         }
-        Run { result, sent, seat, bot, took }
+        Run {
+            result,
+            sent,
+            seat,
+            seen,
+            took,
+        }
     }
 
     fn play_of(action: &pb::Action) -> Option<Vec<String>> {
@@ -528,14 +617,19 @@ mod tests {
         assert_eq!(play_of(&run.sent[0]), Some(vec!["5S".to_string()]));
         // The default rejection hook: the fallback (must play: the weakest play).
         assert_eq!(play_of(&run.sent[1]), Some(vec!["5S".to_string()]));
-        let bot = run.bot.lock().unwrap();
-        assert_eq!((bot.welcomes, bot.snapshots, bot.events), (1, 1, 1));
+        let seen = run.seen.lock().unwrap();
+        assert_eq!((seen.welcomes, seen.snapshots, seen.events), (1, 1, 1));
         assert_eq!(run.seat.welcomes, 1);
     }
 
     #[test]
     fn no_retry_without_attempts_left_or_for_another_turn() {
-        let script = vec![welcome(2), prompt_in(Duration::from_secs(10)), rejected(42, 0), rejected(41, 2)];
+        let script = vec![
+            welcome(2),
+            prompt_in(Duration::from_secs(10)),
+            rejected(42, 0),
+            rejected(41, 2),
+        ];
         let run = drive_script(Recorder::default(), script, SeatState::default());
         assert!(matches!(run.result, Ok(None)), "the stream just ended");
         assert_eq!(run.sent.len(), 1);
@@ -543,18 +637,55 @@ mod tests {
 
     #[test]
     fn a_slow_bot_gets_the_fallback_before_the_deadline() {
-        let bot = Recorder { nap: Duration::from_millis(800), ..Default::default() };
-        let script = vec![welcome(2), prompt_with(Duration::from_millis(300), true)];
-        let run = drive_script(bot, script, SeatState::default());
-        assert!(run.took < Duration::from_millis(800), "answered after {:?}", run.took);
+        let script = vec![
+            welcome(2),
+            prompt_with(42, Duration::from_millis(300), true),
+        ];
+        let run = drive_script(Recorder::napping(&[800]), script, SeatState::default());
+        assert!(
+            run.took < Duration::from_millis(800),
+            "answered after {:?}",
+            run.took
+        );
         assert_eq!(run.sent.len(), 1);
         assert_eq!(run.sent[0].kind, Some(action::Kind::Pass(pb::Pass {})));
     }
 
     #[test]
+    fn a_slow_turn_does_not_stall_the_events_and_turns_after_it() {
+        let script = vec![
+            welcome(2),
+            prompt_with(42, Duration::from_millis(200), true),
+            match_event(),
+            match_event(),
+            prompt_with(46, Duration::from_secs(3), true),
+        ];
+        let run = drive_script(Recorder::napping(&[700]), script, SeatState::default());
+        assert!(matches!(run.result, Ok(None)));
+        let sent: Vec<_> = run.sent.iter().map(|a| (a.turn_id, play_of(a))).collect();
+        // Turn 42: the fallback (a pass) in time; turn 46: the bot's own choice, made as
+        // soon as it was free again.
+        assert_eq!(sent, [(42, None), (46, Some(vec!["5S".to_string()]))]);
+        assert!(
+            run.took < Duration::from_millis(1500),
+            "took {:?}",
+            run.took
+        );
+        assert_eq!(run.seen.lock().unwrap().events, 2);
+    }
+
+    #[test]
     fn match_over_after_holding_the_seat_is_a_clean_end() {
-        let seat = SeatState { seat: Some(1), match_id: "m-1".into(), welcomes: 1 };
-        let run = drive_script(Recorder::default(), vec![refusal(pb::RefusalReason::MatchOver)], seat);
+        let seat = SeatState {
+            seat: Some(1),
+            match_id: "m-1".into(),
+            welcomes: 1,
+        };
+        let run = drive_script(
+            Recorder::default(),
+            vec![refusal(pb::RefusalReason::MatchOver)],
+            seat,
+        );
         let outcome = run.result.unwrap().expect("ended while away");
         assert_eq!(outcome.seat, 1);
         assert_eq!(outcome.ended, None);
@@ -564,7 +695,11 @@ mod tests {
     #[test]
     fn refusals_before_holding_the_seat_are_errors() {
         for reason in [pb::RefusalReason::MatchOver, pb::RefusalReason::BadToken] {
-            let run = drive_script(Recorder::default(), vec![refusal(reason)], SeatState::default());
+            let run = drive_script(
+                Recorder::default(),
+                vec![refusal(reason)],
+                SeatState::default(),
+            );
             assert!(matches!(run.result, Err(Attempt::Refused { reason: r, .. }) if r == reason));
         }
     }
@@ -586,6 +721,29 @@ mod tests {
     }
 
     #[test]
+    fn error_chains_name_each_cause_once() {
+        #[derive(Debug)]
+        struct Layer(&'static str, Option<Box<Layer>>);
+        impl fmt::Display for Layer {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+        impl std::error::Error for Layer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                self.1.as_deref().map(|layer| layer as _)
+            }
+        }
+        let refused = Layer("tcp connect error: refused", None);
+        let tcp = Layer("tcp connect error", Some(Box::new(refused)));
+        let err = Layer("transport error", Some(Box::new(tcp)));
+        assert_eq!(
+            error_chain(&err),
+            "transport error: tcp connect error: refused"
+        );
+    }
+
+    #[test]
     fn backoff_is_immediate_then_doubles_from_50ms_to_1s() {
         let mut backoff = Backoff::new();
         let delays: Vec<u128> = (0..8).map(|_| backoff.next_delay().as_millis()).collect();
@@ -596,11 +754,17 @@ mod tests {
 
     #[test]
     fn an_unreachable_referee_is_reported_after_the_window() {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         let mut config = Config::new("127.0.0.1:1", "tok"); // nothing listens on port 1
         config.reconnect_window = Duration::from_millis(300);
         config.verbose = false;
         let result = runtime.block_on(play(Recorder::default(), &config));
-        assert!(matches!(result, Err(Error::Unreachable { .. })), "{result:?}");
+        assert!(
+            matches!(result, Err(Error::Unreachable { .. })),
+            "{result:?}"
+        );
     }
 }

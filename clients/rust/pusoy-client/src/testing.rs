@@ -10,23 +10,38 @@ pub(crate) fn raw_prompt() -> pb::TurnPrompt {
     pb::TurnPrompt {
         turn_id: 42,
         seat: 2,
-        deadline: Some(prost_types::Timestamp { seconds: 1_700_000_000, nanos: 500_000_000 }),
+        deadline: Some(prost_types::Timestamp {
+            seconds: 1_700_000_000,
+            nanos: 500_000_000,
+        }),
         turn_time_ms: 2000,
         time_bank_ms: 1500,
         state: Some(pb::PublicState {
             match_id: "m-1".into(),
             hand_number: 3,
             turn: Some(2),
-            table: Some(pb::Play { cards: vec!["4D".into()], combination: single }),
+            table: Some(pb::Play {
+                cards: vec!["4D".into()],
+                combination: single,
+            }),
             table_seat: Some(1),
             card_counts: vec![13, 12, 13, 13],
             ..Default::default()
         }),
         hand: vec!["3C".into(), "5S".into(), "5H".into(), "2D".into()],
         legal_plays: vec![
-            pb::Play { cards: vec!["5S".into()], combination: single },
-            pb::Play { cards: vec!["5H".into()], combination: single },
-            pb::Play { cards: vec!["2D".into()], combination: single },
+            pb::Play {
+                cards: vec!["5S".into()],
+                combination: single,
+            },
+            pb::Play {
+                cards: vec!["5H".into()],
+                combination: single,
+            },
+            pb::Play {
+                cards: vec!["2D".into()],
+                combination: single,
+            },
         ],
         can_pass: true,
         attempts_left: 3,

@@ -53,7 +53,10 @@ mod tests {
         for _ in 0..5000 {
             seen[rng.below(5)] += 1;
         }
-        assert!(seen.iter().all(|&count| (800..1200).contains(&count)), "{seen:?}");
+        assert!(
+            seen.iter().all(|&count| (800..1200).contains(&count)),
+            "{seen:?}"
+        );
     }
 
     #[test]

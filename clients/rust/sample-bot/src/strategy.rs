@@ -24,7 +24,9 @@ pub struct MyBot {
 
 impl MyBot {
     pub fn new() -> Self {
-        MyBot { rng: Rng::from_entropy() }
+        MyBot {
+            rng: Rng::from_entropy(),
+        }
     }
 }
 
@@ -68,7 +70,9 @@ mod tests {
     }
 
     fn tally(prompt: &Prompt) -> std::collections::HashMap<Choice, u32> {
-        let mut bot = MyBot { rng: Rng::with_seed(42) };
+        let mut bot = MyBot {
+            rng: Rng::with_seed(42),
+        };
         let mut counts = std::collections::HashMap::new();
         for _ in 0..3000 {
             *counts.entry(bot.choose(prompt)).or_default() += 1;
@@ -80,7 +84,10 @@ mod tests {
     fn picks_uniformly_among_plays_and_the_pass() {
         let counts = tally(&prompt(&[&["3D"], &["4H"]], true));
         assert_eq!(counts.len(), 3, "{counts:?}");
-        assert!(counts.values().all(|&n| (850..1150).contains(&n)), "{counts:?}");
+        assert!(
+            counts.values().all(|&n| (850..1150).contains(&n)),
+            "{counts:?}"
+        );
         assert!(counts.contains_key(&Choice::Pass));
     }
 
