@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Literal
+from typing import Literal, TextIO
 
 import structlog
 
 Format = Literal["json", "console", "auto"]
 
 
-def configure_logging(fmt: Format = "auto", level: str = "info") -> None:
-    """Route structlog to stderr; ``auto`` is console on a terminal and JSON elsewhere."""
+def configure_logging(
+    fmt: Format = "auto", level: str = "info", stream: TextIO | None = None
+) -> None:
+    """Route structlog to stderr (or ``stream``); ``auto`` is console on a terminal and
+    JSON elsewhere."""
+    stream = stream or sys.stderr
     if fmt == "auto":
-        fmt = "console" if sys.stderr.isatty() else "json"
+        fmt = "console" if stream.isatty() else "json"
     renderer: structlog.typing.Processor = (
         structlog.dev.ConsoleRenderer() if fmt == "console" else structlog.processors.JSONRenderer()
     )
@@ -29,6 +33,6 @@ def configure_logging(fmt: Format = "auto", level: str = "info") -> None:
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping()[level.upper()]
         ),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=stream),
         cache_logger_on_first_use=False,
     )
