@@ -1,0 +1,419 @@
+"""What a match came to, read from its log, and the tournament's files on disk.
+
+The event log is the source of truth: ``summarize_log`` reads a match's log line by line
+(plain JSON, the protobuf JSON mapping with proto field names) and counts, per seat,
+its place and scores and every fault the referee recorded. A ``MatchResult`` adds what
+only the tournament knows (the schedule entry, whether a bot process crashed).
+
+The folder of a tournament::
+
+    tournament.json     the configuration's identity and hash, the master seed, the size
+    results.jsonl       one line per match played, appended and fsynced as it ends
+    results.csv         the same, one row per seat (rebuilt from results.jsonl on resume)
+    standings.json      ratings and statistics per bot, rewritten after every match
+    standings.csv       the same table
+    logs/ID.jsonl       each match's event log (``referee verify`` checks it)
+    stderr/ID/          each spawned bot's stdout and stderr, one file per seat
+    work/               the referee's logs of matches being played, and live processes
+
+``results.jsonl`` is what resuming trusts: a match is done when its line is there. The
+log is moved into ``logs/`` before the line is written, and everything else is derived.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+STATUS_FINISHED = "finished"
+STATUS_CANCELLED = "cancelled"
+STATUS_FAILED = "failed"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SeatSummary:
+    """One seat of a match, as its log tells it."""
+
+    seat: int
+    place: int = 0
+    total: int = 0
+    hands_won: int = 0
+    scores: tuple[int, ...] = ()
+    """The seat's score in each hand (penalty points, or chips won)."""
+    connected: bool = False
+    """The seat's bot connected at least once."""
+    timeouts: int = 0
+    """Turns played by default because the bot did not answer in time."""
+    illegal_defaults: int = 0
+    """Turns played by default after too many rejected attempts."""
+    absent_turns: int = 0
+    """Turns played by default because the bot was not connected."""
+    benched_turns: int = 0
+    """Turns played by default after the strike limit."""
+    rejected: int = 0
+    """Actions the referee rejected (illegal plays, out of turn, stale)."""
+    disconnects: int = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LogSummary:
+    referee_match_id: str
+    status: str
+    cancel_reason: str
+    seed: str
+    hands: int
+    seats: tuple[SeatSummary, ...]
+    seat_names: tuple[str, ...]
+
+
+def _seat(d: dict[str, Any]) -> int:
+    return int(d.get("seat", 0))  # proto3 JSON leaves out zeros
+
+
+def summarize_log(path: Path) -> LogSummary:
+    """Count what happened to each seat; raises ValueError for a log that did not end."""
+    counters: list[dict[str, Any]] = [
+        {"scores": [], "connected": False, "timeouts": 0, "illegal_defaults": 0}
+        | {"absent_turns": 0, "benched_turns": 0, "rejected": 0, "disconnects": 0}
+        for _ in range(4)
+    ]
+    match_id = ""
+    names: tuple[str, ...] = ()
+    ended: dict[str, Any] | None = None
+    hands = 0
+    causes = {
+        "DEFAULT_CAUSE_TIMEOUT": "timeouts",
+        "DEFAULT_CAUSE_ILLEGAL_ATTEMPTS": "illegal_defaults",
+        "DEFAULT_CAUSE_DISCONNECTED": "absent_turns",
+        "DEFAULT_CAUSE_STRIKE_LIMIT": "benched_turns",
+    }
+    with open(path, encoding="utf-8") as f:
+        for raw in f:
+            if not raw.endswith("\n"):
+                raise ValueError(f"{path}: the last line is cut short")
+            entry = json.loads(raw)
+            match_id = entry.get("match_id", match_id)
+            ((kind, ev),) = entry["event"].items()
+            if kind in ("played", "passed"):
+                cause = ev.get("default_cause")
+                if cause in causes:
+                    counters[_seat(ev)][causes[cause]] += 1
+            elif kind == "action_rejected":
+                counters[_seat(ev)]["rejected"] += 1
+            elif kind == "hand_ended":
+                hands += 1
+                for s, score in enumerate(ev.get("scores", [0, 0, 0, 0])):
+                    counters[s]["scores"].append(int(score))
+            elif kind == "seat_connected":
+                counters[_seat(ev)]["connected"] = True
+            elif kind == "seat_disconnected":
+                counters[_seat(ev)]["disconnects"] += 1
+            elif kind == "match_created":
+                names = tuple(ev.get("config", {}).get("seat_names", ()))
+            elif kind == "match_ended":
+                ended = ev
+    if ended is None:
+        raise ValueError(f"{path}: the log ends before the match did")
+    places = [0, 0, 0, 0]
+    won = [0, 0, 0, 0]
+    for st in ended.get("standings", []):
+        for s in st.get("seats", [0]):
+            places[int(s)] = int(st.get("place", 0))
+            won[int(s)] = int(st.get("hands_won", 0))
+    totals = [int(x) for x in ended.get("totals", [0, 0, 0, 0])]
+    status = ended.get("status", "")
+    seats = tuple(
+        SeatSummary(
+            seat=s,
+            place=places[s],
+            total=totals[s],
+            hands_won=won[s],
+            scores=tuple(counters[s]["scores"]),
+            connected=counters[s]["connected"],
+            timeouts=counters[s]["timeouts"],
+            illegal_defaults=counters[s]["illegal_defaults"],
+            absent_turns=counters[s]["absent_turns"],
+            benched_turns=counters[s]["benched_turns"],
+            rejected=counters[s]["rejected"],
+            disconnects=counters[s]["disconnects"],
+        )
+        for s in range(4)
+    )
+    return LogSummary(
+        referee_match_id=match_id,
+        status=STATUS_FINISHED if status == "MATCH_STATUS_FINISHED" else STATUS_CANCELLED,
+        cancel_reason=ended.get("cancel_reason", ""),
+        seed=ended.get("seed", ""),
+        hands=hands,
+        seats=seats,
+        seat_names=names,
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SeatResult:
+    """One bot's part in one match."""
+
+    bot: str
+    summary: SeatSummary
+    crashed: bool = False
+    """The bot's process (or in-process task) ended before the match did."""
+    exit_code: int | None = None
+    """A spawned bot's exit status (negative: killed by that signal); None otherwise."""
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.summary
+        return {
+            "seat": s.seat,
+            "bot": self.bot,
+            "place": s.place,
+            "total": s.total,
+            "hands_won": s.hands_won,
+            "scores": list(s.scores),
+            "connected": s.connected,
+            "timeouts": s.timeouts,
+            "illegal_defaults": s.illegal_defaults,
+            "absent_turns": s.absent_turns,
+            "benched_turns": s.benched_turns,
+            "rejected": s.rejected,
+            "disconnects": s.disconnects,
+            "crashed": self.crashed,
+            "exit_code": self.exit_code,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> SeatResult:
+        summary = SeatSummary(
+            seat=int(d["seat"]),
+            place=int(d["place"]),
+            total=int(d["total"]),
+            hands_won=int(d["hands_won"]),
+            scores=tuple(int(x) for x in d["scores"]),
+            connected=bool(d["connected"]),
+            timeouts=int(d["timeouts"]),
+            illegal_defaults=int(d["illegal_defaults"]),
+            absent_turns=int(d["absent_turns"]),
+            benched_turns=int(d["benched_turns"]),
+            rejected=int(d["rejected"]),
+            disconnects=int(d["disconnects"]),
+        )
+        code = d.get("exit_code")
+        return cls(str(d["bot"]), summary, bool(d["crashed"]), None if code is None else int(code))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MatchResult:
+    """One line of results.jsonl."""
+
+    match_id: str
+    index: int
+    group: int
+    round: int
+    table: int
+    seating: int
+    seed: str
+    status: str
+    """finished; cancelled (ran over its time limit); failed (could not be played)."""
+    error: str
+    referee_match_id: str
+    log: str
+    """The log's path relative to the tournament folder; empty when there is none."""
+    hands: int
+    verified: bool | None
+    """Whether ``referee verify`` passed on the log; None when not checked."""
+    started: str
+    duration_s: float
+    seats: tuple[SeatResult, ...]
+
+    @property
+    def finished(self) -> bool:
+        return self.status == STATUS_FINISHED
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "match_id": self.match_id,
+            "index": self.index,
+            "group": self.group,
+            "round": self.round,
+            "table": self.table,
+            "seating": self.seating,
+            "seed": self.seed,
+            "status": self.status,
+            "error": self.error,
+            "referee_match_id": self.referee_match_id,
+            "log": self.log,
+            "hands": self.hands,
+            "verified": self.verified,
+            "started": self.started,
+            "duration_s": round(self.duration_s, 3),
+            "seats": [s.to_json() for s in self.seats],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> MatchResult:
+        verified = d.get("verified")
+        return cls(
+            match_id=str(d["match_id"]),
+            index=int(d["index"]),
+            group=int(d["group"]),
+            round=int(d["round"]),
+            table=int(d["table"]),
+            seating=int(d["seating"]),
+            seed=str(d["seed"]),
+            status=str(d["status"]),
+            error=str(d.get("error", "")),
+            referee_match_id=str(d.get("referee_match_id", "")),
+            log=str(d.get("log", "")),
+            hands=int(d.get("hands", 0)),
+            verified=None if verified is None else bool(verified),
+            started=str(d.get("started", "")),
+            duration_s=float(d.get("duration_s", 0.0)),
+            seats=tuple(SeatResult.from_json(s) for s in d["seats"]),
+        )
+
+
+CSV_COLUMNS = (
+    "match_id",
+    "index",
+    "group",
+    "seating",
+    "status",
+    "seat",
+    "bot",
+    "place",
+    "total",
+    "hands",
+    "hands_won",
+    "timeouts",
+    "illegal_defaults",
+    "absent_turns",
+    "rejected",
+    "disconnects",
+    "crashed",
+    "exit_code",
+    "verified",
+    "duration_s",
+    "log",
+)
+
+
+def csv_rows(result: MatchResult) -> Iterator[list[Any]]:
+    for sr in result.seats:
+        s = sr.summary
+        yield [
+            result.match_id,
+            result.index,
+            result.group,
+            result.seating,
+            result.status,
+            s.seat,
+            sr.bot,
+            s.place,
+            s.total,
+            result.hands,
+            s.hands_won,
+            s.timeouts,
+            s.illegal_defaults,
+            s.absent_turns,
+            s.rejected,
+            s.disconnects,
+            int(sr.crashed),
+            "" if sr.exit_code is None else sr.exit_code,
+            "" if result.verified is None else int(result.verified),
+            round(result.duration_s, 3),
+            result.log,
+        ]
+
+
+def _csv_text(rows: Iterable[Sequence[Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace a file's contents in one step (write a sibling, fsync, rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class ResultsFiles:
+    """results.jsonl and results.csv: read what is there, then append one match at a time."""
+
+    def __init__(self, folder: Path) -> None:
+        self.jsonl_path = folder / "results.jsonl"
+        self.csv_path = folder / "results.csv"
+        self._jsonl: IO[str] | None = None
+        self._csv: IO[str] | None = None
+
+    def load(self) -> list[MatchResult]:
+        """The results recorded so far. A line cut short by a crash is dropped from the
+        file; if a match appears twice only its first line counts. results.csv is
+        rebuilt from them, so neither file has a partial or repeated row."""
+        results: list[MatchResult] = []
+        seen: set[str] = set()
+        if self.jsonl_path.exists():
+            data = self.jsonl_path.read_bytes()
+            keep = data.rfind(b"\n") + 1
+            if keep != len(data):
+                with open(self.jsonl_path, "r+b") as f:
+                    f.truncate(keep)
+            for line in data[:keep].decode("utf-8").splitlines():
+                if not line.strip():
+                    continue
+                result = MatchResult.from_json(json.loads(line))
+                if result.match_id not in seen:
+                    seen.add(result.match_id)
+                    results.append(result)
+        rows = [CSV_COLUMNS, *(row for r in results for row in csv_rows(r))]
+        write_atomic(self.csv_path, _csv_text(rows))
+        return results
+
+    def open(self) -> None:
+        self._jsonl = open(self.jsonl_path, "a", encoding="utf-8")  # noqa: SIM115
+        self._csv = open(self.csv_path, "a", encoding="utf-8", newline="")  # noqa: SIM115
+
+    def append(self, result: MatchResult) -> None:
+        """Write the match's line and rows and fsync both before returning."""
+        if self._jsonl is None or self._csv is None:
+            raise ValueError("ResultsFiles.open() first")
+        line = json.dumps(result.to_json(), separators=(",", ":"), ensure_ascii=False)
+        self._jsonl.write(line + "\n")
+        self._jsonl.flush()
+        os.fsync(self._jsonl.fileno())
+        self._csv.write(_csv_text(csv_rows(result)))
+        self._csv.flush()
+        os.fsync(self._csv.fileno())
+
+    def close(self) -> None:
+        for f in (self._jsonl, self._csv):
+            if f is not None:
+                f.close()
+        self._jsonl = self._csv = None
+
+
+__all__ = [
+    "CSV_COLUMNS",
+    "STATUS_CANCELLED",
+    "STATUS_FAILED",
+    "STATUS_FINISHED",
+    "LogSummary",
+    "MatchResult",
+    "ResultsFiles",
+    "SeatResult",
+    "SeatSummary",
+    "csv_rows",
+    "summarize_log",
+    "write_atomic",
+]

@@ -1,0 +1,588 @@
+"""The tournament runner: plays the schedule through an in-process referee, resumably.
+
+One asyncio task dispatches matches in schedule order, up to the concurrency limit (and,
+for a remote bot, up to the number of matches it said it can play at once). Each match
+is one task that creates the match over gRPC (MatchService.CreateMatch on the embedded
+referee), seats its four bots, waits for the referee to end it, then stops the bots and
+records the result:
+
+1. the match log is moved from the referee's working folder into ``logs/``;
+2. its line is appended to results.jsonl and results.csv and fsynced;
+3. standings.json and standings.csv are rewritten (atomically).
+
+A runner killed at any point loses at most the matches that were being played: on the
+next run with the same configuration and folder, ``prepare`` drops their partial logs,
+kills the bot processes the dead runner left (``ProcessLedger``), and plays them again;
+matches with a results line are never played twice.
+
+Bots: a built-in bot runs in this process as a real gRPC client (``run_bot``); a
+command is spawned for each match with the placeholders replaced and PUSOY_ADDRESS /
+PUSOY_TOKEN in its environment; a remote bot is sent a seat assignment over the lobby.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import grpc
+import structlog
+
+from pusoy_client import run_bot
+from pusoy_client.samples import GreedyBot, RandomBot
+from referee.log.verify import verify_log
+from referee.pb import common, match_service_grpc
+from referee.rules import new_seed
+from referee.server.app import RefereeServer
+from referee.server.lobby import Assignment, Lobby
+from referee.tournament.config import BotKind, TournamentConfig, identity_changes
+from referee.tournament.procs import BotProcess, ProcessLedger, expand
+from referee.tournament.progress import Counts, Progress
+from referee.tournament.ratings import StandingRow, Standings, replay
+from referee.tournament.results import (
+    STATUS_FAILED,
+    MatchResult,
+    ResultsFiles,
+    SeatResult,
+    SeatSummary,
+    csv_rows,
+    summarize_log,
+    write_atomic,
+)
+from referee.tournament.schedule import MatchSpec, build_schedule
+
+log = structlog.get_logger("referee.tournament")
+
+STATE_FORMAT = 1
+BOT_EXIT_GRACE_S = 3.0
+"""After a match ends, how long its bots have to exit before their groups are killed."""
+
+
+class TournamentError(Exception):
+    """The tournament cannot start (the message says why and what to do)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TournamentSummary:
+    folder: Path
+    total: int
+    done: int
+    failed: int
+    played_now: int
+    standings: list[StandingRow]
+    seconds: float
+
+
+@dataclasses.dataclass
+class _Seated:
+    """The bots of one match being played."""
+
+    procs: list[tuple[int, BotProcess]] = dataclasses.field(default_factory=list)
+    tasks: list[asyncio.Task[Any]] = dataclasses.field(default_factory=list)
+    """Built-in bots playing in this process."""
+    watchers: list[asyncio.Task[Any]] = dataclasses.field(default_factory=list)
+    """One per spawned bot: ends when the process does."""
+    remote: list[str] = dataclasses.field(default_factory=list)
+    crashed: set[int] = dataclasses.field(default_factory=set)
+    exit_codes: dict[int, int | None] = dataclasses.field(default_factory=dict)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _bot_seed(match_seed: str, seat: int) -> int:
+    """A built-in random bot's seed, so that built-in-only tournaments replay exactly."""
+    return int.from_bytes(hashlib.sha256(f"{match_seed}:bot:{seat}".encode()).digest()[:8])
+
+
+class Tournament:
+    """``prepare()`` checks the folder and works out what is left; ``await run()`` plays it."""
+
+    def __init__(
+        self,
+        config: TournamentConfig,
+        *,
+        output: Path | None = None,
+        concurrency: int | None = None,
+        address: str | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.config = config
+        self.folder = Path(output) if output is not None else config.output
+        self.concurrency = concurrency or config.concurrency
+        self.listen = address or config.referee.address
+        self.progress = progress or Progress(sys.stderr, tty=False)
+        self.address = ""
+        """The referee's address once it is listening (remote bots connect there)."""
+        self.ready = asyncio.Event()
+        self.master_seed = ""
+        self.schedule: list[MatchSpec] = []
+        self.pending: list[MatchSpec] = []
+        self.results: dict[str, MatchResult] = {}
+        self.files = ResultsFiles(self.folder)
+        self.work = self.folder / "work"
+        self.ledger = ProcessLedger(self.work / "processes.json")
+        self.group_sizes: dict[int, int] = {}
+        self.standings: Standings | None = None
+        self.counts = Counts(total=0)
+        self.server: RefereeServer | None = None
+        self.stub: match_service_grpc.MatchServiceAsyncStub | None = None
+        self._remote_busy: dict[str, int] = {}
+        self._wake = asyncio.Event()
+        self._prepared = False
+
+    # -- before anything starts ---------------------------------------------------
+
+    def prepare(self) -> None:
+        """Check the folder against the configuration and clean up after a crashed run.
+
+        Raises TournamentError when the folder holds another tournament (or something
+        else altogether)."""
+        cfg = self.config
+        folder = self.folder
+        state_path = folder / "tournament.json"
+        identity = cfg.identity()
+        digest = cfg.identity_hash()
+        if state_path.exists():
+            try:
+                state = json.loads(state_path.read_text(encoding="utf-8"))
+            except ValueError as exc:
+                raise TournamentError(f"{state_path} is damaged ({exc})") from None
+            if state.get("config_hash") != digest:
+                changed = identity_changes(state.get("identity", {}), identity)
+                raise TournamentError(
+                    f"{folder} holds a tournament with a different configuration "
+                    f"(changed: {', '.join(changed) or 'format version'}). Run the "
+                    "configuration it was started with to resume it, or give another "
+                    "output folder (--out) to start a new tournament."
+                )
+            self.master_seed = str(state["master_seed"])
+        else:
+            if folder.exists() and any(folder.iterdir()):
+                raise TournamentError(
+                    f"{folder} is not empty and holds no tournament.json: give an empty or "
+                    "new folder (--out)"
+                )
+            folder.mkdir(parents=True, exist_ok=True)
+            self.master_seed = cfg.seed or new_seed()
+            state = {
+                "format": STATE_FORMAT,
+                "name": cfg.name,
+                "config_file": str(cfg.source),
+                "config_hash": digest,
+                "identity": identity,
+                "master_seed": self.master_seed,
+                "matches": cfg.total_matches,
+                "created": _now(),
+            }
+            write_atomic(state_path, json.dumps(state, indent=2, ensure_ascii=False) + "\n")
+        self.schedule = build_schedule(cfg, self.master_seed)
+        ids = {s.match_id for s in self.schedule}
+        for spec in self.schedule:
+            self.group_sizes[spec.group] = self.group_sizes.get(spec.group, 0) + 1
+
+        killed = self.ledger.reap_leftovers()
+        if killed:
+            log.warning("stopped bots left by an earlier run", groups=killed)
+        loaded = self.files.load()
+        stray = [r.match_id for r in loaded if r.match_id not in ids]
+        if stray:
+            raise TournamentError(f"{self.files.jsonl_path} lists matches not in the schedule")
+        self.results = {r.match_id: r for r in loaded}
+        # Matches that were being played when an earlier run stopped start again.
+        shutil.rmtree(self.work / "referee", ignore_errors=True)
+        logs = folder / "logs"
+        if logs.is_dir():
+            for path in logs.glob("*.jsonl"):
+                if path.stem not in self.results:
+                    path.unlink()
+        self.pending = [s for s in self.schedule if s.match_id not in self.results]
+        self.standings = replay(
+            [b.name for b in cfg.bots], cfg.rules.scoring, self.group_sizes, loaded
+        )
+        self.counts = Counts(
+            total=len(self.schedule),
+            done=len(self.results),
+            failed=sum(not r.finished for r in loaded),
+        )
+        self._write_standings()
+        self._prepared = True
+
+    # -- the run ------------------------------------------------------------------
+
+    async def run(self) -> TournamentSummary:
+        """Play every match not yet recorded; the final standings are returned."""
+        if not self._prepared:
+            self.prepare()
+        started = time.monotonic()
+        played_before = self.counts.done
+        self.server = RefereeServer(self.listen, self.work / "referee")
+        await self.server.start()
+        self.address = self.server.address
+        lobby = self.server.lobby
+        lobby.tournament = self.config.name
+        for bot in self.config.remote_bots:
+            lobby.register(bot.name, bot.key, bot.max_matches)
+            self._remote_busy[bot.name] = 0
+        lobby.add_listener(self._wake.set)
+        self.files.open()
+        self.ready.set()
+        if self.config.remote_bots:
+            self.progress.message(
+                f"referee listening on {self.address}; remote bots connect to its lobby there"
+            )
+        try:
+            async with grpc.aio.insecure_channel(self.address) as channel:
+                self.stub = match_service_grpc.MatchServiceStub(channel)
+                await self._dispatch(lobby)
+        finally:
+            self.files.close()
+            lobby.close("the tournament is over")
+            await self.server.stop(grace=1.0)
+        final = self._write_standings(final=True)
+        self.progress.close(self.counts, final[0] if final else None)
+        return TournamentSummary(
+            folder=self.folder,
+            total=self.counts.total,
+            done=self.counts.done,
+            failed=self.counts.failed,
+            played_now=self.counts.done - played_before,
+            standings=final,
+            seconds=time.monotonic() - started,
+        )
+
+    async def _dispatch(self, lobby: Lobby) -> None:
+        queue = list(self.pending)
+        running: dict[asyncio.Task[MatchResult], MatchSpec] = {}
+        try:
+            while queue or running:
+                while queue and len(running) < self.concurrency:
+                    spec = self._next_startable(queue, lobby)
+                    if spec is None:
+                        break
+                    for name in self._remote_names(spec):
+                        self._remote_busy[name] += 1
+                    task = asyncio.create_task(self._play(spec), name=f"match {spec.match_id}")
+                    running[task] = spec
+                self.counts.running = len(running)
+                self.progress.update(self.counts, self._leader())
+                self._wake.clear()
+                waiter = asyncio.create_task(self._wake.wait())
+                timeout = 0.5 if queue and self.config.remote_bots else None
+                done, _ = await asyncio.wait(
+                    [*running, waiter], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                )
+                waiter.cancel()
+                for task in [t for t in running if t in done]:
+                    spec = running.pop(task)
+                    for name in self._remote_names(spec):
+                        self._remote_busy[name] -= 1
+                    self._record(task.result())
+        finally:
+            for task in running:
+                task.cancel()
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
+            self.counts.running = 0
+
+    def _remote_names(self, spec: MatchSpec) -> list[str]:
+        return [n for n in spec.bots if n in self._remote_busy]
+
+    def _next_startable(self, queue: list[MatchSpec], lobby: Lobby) -> MatchSpec | None:
+        """The first match whose remote bots can take a seat now (or have been waited for
+        long enough); matches of local bots only are always startable."""
+        if not self._remote_busy:
+            return queue.pop(0)
+        now = asyncio.get_running_loop().time()
+        for i, spec in enumerate(queue):
+            ready = True
+            for name in self._remote_names(spec):
+                bot = lobby.bot(name)
+                if bot.connection is not None:
+                    ready = self._remote_busy[name] < bot.capacity
+                else:
+                    ready = now - bot.absent_since >= self.config.referee.lobby_wait_s
+                if not ready:
+                    break
+            if ready:
+                return queue.pop(i)
+        return None
+
+    def _leader(self) -> StandingRow | None:
+        return self.standings.leader() if self.standings is not None else None
+
+    # -- one match ------------------------------------------------------------------
+
+    async def _play(self, spec: MatchSpec) -> MatchResult:
+        """Play one match to its end; never raises but CancelledError."""
+        started, t0 = _now(), time.monotonic()
+        assert self.server is not None and self.stub is not None
+        seated = _Seated()
+        referee_id = ""
+        log_src: Path | None = None
+        try:
+            created = await self.stub.CreateMatch(self.config.match_request(spec.seed, spec.bots))
+            referee_id = created.match_id
+            runner = self.server.registry.get(referee_id)
+            if runner is None:
+                raise RuntimeError(f"the referee does not know match {referee_id}")
+            log_src = runner.log_path
+            config_pb = created.match.config
+            for seat, (name, token) in enumerate(zip(spec.bots, created.seat_tokens, strict=True)):
+                await self._seat(
+                    spec, seat, name, token, referee_id, config_pb, seated, runner.done
+                )
+            try:
+                await asyncio.wait_for(runner.done.wait(), self.config.time.match_timeout_s)
+            except TimeoutError:
+                self.server.registry.cancel(runner, "the match ran over the tournament's limit")
+                await runner.done.wait()
+            await self._unseat(seated)
+            dest = self.folder / "logs" / f"{spec.match_id}.jsonl"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(log_src, dest)
+            log_src = None
+            summary = summarize_log(dest)
+            verified = verify_log(dest).ok if self.config.referee.verify_logs else None
+            return MatchResult(
+                match_id=spec.match_id,
+                index=spec.index,
+                group=spec.group,
+                round=spec.round,
+                table=spec.table,
+                seating=spec.seating,
+                seed=spec.seed,
+                status=summary.status,
+                error=summary.cancel_reason,
+                referee_match_id=referee_id,
+                log=str(dest.relative_to(self.folder)),
+                hands=summary.hands,
+                verified=verified,
+                started=started,
+                duration_s=time.monotonic() - t0,
+                seats=tuple(
+                    SeatResult(
+                        bot=spec.bots[s],
+                        summary=summary.seats[s],
+                        crashed=s in seated.crashed,
+                        exit_code=seated.exit_codes.get(s),
+                    )
+                    for s in range(4)
+                ),
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("match failed", match_id=spec.match_id)
+            return MatchResult(
+                match_id=spec.match_id,
+                index=spec.index,
+                group=spec.group,
+                round=spec.round,
+                table=spec.table,
+                seating=spec.seating,
+                seed=spec.seed,
+                status=STATUS_FAILED,
+                error=f"{type(exc).__name__}: {exc}",
+                referee_match_id=referee_id,
+                log="",
+                hands=0,
+                verified=None,
+                started=started,
+                duration_s=time.monotonic() - t0,
+                seats=tuple(SeatResult(spec.bots[s], SeatSummary(seat=s)) for s in range(4)),
+            )
+        finally:
+            self._abandon(seated)
+            for name in seated.remote:
+                self.server.lobby.release(name, referee_id)
+            if referee_id:
+                runner = self.server.registry.get(referee_id)
+                if runner is not None and not runner.is_over():
+                    self.server.registry.cancel(runner, "the tournament runner stopped")
+                else:
+                    self.server.registry.forget(referee_id)
+            if log_src is not None:
+                with contextlib.suppress(OSError):
+                    log_src.unlink()
+
+    async def _seat(
+        self,
+        spec: MatchSpec,
+        seat: int,
+        name: str,
+        token: str,
+        referee_id: str,
+        config_pb: common.MatchConfig,
+        seated: _Seated,
+        match_done: asyncio.Event,
+    ) -> None:
+        bot = self.config.bot(name)
+        if bot.kind is BotKind.REMOTE:
+            assert self.server is not None
+            self.server.lobby.assign(name, Assignment(referee_id, seat, token, config_pb))
+            seated.remote.append(name)
+            return
+        if bot.kind is BotKind.BUILTIN:
+            instance = (
+                RandomBot(_bot_seed(spec.seed, seat)) if bot.builtin == "random" else GreedyBot()
+            )
+            task = asyncio.create_task(run_bot(instance, self.address, token))
+            task.add_done_callback(self._on_exit(seated, seat, match_done))
+            seated.tasks.append(task)
+            return
+        values = {
+            "address": self.address,
+            "token": token,
+            "python": sys.executable,
+            "seat": str(seat),
+            "match": spec.match_id,
+            "name": name,
+        }
+        env = {**dict(bot.env), "PUSOY_ADDRESS": self.address, "PUSOY_TOKEN": token}
+        stderr_path = self.folder / "stderr" / spec.match_id / f"seat{seat}-{name}.txt"
+        try:
+            proc = await BotProcess.spawn(
+                expand(bot.argv, values), env=env, cwd=bot.cwd, stderr_path=stderr_path
+            )
+        except OSError as exc:
+            # The seat stays empty: the referee plays it by default; the bot crashed.
+            with contextlib.suppress(OSError):
+                stderr_path.write_text(f"cannot start the bot: {exc}\n")
+            seated.crashed.add(seat)
+            return
+        self.ledger.add(proc)
+        seated.procs.append((seat, proc))
+        watcher = asyncio.create_task(proc.proc.wait())
+        watcher.add_done_callback(self._on_exit(seated, seat, match_done))
+        seated.watchers.append(watcher)
+
+    @staticmethod
+    def _on_exit(
+        seated: _Seated, seat: int, match_done: asyncio.Event
+    ) -> Callable[[asyncio.Task[Any]], None]:
+        """A bot (task or process) ended: a crash if its match had not."""
+
+        def callback(task: asyncio.Task[Any]) -> None:
+            raised = not task.cancelled() and task.exception() is not None
+            if raised or not match_done.is_set():
+                seated.crashed.add(seat)
+
+        return callback
+
+    async def _unseat(self, seated: _Seated) -> None:
+        """The match is over: let the bots exit, then stop what is left of them."""
+        codes = await asyncio.gather(*(p.stop(BOT_EXIT_GRACE_S) for _, p in seated.procs))
+        for (seat, proc), code in zip(seated.procs, codes, strict=True):
+            seated.exit_codes[seat] = code
+            self.ledger.remove(proc)
+        local = [t for t in seated.tasks if not t.done()]
+        if local:
+            await asyncio.wait(local, timeout=BOT_EXIT_GRACE_S)
+
+    def _abandon(self, seated: _Seated) -> None:
+        """Stop everything of a match at once (also on cancellation)."""
+        for task in (*seated.tasks, *seated.watchers):
+            task.cancel()
+        for _, proc in seated.procs:
+            proc.kill_group()
+            self.ledger.remove(proc)
+
+    # -- recording ------------------------------------------------------------------
+
+    def _record(self, result: MatchResult) -> None:
+        self.files.append(result)
+        self.results[result.match_id] = result
+        assert self.standings is not None
+        self.standings.add(result)
+        self.counts.done += 1
+        self.counts.done_this_run += 1
+        self.counts.failed += not result.finished
+        self._write_standings()
+        places = sorted(result.seats, key=lambda s: (s.summary.place or 9, s.summary.seat))
+        text = f"{result.match_id} {result.status}"
+        if result.finished:
+            text += ": " + ", ".join(
+                f"{s.summary.place}. {s.bot} {s.summary.total}" for s in places
+            )
+        elif result.error:
+            text += f" ({result.error})"
+        self.progress.match_done(text, self.counts, self._leader())
+
+    def _write_standings(self, final: bool = False) -> list[StandingRow]:
+        """standings.json and standings.csv from the results so far. The final table
+        replays every result in schedule order."""
+        assert self.standings is not None
+        if final:
+            self.standings = replay(
+                [b.name for b in self.config.bots],
+                self.config.rules.scoring,
+                self.group_sizes,
+                self.results.values(),
+            )
+        rows = self.standings.table()
+        doc = {
+            "tournament": self.config.name,
+            "config_hash": self.config.identity_hash(),
+            "final": final and self.counts.done == self.counts.total,
+            "matches": {
+                "total": self.counts.total,
+                "done": self.counts.done,
+                "failed": self.counts.failed,
+            },
+            "scoring": self.config.rules.scoring.value,
+            "rating": "openskill PlackettLuce (mu 25, sigma 25/3); one event per deal group; "
+            "ordered by mu - 3 sigma",
+            "updated": _now(),
+            "bots": [r.to_json() for r in rows],
+        }
+        write_atomic(
+            self.folder / "standings.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        )
+        fields = list(rows[0].to_json()) if rows else []
+        lines = [",".join(fields)]
+        for r in rows:
+            lines.append(",".join("" if v is None else str(v) for v in r.to_json().values()))
+        write_atomic(self.folder / "standings.csv", "\n".join(lines) + "\n")
+        return rows
+
+
+def format_standings(rows: list[StandingRow], scoring: str) -> str:
+    """The final table as text."""
+    what = "penalty/hand" if scoring == "penalty" else "chips/hand"
+    head = (
+        f"{'#':>2} {'bot':<16} {'mu':>6} {'sigma':>5} {'matches':>7} {'wins':>5} "
+        f"{'place':>5} {what:>13} {'95% CI':>15} {'t/o':>4} {'rej':>4} {'disc':>4} {'crash':>5}"
+    )
+    out = [head, "-" * len(head)]
+    for r in rows:
+        ci = "" if r.ci95_low != r.ci95_low else f"[{r.ci95_low:.2f}, {r.ci95_high:.2f}]"
+        place = f"{r.avg_place:.2f}" if r.avg_place == r.avg_place else "-"
+        score = f"{r.score_per_hand:.2f}" if r.score_per_hand == r.score_per_hand else "-"
+        out.append(
+            f"{r.rank:>2} {r.name:<16} {r.mu:>6.2f} {r.sigma:>5.2f} {r.matches:>7} {r.wins:>5} "
+            f"{place:>5} {score:>13} {ci:>15} {r.timeouts:>4} {r.rejected:>4} "
+            f"{r.disconnects:>4} {r.crashes:>5}"
+        )
+    return "\n".join(out)
+
+
+__all__ = [
+    "Tournament",
+    "TournamentError",
+    "TournamentSummary",
+    "csv_rows",
+    "format_standings",
+]

@@ -1,0 +1,105 @@
+"""The schedule: a deterministic list of matches from a configuration and a master seed.
+
+Matches come in *deal groups*: one seed, the same four bots, one match per seating. With
+the default ``rotations`` every bot plays every seat of the same deals once, so over a
+group the luck of the cards cancels; the group is rated as one result
+(``referee.tournament.ratings``).
+
+Order: round by round, table by table, seating by seating, so a tournament cut short
+has played every table about equally. Group ``g`` (counted in that order from 0) has
+the seed ``SHA-256(master seed + ":" + g)`` in lower-case hex; match ``i`` (counted from
+0 over the whole schedule) has the id ``<first 8 hex digits of the configuration
+hash>-<i, six digits>``. Both are recomputed identically on every run of the same
+configuration, which is what makes a tournament resumable.
+
+>>> [s for s in seatings(Seatings.ROTATIONS)]
+[(0, 1, 2, 3), (1, 2, 3, 0), (2, 3, 0, 1), (3, 0, 1, 2)]
+>>> group_seed("master", 0)[:16]
+'03b498048f02921c'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from itertools import permutations
+
+from referee.tournament.config import Seatings, TournamentConfig
+
+Seating = tuple[int, int, int, int]
+"""Which of the table's four bots sits in seats 0..3 (indexes into the table)."""
+
+ROTATIONS: tuple[Seating, ...] = ((0, 1, 2, 3), (1, 2, 3, 0), (2, 3, 0, 1), (3, 0, 1, 2))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MatchSpec:
+    """One match of the schedule."""
+
+    index: int
+    """Position in the schedule, from 0."""
+    match_id: str
+    group: int
+    """The deal group: every match of a group has the same seed and the same four bots."""
+    round: int
+    table: int
+    """Index into ``TournamentConfig.tables()``."""
+    seating: int
+    """Which seating of the group, from 0."""
+    bots: tuple[str, str, str, str]
+    """Bot names in seats 0..3."""
+    seed: str
+
+
+def seatings(kind: Seatings) -> tuple[Seating, ...]:
+    """The seatings of one deal group."""
+    if kind is Seatings.PERMUTATIONS:
+        return tuple((a, b, c, d) for a, b, c, d in permutations(range(4)))
+    if kind is Seatings.ROTATIONS:
+        return ROTATIONS
+    return ((0, 1, 2, 3),)
+
+
+def group_seed(master_seed: str, group: int) -> str:
+    """The seed of a deal group: SHA-256 of ``master_seed:group`` in lower-case hex."""
+    return hashlib.sha256(f"{master_seed}:{group}".encode()).hexdigest()
+
+
+def match_id(config_hash: str, index: int) -> str:
+    return f"{config_hash[:8]}-{index:06d}"
+
+
+def build_schedule(config: TournamentConfig, master_seed: str) -> list[MatchSpec]:
+    """Every match of the tournament, in the order they are started."""
+    config_hash = config.identity_hash()
+    tables = config.tables()
+    orders = seatings(config.seatings)
+    specs: list[MatchSpec] = []
+    group = 0
+    for rnd in range(config.rounds):
+        for t, table in enumerate(tables):
+            seed = group_seed(master_seed, group)
+            group_orders = orders
+            if config.seatings is Seatings.NONE:
+                # One match per seed: rotate the seats from group to group instead.
+                group_orders = (ROTATIONS[group % 4],)
+            for s, order in enumerate(group_orders):
+                index = len(specs)
+                bots = (table[order[0]], table[order[1]], table[order[2]], table[order[3]])
+                specs.append(
+                    MatchSpec(
+                        index=index,
+                        match_id=match_id(config_hash, index),
+                        group=group,
+                        round=rnd,
+                        table=t,
+                        seating=s,
+                        bots=bots,
+                        seed=seed,
+                    )
+                )
+            group += 1
+    return specs
+
+
+__all__ = ["ROTATIONS", "MatchSpec", "Seating", "build_schedule", "group_seed", "seatings"]
