@@ -61,6 +61,14 @@ example:
   OK: matches/20261201-101500-1a2b3c4d.jsonl: 412 lines, 10 hands verified
 """
 
+TOURNAMENT_EPILOG = """\
+examples:
+  referee tournament examples/tournament.toml    # results in examples/tournament-results
+  referee tournament club.toml --out night1 --concurrency 4  # run again to resume
+  referee tournament club.toml --dry-run       # check the config, print the plan
+  referee verify night1/logs/*.jsonl
+"""
+
 DEFAULT_BOTS = ["greedy", "random", "greedy", "random"]
 
 
@@ -172,6 +180,84 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         print(report.summary())
         failed += not report.ok
     return 1 if failed else 0
+
+
+def _cmd_tournament(args: argparse.Namespace) -> int:
+    import asyncio
+    import signal
+
+    from referee.logging import configure_logging
+    from referee.tournament.config import ConfigError, load_config
+    from referee.tournament.progress import Progress, format_duration
+    from referee.tournament.runner import (
+        Tournament,
+        TournamentError,
+        TournamentSummary,
+        format_standings,
+    )
+
+    try:
+        config = load_config(Path(args.config))
+    except ConfigError as exc:
+        print(f"referee tournament: {args.config}: {exc}", file=sys.stderr)
+        return 2
+    if args.concurrency is not None and args.concurrency < 1:
+        print("referee tournament: --concurrency must be at least 1", file=sys.stderr)
+        return 2
+    tournament = Tournament(
+        config,
+        output=Path(args.out) if args.out else None,
+        concurrency=args.concurrency,
+        address=args.address,
+        progress=Progress(sys.stderr),
+    )
+    tables = len(config.tables())
+    print(
+        f"Tournament {config.name!r}: {len(config.bots)} bots, {config.format.value}, "
+        f"{tables} table{'s' * (tables != 1)} x {config.rounds} round"
+        f"{'s' * (config.rounds != 1)} x {config.seatings.per_group} seating"
+        f"{'s' * (config.seatings.per_group != 1)} = {config.total_matches} matches, "
+        f"{tournament.concurrency} at once; folder {tournament.folder}",
+        flush=True,
+    )
+    if args.dry_run:
+        return 0
+    try:
+        tournament.prepare()
+    except TournamentError as exc:
+        print(f"referee tournament: {exc}", file=sys.stderr)
+        return 2
+    if tournament.counts.done:
+        print(f"Resuming: {tournament.counts.done} matches already recorded", flush=True)
+    with open(tournament.folder / "referee.log", "a", encoding="utf-8") as referee_log:
+        configure_logging("json", args.log_level, referee_log)
+
+        async def run() -> TournamentSummary:
+            task = asyncio.current_task()
+            loop = asyncio.get_running_loop()
+            if task is not None:
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    loop.add_signal_handler(sig, task.cancel)
+            return await tournament.run()
+
+        try:
+            summary = asyncio.run(run())
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            print(
+                f"\nStopped after {tournament.counts.done} of {tournament.counts.total} "
+                "matches; run the same command again to finish the tournament.",
+                file=sys.stderr,
+            )
+            return 130
+    print(format_standings(summary.standings, config.rules.scoring.value))
+    print(
+        f"{summary.done}/{summary.total} matches recorded ({summary.failed} failed), "
+        f"{summary.played_now} played in {format_duration(summary.seconds)}"
+    )
+    print(f"Standings: {summary.folder / 'standings.json'} and standings.csv")
+    print(f"Results: {summary.folder / 'results.jsonl'} and results.csv")
+    print(f"Verify: referee verify {summary.folder / 'logs'}/*.jsonl")
+    return 0 if summary.done == summary.total else 1
 
 
 def _add_logging_flags(p: argparse.ArgumentParser) -> None:
@@ -299,6 +385,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("logs", nargs="+", help="match .jsonl event logs")
     verify.set_defaults(func=_cmd_verify)
+
+    tour = sub.add_parser(
+        "tournament",
+        help="play a tournament between bot programs from a TOML file: duplicate deals, "
+        "ratings, resumable",
+        epilog=TOURNAMENT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tour.add_argument("config", help="the tournament's TOML file (see docs/tournaments.md)")
+    tour.add_argument(
+        "--out", metavar="DIR", help="the results folder (default: the config's output)"
+    )
+    tour.add_argument(
+        "--concurrency", type=int, metavar="N", help="matches at once (default: the config's)"
+    )
+    tour.add_argument(
+        "--address",
+        metavar="HOST:PORT",
+        help="where the referee listens (default: the config's, else 127.0.0.1 on a free port)",
+    )
+    tour.add_argument(
+        "--dry-run", action="store_true", help="check the config and print the plan, start nothing"
+    )
+    tour.add_argument(
+        "--log-level", default="warning", help="the referee's log level in DIR/referee.log"
+    )
+    tour.set_defaults(func=_cmd_tournament)
     return parser
 
 
