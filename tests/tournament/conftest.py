@@ -1,0 +1,69 @@
+"""Helpers: write a tournament config in a temporary folder, read its results back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+BOTS = Path(__file__).resolve().parent / "bots"
+
+
+def toml_value(value: Any) -> str:
+    """A TOML value: JSON's spelling works for strings, numbers, bools and arrays."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value)
+
+
+def bot_entry(name: str, **fields: Any) -> str:
+    lines = ["[[bot]]", f"name = {json.dumps(name)}"]
+    lines += [f"{key} = {toml_value(value)}" for key, value in fields.items()]
+    return "\n".join(lines)
+
+
+def write_config(
+    folder: Path,
+    bots: list[str],
+    *,
+    tournament: dict[str, Any] | None = None,
+    rules: dict[str, Any] | None = None,
+    time: dict[str, Any] | None = None,
+    referee: dict[str, Any] | None = None,
+    name: str = "t.toml",
+) -> Path:
+    """A config file; bots are ``bot_entry`` texts. Defaults keep matches short."""
+    sections = {
+        "tournament": {"seed": "test-seed", "output": "out", **(tournament or {})},
+        "rules": {"profile": "pusoy-dos", "hands": 2, **(rules or {})},
+        "time": {"turn_time_ms": 400, "connect_timeout_ms": 5000, **(time or {})},
+        "referee": {**(referee or {})},
+    }
+    text = []
+    for section, values in sections.items():
+        text.append(f"[{section}]")
+        text += [f"{k} = {toml_value(v)}" for k, v in values.items()]
+        text.append("")
+    text += [*bots, ""]
+    path = folder / name
+    path.write_text("\n".join(text), encoding="utf-8")
+    return path
+
+
+def read_results(folder: Path) -> list[dict[str, Any]]:
+    path = folder / "results.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def example_bot(script: str, **env: str) -> dict[str, Any]:
+    """A spawned example bot (the fields of its [[bot]] entry)."""
+    fields: dict[str, Any] = {"command": f"{{python}} {EXAMPLES / script}"}
+    if env:
+        fields["env"] = env
+    return fields
+
+
+def spawned_bot(script: str) -> dict[str, Any]:
+    return {"command": f"{{python}} {BOTS / script}"}

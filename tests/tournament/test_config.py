@@ -1,0 +1,160 @@
+"""Configuration errors are reported before anything starts, naming the key at fault."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from referee.tournament.config import ConfigError, Format, Seatings, load_config
+
+from .conftest import bot_entry, example_bot, write_config
+
+FOUR = [
+    bot_entry(n, builtin=b)
+    for n, b in [("a", "greedy"), ("b", "random"), ("c", "greedy"), ("d", "random")]
+]
+
+
+def error_of(path: Path) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    return info.value
+
+
+def test_a_full_config_parses(tmp_path):
+    bots = [
+        *FOUR,
+        bot_entry("weak", **example_bot("weak_bot.py", X="1")),
+        bot_entry("far", key="k" * 12, max_matches=2),
+    ]
+    cfg = load_config(
+        write_config(
+            tmp_path,
+            bots,
+            tournament={"rounds": 3, "seatings": "permutations", "concurrency": 3},
+            rules={"profile": "big-two", "options": {"revolution": True}},
+        )
+    )
+    assert cfg.format is Format.ROUND_ROBIN and cfg.seatings is Seatings.PERMUTATIONS
+    assert len(cfg.tables()) == 15  # C(6, 4)
+    assert cfg.total_matches == 15 * 3 * 24
+    assert cfg.rules.revolution and cfg.rules.profile == "big-two"
+    assert cfg.output == tmp_path / "out"
+    weak = cfg.bot("weak")
+    assert weak.argv[0] == "{python}" and dict(weak.env) == {"X": "1"} and weak.cwd == tmp_path
+    assert [b.name for b in cfg.remote_bots] == ["far"]
+
+
+def test_matches_rounds_up_to_whole_rounds(tmp_path):
+    bots = [*FOUR, bot_entry("e", builtin="greedy")]
+    cfg = load_config(write_config(tmp_path, bots, tournament={"matches": 21}))
+    assert cfg.matches_per_round == 20 and cfg.rounds == 2 and cfg.total_matches == 40
+
+
+def test_gauntlet_and_fixed_tables(tmp_path):
+    bots = [*FOUR, bot_entry("e", builtin="greedy")]
+    g = load_config(write_config(tmp_path, bots, tournament={"format": "gauntlet", "hero": "e"}))
+    assert g.tables() == [
+        ("e", "a", "b", "c"),
+        ("e", "a", "b", "d"),
+        ("e", "a", "c", "d"),
+        ("e", "b", "c", "d"),
+    ]
+    f = load_config(
+        write_config(tmp_path, bots, tournament={"format": "fixed", "table": ["e", "d", "c", "b"]})
+    )
+    assert f.tables() == [("e", "d", "c", "b")]
+
+
+@pytest.mark.parametrize(
+    ("bots", "sections", "where", "words"),
+    [
+        (FOUR[:3], {}, "bot", "needs four bots"),
+        (FOUR, {"rules": {"profile": "poker"}}, "rules.profile", "unknown profile"),
+        (
+            FOUR,
+            {"rules": {"options": {"revolution": "maybe"}}},
+            "rules.options",
+            "not true or false",
+        ),
+        (FOUR, {"rules": {"hands": 2, "threshold": 30}}, "rules", "either hands or threshold"),
+        (FOUR, {"rules": {"options": {"teams": True}}}, "rules.options.teams", "not supported"),
+        (FOUR, {"tournament": {"format": "swiss"}}, "tournament.format", "not one of"),
+        (FOUR, {"tournament": {"format": "gauntlet"}}, "tournament.hero", "needs the name"),
+        (FOUR, {"tournament": {"format": "gauntlet", "hero": "zz"}}, "tournament.hero", "no bot"),
+        (
+            FOUR,
+            {"tournament": {"format": "fixed", "table": ["a", "b", "c", "c"]}},
+            "tournament.table",
+            "four different",
+        ),
+        (FOUR, {"tournament": {"rounds": 0}}, "tournament.rounds", "at least 1"),
+        (FOUR, {"tournament": {"rounds": 1, "matches": 4}}, "tournament.matches", "not both"),
+        (FOUR, {"tournament": {"concurrency": "two"}}, "tournament.concurrency", "whole number"),
+        (FOUR, {"tournament": {"colour": "red"}}, "tournament.colour", "unknown key"),
+        (FOUR, {"time": {"turn_time_ms": 0}}, "time.turn_time_ms", "between 1"),
+        (FOUR, {"referee": {"address": "nowhere"}}, "referee.address", "host:port"),
+    ],
+)
+def test_config_errors_name_the_key(tmp_path, bots, sections, where, words):
+    err = error_of(write_config(tmp_path, bots, **sections))
+    assert err.where == where, str(err)
+    assert words in str(err)
+
+
+@pytest.mark.parametrize(
+    ("entry", "where", "words"),
+    [
+        (
+            bot_entry("x", command="{python} no_such_bot.py"),
+            "bot 'x'.command",
+            "script 'no_such_bot.py' not found",
+        ),
+        (
+            bot_entry("x", command="no-such-program-here --fast"),
+            "bot 'x'.command",
+            "not found on PATH",
+        ),
+        (bot_entry("x", command="./missing"), "bot 'x'.command", "not found"),
+        (
+            bot_entry("x", command="{python} -c pass {tokn}"),
+            "bot 'x'.command",
+            "unknown placeholder {tokn}",
+        ),
+        (bot_entry("x", command=""), "bot 'x'.command", "is empty"),
+        (bot_entry("x", builtin="clever"), "bot 'x'.builtin", "not one of"),
+        (bot_entry("x", builtin="greedy", command="bot"), "bot 'x'", "exactly one of"),
+        (bot_entry("x", key="short"), "bot 'x'.key", "at least 8"),
+        (bot_entry("a", builtin="greedy"), "bot[5].name", "two bots are named"),
+        (bot_entry("bad name!", builtin="greedy"), "bot[5].name", "not a bot name"),
+        (bot_entry("x", builtin="greedy", speed=3), "bot 'x'.speed", "unknown key"),
+    ],
+)
+def test_bot_errors(tmp_path, entry, where, words):
+    err = error_of(write_config(tmp_path, [*FOUR, entry]))
+    assert err.where == where, str(err)
+    assert words in str(err)
+
+
+def test_unreadable_and_invalid_files(tmp_path):
+    assert "cannot read" in str(error_of(tmp_path / "nope.toml"))
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[tournament\n")
+    assert "not valid TOML" in str(error_of(bad))
+
+
+def test_identity_leaves_out_what_may_change_between_runs(tmp_path):
+    a = load_config(write_config(tmp_path, FOUR, tournament={"concurrency": 1}, name="a.toml"))
+    b = load_config(
+        write_config(
+            tmp_path,
+            FOUR,
+            tournament={"concurrency": 4, "output": "elsewhere", "name": "other"},
+            referee={"address": "0.0.0.0:0", "verify_logs": False, "lobby_wait_s": 5},
+            name="b.toml",
+        )
+    )
+    assert a.identity_hash() == b.identity_hash()
+    c = load_config(write_config(tmp_path, FOUR, rules={"hands": 3}, name="c.toml"))
+    assert c.identity_hash() != a.identity_hash()

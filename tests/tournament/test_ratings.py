@@ -1,0 +1,139 @@
+"""Ratings per deal group, statistics with confidence intervals, order independence."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+
+from referee.rules import Scoring
+from referee.tournament.ratings import Standings, mean_ci95, replay, t975
+from referee.tournament.results import (
+    STATUS_FAILED,
+    STATUS_FINISHED,
+    MatchResult,
+    SeatResult,
+    SeatSummary,
+)
+
+
+def result(
+    index: int,
+    group: int,
+    bots: list[str],
+    totals: list[int],
+    *,
+    status: str = STATUS_FINISHED,
+    **faults: int,
+) -> MatchResult:
+    order = sorted(range(4), key=lambda s: totals[s])
+    places = [0] * 4
+    for rank, seat in enumerate(order):
+        places[seat] = (
+            rank + 1
+            if rank == 0 or totals[seat] != totals[order[rank - 1]]
+            else places[order[rank - 1]]
+        )
+    seats = tuple(
+        SeatResult(
+            bots[s],
+            SeatSummary(
+                seat=s,
+                place=places[s],
+                total=totals[s],
+                scores=(totals[s],),
+                **({k: v for k, v in faults.items()} if s == 0 else {}),
+            ),
+        )
+        for s in range(4)
+    )
+    return MatchResult(
+        f"m{index}", index, group, 0, 0, 0, "seed", status, "", "", "", 1, None, "", 0.0, seats
+    )
+
+
+def test_student_t_and_interval():
+    assert t975(1) == 12.706 and t975(30) == 2.042
+    assert abs(t975(200) - 1.972) < 0.002
+    mean, _, high = mean_ci95(3, 6, 14)  # 1, 2, 3
+    assert mean == 2.0 and math.isclose(high - mean, 4.303 * 1 / math.sqrt(3), abs_tol=1e-3)
+    assert mean_ci95(1, 5, 25)[1] == -math.inf
+    assert math.isnan(mean_ci95(0, 0, 0)[0])
+
+
+def test_a_bot_that_always_loses_ranks_last():
+    bots = ["a", "b", "c", "d"]
+    sizes = {g: 1 for g in range(30)}
+    rng = random.Random(1)
+    results = []
+    for g in range(30):
+        seating = bots[:]
+        rng.shuffle(seating)
+        totals = [100 if b == "d" else rng.randint(0, 20) for b in seating]
+        results.append(result(g, g, seating, totals))
+    table = replay(bots, Scoring.PENALTY, sizes, results).table()
+    assert table[-1].name == "d"
+    assert table[-1].wins == 0 and table[-1].avg_place == 4.0
+    assert all(r.sigma < 25 / 3 for r in table)
+
+
+def test_a_group_is_one_rating_event_ranked_by_summed_places():
+    bots = ["a", "b", "c", "d"]
+    # Two seatings of one deal group: a wins one, b the other; their places sum to 3
+    # each, and b is ahead on points over the group (5 against 10).
+    r0 = result(0, 0, ["a", "b", "c", "d"], [1, 5, 10, 20])
+    r1 = result(1, 0, ["b", "a", "c", "d"], [0, 9, 10, 20])
+    st = Standings(bots, Scoring.PENALTY, {0: 2})
+    st.add(r0)
+    assert all(st.stats[b].groups == 0 for b in bots)  # not rated until the group is whole
+    st.add(r1)
+    table = st.table()
+    assert [r.name for r in table] == ["b", "a", "c", "d"]
+    assert all(st.stats[b].groups == 1 for b in bots)
+
+
+def test_order_of_arrival_does_not_change_the_final_table():
+    bots = ["a", "b", "c", "d", "e"]
+    rng = random.Random(7)
+    results = []
+    for i in range(40):
+        table = rng.sample(bots, 4)
+        results.append(result(i, i // 4, table, [rng.randint(0, 30) for _ in range(4)]))
+    sizes = {g: 4 for g in range(10)}
+    shuffled = results[:]
+    rng.shuffle(shuffled)
+    a = replay(bots, Scoring.PENALTY, sizes, results).table()
+    b = replay(bots, Scoring.PENALTY, sizes, shuffled).table()
+    assert a == b
+    live = Standings(bots, Scoring.PENALTY, sizes)
+    for r in shuffled:
+        live.add(r)
+    assert sorted(x.matches for x in live.table()) == sorted(x.matches for x in a)
+
+
+def test_faults_and_failed_matches_are_counted_for_their_bot_only():
+    bots = ["a", "b", "c", "d"]
+    st = Standings(bots, Scoring.PENALTY, {0: 1, 1: 1})
+    st.add(result(0, 0, bots, [30, 1, 2, 3], timeouts=4, rejected=2, disconnects=1))
+    st.add(result(1, 1, bots, [0, 0, 0, 0], status=STATUS_FAILED))
+    rows = {r.name: r for r in st.table()}
+    assert (rows["a"].timeouts, rows["a"].rejected, rows["a"].disconnects) == (4, 2, 1)
+    assert all(rows[b].timeouts == 0 for b in "bcd")
+    assert all(rows[b].matches == 1 and rows[b].failed == 1 for b in bots)
+    assert rows["a"].rank == 4
+
+
+def test_chips_scoring_prefers_high_totals():
+    bots = ["a", "b", "c", "d"]
+    st = Standings(bots, Scoring.CHIPS, {g: 1 for g in range(10)})
+    for g in range(10):
+        r = result(g, g, bots, [-30, 10, 10, 10])
+        seats = tuple(
+            dataclasses.replace(
+                s, summary=dataclasses.replace(s.summary, place=4 if s.bot == "a" else 1)
+            )
+            for s in r.seats
+        )
+        st.add(dataclasses.replace(r, seats=seats))
+    rows = st.table()
+    assert rows[-1].name == "a" and rows[-1].score_per_hand == -30

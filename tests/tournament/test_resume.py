@@ -1,0 +1,162 @@
+"""A tournament runner killed outright finishes on the next run: same matches, no repeats."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from referee.log.verify import verify_log
+from referee.tournament.config import load_config
+from referee.tournament.runner import Tournament
+from referee.tournament.schedule import build_schedule
+
+from .conftest import ROOT, bot_entry, example_bot, read_results, write_config
+from .test_tournament import check_results_match_logs
+
+
+def referee(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "referee.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def config(tmp_path: Path, hands: int = 2) -> Path:
+    bots = [
+        bot_entry("greedy", builtin="greedy"),
+        bot_entry("random", builtin="random"),
+        bot_entry("weak", **example_bot("weak_bot.py")),
+        bot_entry("weak2", **example_bot("weak_bot.py")),
+    ]
+    return write_config(
+        tmp_path,
+        bots,
+        tournament={"rounds": 4, "concurrency": 2},
+        rules={"hands": hands},
+        time={"turn_time_ms": 500},
+    )
+
+
+def test_kill_the_runner_then_run_again(tmp_path):
+    path = config(tmp_path)
+    out = tmp_path / "out"
+    log = open(tmp_path / "first-run.txt", "wb")  # noqa: SIM115
+    first = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "tournament", str(path)],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    results = out / "results.jsonl"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if results.exists() and len(results.read_text().splitlines()) >= 5:
+                break
+            assert first.poll() is None, (tmp_path / "first-run.txt").read_text()
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the first run recorded too few matches in time")
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        log.close()
+    before = results.read_text().splitlines()
+    assert 5 <= len(before) < 16
+    left_behind = [pid for pid, _ in json.loads((out / "work" / "processes.json").read_text())]
+    # A crash in the middle of writing leaves a cut-short line; resuming drops it.
+    with open(results, "a") as f:
+        f.write('{"match_id": "cut-sh')
+
+    second = referee("tournament", str(path), "--concurrency", "3")  # may change
+    assert second.returncode == 0, second.stderr + second.stdout
+    assert f"Resuming: {len(before)} matches already recorded" in second.stdout
+    assert not [pid for pid in left_behind if alive(pid)]
+
+    lines = results.read_text().splitlines()
+    assert lines[: len(before)] == before  # what was recorded stays as it was
+    cfg = load_config(path)
+    state = json.loads((out / "tournament.json").read_text())
+    schedule = build_schedule(cfg, state["master_seed"])
+    ids = [json.loads(line)["match_id"] for line in lines]
+    assert len(ids) == len(set(ids)) == 16
+    assert sorted(ids) == [s.match_id for s in schedule]
+    for r in read_results(out):
+        spec = schedule[r["index"]]
+        assert (r["match_id"], r["seed"]) == (spec.match_id, spec.seed)
+        assert [s["bot"] for s in r["seats"]] == list(spec.bots)
+    assert sorted(p.stem for p in (out / "logs").glob("*.jsonl")) == sorted(ids)
+    assert not list((out / "work" / "referee").glob("*"))
+    for p in (out / "logs").glob("*.jsonl"):
+        assert verify_log(p).ok
+    check_results_match_logs(out)
+    standings = json.loads((out / "standings.json").read_text())
+    assert standings["final"] and standings["matches"] == {"total": 16, "done": 16, "failed": 0}
+    assert sum(b["matches"] for b in standings["bots"]) == 64
+
+    third = referee("tournament", str(path))
+    assert third.returncode == 0 and "16/16 matches recorded (0 failed), 0 played" in third.stdout
+    assert results.read_text().splitlines() == lines
+
+
+def test_a_changed_config_is_refused_for_an_existing_folder(tmp_path):
+    Tournament(load_config(config(tmp_path, hands=2))).prepare()  # the folder is started
+    out = tmp_path / "out"
+    assert (out / "tournament.json").exists()
+    path = config(tmp_path, hands=3)
+    done = referee("tournament", str(path))
+    assert done.returncode == 2
+    assert "holds a tournament with a different configuration" in done.stderr
+    assert "(changed: rules.match_end)" in done.stderr
+    assert not (out / "logs").exists()
+    # Concurrency and the output folder are not part of a tournament's identity.
+    done = referee("tournament", str(config(tmp_path, hands=2)), "--concurrency", "1", "--dry-run")
+    assert done.returncode == 0
+
+
+def test_a_folder_that_is_not_a_tournament_is_refused(tmp_path):
+    path = config(tmp_path)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("mine")
+    done = referee("tournament", str(path))
+    assert done.returncode == 2 and "holds no tournament.json" in done.stderr
+
+
+def test_config_errors_stop_before_anything_starts(tmp_path):
+    path = write_config(
+        tmp_path,
+        [bot_entry(n, builtin="greedy") for n in "abc"]
+        + [bot_entry("d", command="{python} missing_bot.py")],
+    )
+    done = referee("tournament", str(path))
+    assert done.returncode == 2
+    assert "bot 'd'.command: script 'missing_bot.py' not found" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_help_and_dry_run(tmp_path):
+    done = referee("tournament", "--help")
+    assert done.returncode == 0 and "example" in done.stdout and "--concurrency" in done.stdout
+    path = config(tmp_path)
+    done = referee("tournament", str(path), "--dry-run", "--concurrency", "3")
+    assert done.returncode == 0, done.stderr
+    assert "1 table x 4 rounds x 4 seatings = 16 matches, 3 at once" in done.stdout
+    assert not (tmp_path / "out").exists()
+    assert os.path.exists(path)
