@@ -4,8 +4,9 @@ use crate::{Choice, Prompt, Rejection, pb};
 
 /// A bot. Implement [`choose`](Bot::choose); every other method has a default.
 ///
-/// The library calls the methods one at a time, each on a worker thread (so a slow
-/// `choose` never stalls the connection), in the order the messages arrive.
+/// The library calls the methods on the bot's own thread, one at a time, in the order
+/// the messages arrive, so a slow `choose` never stalls the connection. A panic in a
+/// call is caught: the turn gets [`fallback`] and the bot plays on.
 pub trait Bot: Send + 'static {
     /// The bot's name, sent in the Hello and shown in the referee's logs.
     fn name(&self) -> &str {
