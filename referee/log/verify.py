@@ -67,7 +67,7 @@ def verify_log(path: Path) -> VerifyReport:
     checker = _Checker(read.lines)
     try:
         if read.truncated:
-            checker.run()
+            checker.check_chain()
             raise VerifyError(len(read.lines) + 1, "the line is cut short (the log is incomplete)")
         checker.run()
     except VerifyError as exc:
@@ -85,9 +85,7 @@ class _Checker:
         self.hands = 0
 
     def run(self) -> None:
-        if not self.lines:
-            raise VerifyError(1, "the log is empty")
-        self._check_chain()
+        self.check_chain()
         first = self.lines[0]
         if first.entry.event.WhichOneof("kind") != "match_created":
             raise _fail(first, "the first event must be match_created")
@@ -104,7 +102,9 @@ class _Checker:
             raise _fail(first, f"the rules cannot be read: {exc}") from None
         self._replay(rules, seed, created.config.fault_policy.max_rejections_per_turn or 3)
 
-    def _check_chain(self) -> None:
+    def check_chain(self) -> None:
+        if not self.lines:
+            raise VerifyError(1, "the log is empty")
         match_id = self.lines[0].entry.match_id
         prev = ""
         for i, line in enumerate(self.lines, start=1):

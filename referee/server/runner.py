@@ -105,6 +105,7 @@ class SeatSlot:
     last_prompt: int = 0
     prompts: int = 0
     drilled: bool = False
+    disconnected_at: float | None = None
 
 
 @dataclasses.dataclass
@@ -271,10 +272,11 @@ class MatchRunner:
         self.turn = turn
         try:
             if slot.benched or slot.session is None:
-                # Nothing to wait for, but yield and take queued commands first, so that
-                # a reconnect is seen and other matches are served meanwhile.
+                # Yield and take queued commands first, so that a reconnect is seen and
+                # other matches are served while absent seats are played by default.
                 await asyncio.sleep(0)
                 self._drain_commands()
+                await self._grace_for_reconnect(slot, turn)
             if slot.benched or slot.session is None:
                 cause = common.DEFAULT_CAUSE_STRIKE_LIMIT
                 if not slot.benched:
@@ -309,6 +311,20 @@ class MatchRunner:
             self._apply_default(turn, common.DEFAULT_CAUSE_DISCONNECTED)
         finally:
             self.turn = None
+
+    async def _grace_for_reconnect(self, slot: SeatSlot, turn: Turn) -> None:
+        """Wait a little for a seat that just lost its stream to come back."""
+        if slot.benched or slot.disconnected_at is None:
+            return
+        grace_end = slot.disconnected_at + self.settings.reconnect_grace_ms / 1000
+        until = min(grace_end, turn.deadline)
+        while slot.session is None:
+            cmd = await self._next_command(until)
+            if cmd is None:
+                return
+            self._handle(cmd)
+        now = self._loop_time()
+        turn.started, turn.deadline = now, now + self.settings.turn_time_ms / 1000
 
     def _drain_commands(self) -> None:
         while True:

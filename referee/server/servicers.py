@@ -101,7 +101,13 @@ class PlayServicer(play_service_grpc.PlayServiceServicer):
     ) -> AsyncIterator[play_service.PlayResponse]:
         try:
             first = await asyncio.wait_for(anext(request_iterator), HELLO_TIMEOUT_S)
-        except (StopAsyncIteration, TimeoutError):
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            yield _refusal(
+                play_service.REFUSAL_REASON_HELLO_EXPECTED,
+                f"no Hello within {HELLO_TIMEOUT_S:.0f} s of opening the stream",
+            )
             return
         if first.WhichOneof("kind") != "hello":
             yield _refusal(

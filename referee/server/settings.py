@@ -11,6 +11,7 @@ from referee.rules.deal import MAX_SEED_BYTES
 DEFAULT_CONNECT_TIMEOUT_MS = 30_000
 DEFAULT_TURN_TIME_MS = 5_000
 DEFAULT_MAX_REJECTIONS = 3
+DEFAULT_RECONNECT_GRACE_MS = 1_000
 MAX_TIME_MS = 3_600_000
 
 
@@ -28,6 +29,7 @@ class MatchSettings:
     connect_timeout_ms: int = DEFAULT_CONNECT_TIMEOUT_MS
     turn_time_ms: int = DEFAULT_TURN_TIME_MS
     time_bank_ms: int = 0
+    reconnect_grace_ms: int = DEFAULT_RECONNECT_GRACE_MS
     max_rejections_per_turn: int = DEFAULT_MAX_REJECTIONS
     max_strikes: int = 0
     drill_disconnect_after_prompts: int = 0
@@ -42,6 +44,7 @@ class MatchSettings:
                 connect_timeout_ms=self.connect_timeout_ms,
                 turn_time_ms=self.turn_time_ms,
                 time_bank_ms=self.time_bank_ms,
+                reconnect_grace_ms=self.reconnect_grace_ms,
             ),
             fault_policy=common.FaultPolicy(
                 max_rejections_per_turn=self.max_rejections_per_turn,
@@ -53,8 +56,10 @@ class MatchSettings:
 
 def settings_from_request(req: match_service.CreateMatchRequest) -> MatchSettings:
     """Validate a CreateMatchRequest; raises SettingsError naming the bad field."""
+    if not req.profile:
+        raise SettingsError("profile is required: pusoy-dos, pusoy-dos-chips or big-two")
     try:
-        rules = Rules.for_profile(req.profile or "", dict(req.options))
+        rules = Rules.for_profile(req.profile, dict(req.options))
         if req.hands and req.threshold:
             raise SettingsError("give either hands or threshold, not both")
         if req.hands:
@@ -72,7 +77,7 @@ def settings_from_request(req: match_service.CreateMatchRequest) -> MatchSetting
     if len(seed.encode("utf-8")) > MAX_SEED_BYTES:
         raise SettingsError(f"the seed has at most {MAX_SEED_BYTES} bytes")
     tc, fp = req.time_control, req.fault_policy
-    for name in ("connect_timeout_ms", "turn_time_ms", "time_bank_ms"):
+    for name in ("connect_timeout_ms", "turn_time_ms", "time_bank_ms", "reconnect_grace_ms"):
         if getattr(tc, name) > MAX_TIME_MS:
             raise SettingsError(f"time_control.{name} is over one hour")
     if rules.match_end is MatchEnd.HANDS and rules.match_end_value > 10_000:
@@ -84,6 +89,7 @@ def settings_from_request(req: match_service.CreateMatchRequest) -> MatchSetting
         connect_timeout_ms=tc.connect_timeout_ms or DEFAULT_CONNECT_TIMEOUT_MS,
         turn_time_ms=tc.turn_time_ms or DEFAULT_TURN_TIME_MS,
         time_bank_ms=tc.time_bank_ms,
+        reconnect_grace_ms=tc.reconnect_grace_ms or DEFAULT_RECONNECT_GRACE_MS,
         max_rejections_per_turn=fp.max_rejections_per_turn or DEFAULT_MAX_REJECTIONS,
         max_strikes=fp.max_strikes,
         drill_disconnect_after_prompts=req.drills.disconnect_after_prompts,

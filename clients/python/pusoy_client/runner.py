@@ -80,6 +80,7 @@ async def _decide(bot: Bot, prompt: play_service.TurnPrompt) -> Choice:
 class _Seat:
     seat: int = -1
     match_id: str = ""
+    last_heard: float = dataclasses.field(default_factory=time.monotonic)
 
 
 async def _play_once(
@@ -101,6 +102,7 @@ async def _play_once(
     prompt: play_service.TurnPrompt | None = None
     try:
         async for msg in call:
+            held.last_heard = time.monotonic()
             kind = msg.WhichOneof("kind")
             if kind == "welcome":
                 held.seat, held.match_id = msg.welcome.seat, msg.welcome.match_id
@@ -135,7 +137,6 @@ async def run_bot(
     bot: Bot, address: str, token: str, *, reconnect_window_s: float = RECONNECT_WINDOW_S
 ) -> MatchOutcome:
     """Play the seat of ``token`` until the match ends; reconnect after dropped streams."""
-    last_ok = time.monotonic()
     delay = 0.0  # the first reconnect is immediate, then back off
     held = _Seat()
     async with grpc.aio.insecure_channel(address) as channel:
@@ -145,7 +146,6 @@ async def run_bot(
                 outcome = await _play_once(bot, stub, token, held)
                 if outcome is not None:
                     return outcome
-                last_ok = time.monotonic()
             except BotRefused as exc:
                 # Right after a drop the referee may not have noticed yet: retry a seat
                 # it still thinks is taken, within the window.
@@ -159,7 +159,8 @@ async def run_bot(
                     grpc.StatusCode.UNKNOWN,
                 ):
                     raise
-            if time.monotonic() - last_ok > reconnect_window_s:
+            # Give up after a whole window without a word from the referee.
+            if time.monotonic() - held.last_heard > reconnect_window_s:
                 raise ConnectionError(f"could not reach the referee at {address}")
             await asyncio.sleep(delay * (1 + random.random()))
             delay = min(max(delay * 2, 0.05), 1.0)

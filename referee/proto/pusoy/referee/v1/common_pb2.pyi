@@ -185,7 +185,8 @@ class _DefaultCauseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DefaultC
 
 class DefaultCause(_DefaultCause, metaclass=_DefaultCauseEnumTypeWrapper):
     """Why the referee played a default action for a seat (pass; when leading, its lowest
-    legal play) and counted a strike.
+    legal play). TIMEOUT and ILLEGAL_ATTEMPTS also count a strike against the seat;
+    DISCONNECTED and STRIKE_LIMIT do not.
     """
 
 DEFAULT_CAUSE_UNSPECIFIED: DefaultCause.ValueType  # 0
@@ -356,6 +357,7 @@ class TimeControl(_message.Message):
     CONNECT_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
     TURN_TIME_MS_FIELD_NUMBER: _builtins.int
     TIME_BANK_MS_FIELD_NUMBER: _builtins.int
+    RECONNECT_GRACE_MS_FIELD_NUMBER: _builtins.int
     connect_timeout_ms: _builtins.int
     """How long the seats have to connect before play starts; seats still missing then
     get default actions until they connect. Default 30000.
@@ -366,16 +368,22 @@ class TimeControl(_message.Message):
     """A reserve per seat for the whole match, drawn on when a turn runs over its limit.
     Default 0 (no bank).
     """
+    reconnect_grace_ms: _builtins.int
+    """How long a seat that lost its stream is waited for when its turn comes, counted
+    from the moment it disconnected; after that its turns get default actions at once
+    until it reconnects. Never longer than the turn's own limit. Default 1000.
+    """
     def __init__(
         self,
         *,
         connect_timeout_ms: _builtins.int = ...,
         turn_time_ms: _builtins.int = ...,
         time_bank_ms: _builtins.int = ...,
+        reconnect_grace_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["connect_timeout_ms", b"connect_timeout_ms", "time_bank_ms", b"time_bank_ms", "turn_time_ms", b"turn_time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connect_timeout_ms", b"connect_timeout_ms", "reconnect_grace_ms", b"reconnect_grace_ms", "time_bank_ms", b"time_bank_ms", "turn_time_ms", b"turn_time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -394,8 +402,9 @@ class FaultPolicy(_message.Message):
     Default 3.
     """
     max_strikes: _builtins.int
-    """Strikes (default actions) after which the seat is played by default without
-    waiting, for the rest of the match. 0: no limit (the default).
+    """Strikes (default actions for a timeout or for too many rejected attempts) after
+    which the seat is played by default without waiting, for the rest of the match.
+    0: no limit (the default).
     """
     def __init__(
         self,
@@ -881,7 +890,9 @@ class SeatDisconnected(_message.Message):
     seat: _builtins.int
     """The seat."""
     cause: _builtins.str
-    """What closed the stream, for example "stream closed by the bot" or "replaced"."""
+    """What closed the stream: "stream closed by the bot", "stream cancelled by the bot",
+    "stream error: …", or "drill: the referee closed the stream on purpose".
+    """
     def __init__(
         self,
         *,
