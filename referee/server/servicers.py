@@ -120,6 +120,7 @@ class PlayServicer(play_service_grpc.PlayServiceServicer):
             yield _refusal(play_service.REFUSAL_REASON_BAD_TOKEN, "no seat has this token")
             return
         runner, seat = found
+        structlog.contextvars.bind_contextvars(match_id=runner.match_id, seat=seat)
         if runner.is_over():
             yield _refusal(play_service.REFUSAL_REASON_MATCH_OVER, "the match is over")
             return
@@ -141,6 +142,7 @@ class PlayServicer(play_service_grpc.PlayServiceServicer):
             raise
         finally:
             reader.cancel()
+            log.debug("stream ended", cause=cause)
             if not session.closed:
                 runner.submit(GoneCmd(session, cause))
 
