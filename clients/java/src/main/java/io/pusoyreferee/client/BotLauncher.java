@@ -69,14 +69,7 @@ public final class BotLauncher {
     String name = bot.name();
     try {
       MatchOutcome outcome = BotRunner.run(bot, options.address(), options.token());
-      out.println(
-          name
-              + ": match "
-              + outcome.matchId()
-              + " over, seat "
-              + outcome.seat()
-              + " placed "
-              + outcome.place());
+      out.println(name + ": " + outcome.summary());
       return EXIT_OK;
     } catch (BotRefusedException e) {
       err.println(name + ": refused: " + e.getMessage());

@@ -103,6 +103,7 @@ class BotRunnerTest {
       assertEquals(7, actions.get(0).getTurnId());
       assertEquals(List.of("4C", "4S"), actions.get(0).getPlay().getCardsList());
       assertEquals(List.of("welcome 2", "choose 7", "event MATCH_ENDED"), bot.calls);
+      assertEquals("match m-1 is over; seat 2 placed 1", outcome.summary());
       assertEquals(1, referee.conns.size());
     }
   }
@@ -299,6 +300,7 @@ class BotRunnerTest {
       assertEquals(1, outcome.seat());
       assertTrue(outcome.ended().isEmpty());
       assertEquals(0, outcome.place());
+      assertEquals("match m-1 ended while the bot was away; seat 1 placed 0", outcome.summary());
     }
   }
 

@@ -111,9 +111,8 @@ final class FakeReferee implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     channel.shutdownNow();
     server.shutdownNow();
-    server.awaitTermination();
   }
 }
