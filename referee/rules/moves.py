@@ -68,8 +68,6 @@ class _Tables:
             for k in range(3)
         ]
         self.rank_pos = {r: i for i, r in enumerate(ctx.rank_order)}
-        # Strength mask: a card's bit moved to its strength position, for tie ordering.
-        self.strength_bit = tuple(1 << ctx.single_key[c] for c in range(52))
         # Each straight shape with its ranks from the strongest to the weakest, the
         # nesting order that generates plays of equal key weakest first.
         self.straights = tuple(
@@ -83,16 +81,6 @@ class _Tables:
 @functools.lru_cache(maxsize=256)
 def tables_for(ctx: Context) -> _Tables:
     return _Tables(ctx)
-
-
-def strength_mask(ctx: Context, mask: int) -> int:
-    bits = tables_for(ctx).strength_bit
-    out = 0
-    while mask:
-        low = mask & -mask
-        out |= bits[low.bit_length() - 1]
-        mask ^= low
-    return out
 
 
 def _fives(
