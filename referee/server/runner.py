@@ -9,7 +9,6 @@ the seats and spectators with hidden cards removed. Every wait on a bot has a de
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import secrets
 import time
 from datetime import UTC, datetime, timedelta
@@ -20,9 +19,7 @@ import structlog
 from referee import __version__
 from referee.actions import check_action, default_action
 from referee.convert import (
-    KIND_TO_PB,
     REASON_TO_PB,
-    card_list,
     play_pb,
     seat_cards,
     standings_pb,
@@ -31,92 +28,34 @@ from referee.log.visibility import for_seat, for_spectator
 from referee.log.writer import EventLogWriter
 from referee.pb import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, common, play_service
 from referee.rules import SEATS, Action, MatchState, Reason, card_text, deal, seed_commitment
+from referee.server.session import (
+    ActionCmd,
+    CancelCmd,
+    Command,
+    GoneCmd,
+    HelloCmd,
+    MatchCancelled,
+    SeatSlot,
+    Session,
+    Turn,
+)
 from referee.server.settings import MatchSettings
+from referee.server.views import hand_text, public_state, turn_prompt
+
+__all__ = [
+    "ActionCmd",
+    "CancelCmd",
+    "Command",
+    "GoneCmd",
+    "HelloCmd",
+    "MatchCancelled",
+    "MatchRunner",
+    "Session",
+]
 
 log = structlog.get_logger("referee.match")
 
 STRIKE_CAUSES = (common.DEFAULT_CAUSE_TIMEOUT, common.DEFAULT_CAUSE_ILLEGAL_ATTEMPTS)
-
-
-class Session:
-    """One bot stream: an outbox the RPC handler drains; None ends the stream."""
-
-    def __init__(self, peer: str = "") -> None:
-        self.peer = peer
-        self.outbox: asyncio.Queue[play_service.PlayResponse | None] = asyncio.Queue()
-        self.seat: int | None = None
-        self.closed = False
-
-    def send(self, msg: play_service.PlayResponse) -> None:
-        if not self.closed:
-            self.outbox.put_nowait(msg)
-
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.outbox.put_nowait(None)
-
-
-@dataclasses.dataclass
-class HelloCmd:
-    session: Session
-    hello: play_service.Hello
-    seat: int
-
-
-@dataclasses.dataclass
-class ActionCmd:
-    session: Session
-    action: play_service.Action
-    received: float
-
-
-@dataclasses.dataclass
-class GoneCmd:
-    session: Session
-    cause: str
-
-
-@dataclasses.dataclass
-class CancelCmd:
-    reason: str
-
-
-Command = HelloCmd | ActionCmd | GoneCmd | CancelCmd
-
-
-class MatchCancelled(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-@dataclasses.dataclass
-class SeatSlot:
-    seat: int
-    name: str
-    token: str
-    bank_ms: int
-    session: Session | None = None
-    ever_connected: bool = False
-    want_legal_plays: bool = False
-    strikes: int = 0
-    benched: bool = False
-    last_prompt: int = 0
-    prompts: int = 0
-    drilled: bool = False
-    disconnected_at: float | None = None
-
-
-@dataclasses.dataclass
-class Turn:
-    """The prompt in force: which seat, which id, when it was sent."""
-
-    turn_id: int
-    seat: int
-    started: float
-    deadline: float
-    rejections: int = 0
 
 
 class MatchRunner:
@@ -289,7 +228,8 @@ class MatchRunner:
             self._emit(common.Event(turn_started=started))
             slot.last_prompt = turn.turn_id
             slot.prompts += 1
-            slot.session.send(play_service.PlayResponse(prompt=self._prompt(turn, started)))
+            prompt = turn_prompt(self.match, turn, started, self.settings, slot, self._state())
+            slot.session.send(play_service.PlayResponse(prompt=prompt))
             drill = self.settings.drill_disconnect_after_prompts
             if drill and slot.prompts >= drill and not slot.drilled:
                 slot.drilled = True
@@ -550,8 +490,8 @@ class MatchRunner:
         cmd.session.send(
             play_service.PlayResponse(
                 snapshot=play_service.Snapshot(
-                    state=self._public_state(),
-                    hand=self._hand_text(slot.seat),
+                    state=self._state(),
+                    hand=hand_text(self.match, slot.seat, self.order),
                 )
             )
         )
@@ -626,66 +566,11 @@ class MatchRunner:
         )
         self._send_result(slot, act.turn_id, False, code, message, None)
 
-    # -- views ----------------------------------------------------------------------
-
-    def _hand_text(self, seat: int) -> list[str]:
-        hand = self.match.hand
-        return card_list(hand.hands[seat], self.order) if hand is not None else []
-
-    def _public_state(self) -> common.PublicState:
-        m = self.match
-        hand = m.hand
+    def _state(self) -> common.PublicState:
         strikes = [slot.strikes for slot in self.seats]
-        state = common.PublicState(
-            match_id=self.match_id,
-            hand_number=m.hand_number,
-            totals=list(m.totals),
-            hands_won=list(m.hands_won),
-            strikes=strikes,
+        return public_state(
+            self.match_id, self.match, strikes, self.trick, self.played_mask, self.order
         )
-        if hand is None:
-            state.card_counts.extend([0] * SEATS)
-            state.locked_out.extend([False] * SEATS)
-            return state
-        if hand.turn is not None:
-            state.turn = hand.turn
-        if hand.table is not None:
-            state.table.CopyFrom(play_pb(hand.table.mask, hand.table.kind, self.order))
-            if hand.table_seat is not None:
-                state.table_seat = hand.table_seat
-        state.card_counts.extend(hand.card_counts())
-        state.locked_out.extend(hand.locked)
-        if hand.must_include:
-            state.must_include = card_text(hand.must_include.bit_length() - 1)
-        state.revolution = hand.revolution
-        state.lone_two_rule = hand.lone_two_rule
-        state.played_cards.extend(card_list(self.played_mask, self.order))
-        state.trick.extend(self.trick)
-        return state
-
-    def _prompt(self, turn: Turn, started: common.TurnStarted) -> play_service.TurnPrompt:
-        hand = self.match.hand
-        assert hand is not None
-        slot = self.seats[turn.seat]
-        plays = hand.legal_plays(turn.seat)
-        prompt = play_service.TurnPrompt(
-            turn_id=turn.turn_id,
-            seat=turn.seat,
-            turn_time_ms=self.settings.turn_time_ms,
-            time_bank_ms=slot.bank_ms,
-            state=self._public_state(),
-            hand=self._hand_text(turn.seat),
-            can_pass=plays.can_pass,
-            attempts_left=self.settings.max_rejections_per_turn,
-            is_lead=hand.table is None,
-        )
-        prompt.deadline.CopyFrom(started.deadline)
-        if slot.want_legal_plays:
-            prompt.legal_plays.extend(
-                common.Play(cards=card_list(c.mask, self.order), combination=KIND_TO_PB[c.kind])
-                for c in plays
-            )
-        return prompt
 
     # -- events -------------------------------------------------------------------
 
