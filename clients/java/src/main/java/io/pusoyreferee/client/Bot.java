@@ -10,8 +10,10 @@ import io.pusoyreferee.referee.v1.Welcome;
  *
  * <p>{@link BotRunner} calls {@code choose} on a worker thread and waits for it until the
  * prompt's deadline (minus a small margin); past that it sends {@link #fallback} instead and
- * interrupts the worker. Every other method is called on the runner's own thread, one at a
- * time, in the order the referee's messages arrive.
+ * interrupts the worker (it also gives up on the answer when the stream drops meanwhile). A
+ * {@code choose} that ignores interrupts may still be running when the next prompt comes, on
+ * another worker thread: keep long searches interruptible. Every other method is called on
+ * the runner's own thread, one at a time, in the order the referee's messages arrive.
  */
 public interface Bot {
 

@@ -29,6 +29,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -86,7 +88,6 @@ public final class BotRunner {
    */
   public static MatchOutcome run(Bot bot, String address, String token)
       throws BotRefusedException, RefereeUnreachableException, InterruptedException {
-    warmUp();
     ManagedChannel channel =
         ManagedChannelBuilder.forTarget(address).usePlaintext().userAgent("pusoy-java-kit").build();
     try {
@@ -153,6 +154,7 @@ public final class BotRunner {
    */
   public MatchOutcome play()
       throws BotRefusedException, RefereeUnreachableException, InterruptedException {
+    warmUp();
     Seat held = new Seat();
     ExecutorService workers = Executors.newCachedThreadPool(new WorkerThreads(bot.name()));
     long outageStart = System.nanoTime();
@@ -172,6 +174,9 @@ public final class BotRunner {
           // thinks is taken. Every other refusal is final.
           if (!(held.seated() && e.reason() == RefusalReason.REFUSAL_REASON_SEAT_TAKEN)) {
             throw e;
+          }
+          if (!(lastError instanceof BotRefusedException)) {
+            log.accept("the referee still holds the seat for the old stream; retrying");
           }
           lastError = e;
         } catch (StatusRuntimeException e) {
@@ -194,7 +199,7 @@ public final class BotRunner {
               lastError);
         }
         if (delayMs > 0) {
-          Thread.sleep(delayMs + ThreadLocalRandom.current().nextLong(delayMs));
+          Thread.sleep(delayMs + ThreadLocalRandom.current().nextLong(delayMs / 4 + 1));
         }
         delayMs = delayMs == 0 ? FIRST_BACKOFF_MS : Math.min(delayMs * 2, MAX_BACKOFF_MS);
         if (channel instanceof ManagedChannel managed) {
@@ -229,6 +234,8 @@ public final class BotRunner {
   /** Responses go to a queue read by the runner's thread, so the bot sees one at a time. */
   private static final class Inbox implements ClientResponseObserver<PlayRequest, PlayResponse> {
     final BlockingQueue<Inbound> queue = new LinkedBlockingQueue<>();
+    /** Completes when the response side ends, cleanly or not. */
+    final CompletableFuture<Void> ended = new CompletableFuture<>();
     volatile ClientCallStreamObserver<PlayRequest> call;
 
     @Override
@@ -244,11 +251,13 @@ public final class BotRunner {
     @Override
     public void onError(Throwable t) {
       queue.add(new Failed(t));
+      ended.complete(null);
     }
 
     @Override
     public void onCompleted() {
       queue.add(new Closed());
+      ended.complete(null);
     }
   }
 
@@ -302,7 +311,10 @@ public final class BotRunner {
           }
           case PROMPT -> {
             prompt = Prompt.from(msg.getPrompt(), Instant.now());
-            send(out, Requests.action(prompt.turnId(), decide(prompt, workers)));
+            Optional<Choice> choice = decide(prompt, workers, inbox);
+            if (choice.isPresent()) {
+              send(out, Requests.action(prompt.turnId(), choice.get()));
+            }
           }
           case RESULT -> {
             ActionResult result = msg.getResult();
@@ -348,8 +360,12 @@ public final class BotRunner {
     send(out, Requests.action(prompt.turnId(), retry));
   }
 
-  /** The bot's choice, cut short by the prompt's deadline (time bank included). */
-  private Choice decide(Prompt prompt, ExecutorService workers) throws InterruptedException {
+  /**
+   * The bot's choice, cut short by the prompt's deadline (time bank included); empty when the
+   * stream ended while the bot was thinking (the turn is lost, the runner reconnects).
+   */
+  private Optional<Choice> decide(Prompt prompt, ExecutorService workers, Inbox inbox)
+      throws InterruptedException {
     Duration budget = Duration.between(Instant.now(), prompt.latestAnswer()).minus(deadlineMargin);
     if (budget.isNegative() || budget.isZero()) {
       log.accept(
@@ -360,21 +376,39 @@ public final class BotRunner {
               + " ms left before the deadline (margin "
               + deadlineMargin.toMillis()
               + " ms); sending the fallback");
-      return fallback(prompt);
+      return Optional.of(fallback(prompt));
     }
-    Future<Choice> choice = workers.submit(() -> bot.choose(prompt));
+    CompletableFuture<Choice> result = new CompletableFuture<>();
+    Future<?> task =
+        workers.submit(
+            () -> {
+              try {
+                result.complete(bot.choose(prompt));
+              } catch (Throwable t) {
+                result.completeExceptionally(t);
+              }
+            });
     try {
-      return orPass(choice.get(budget.toNanos(), TimeUnit.NANOSECONDS));
+      CompletableFuture.anyOf(result, inbox.ended).get(budget.toNanos(), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
-      choice.cancel(true);
+      task.cancel(true);
       log.accept("turn " + prompt.turnId() + ": choose() ran past the deadline; sending the fallback");
-      return fallback(prompt);
+      return Optional.of(fallback(prompt));
     } catch (ExecutionException e) {
-      log.accept("turn " + prompt.turnId() + ": choose() threw " + e.getCause() + "; sending the fallback");
-      return fallback(prompt);
+      // Handled below: either choose() threw or the stream failed.
     } catch (InterruptedException e) {
-      choice.cancel(true);
+      task.cancel(true);
       throw e;
+    }
+    if (!result.isDone()) {
+      task.cancel(true); // the stream ended first: nobody waits for this answer any more
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(orPass(result.getNow(null)));
+    } catch (CompletionException e) {
+      log.accept("turn " + prompt.turnId() + ": choose() threw " + e.getCause() + "; sending the fallback");
+      return Optional.of(fallback(prompt));
     }
   }
 

@@ -194,6 +194,37 @@ class BotRunnerTest {
   }
 
   @Test
+  void reconnectsAtOnceWhenTheStreamDropsWhileTheBotThinks() throws Exception {
+    Bot slow =
+        prompt -> {
+          try {
+            Thread.sleep(10_000);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          return Choice.pass();
+        };
+    try (FakeReferee referee =
+        new FakeReferee(
+            (conn, req) -> {
+              if (conn.index == 0) {
+                conn.send(Messages.welcome(2, false), Messages.promptMsg(1, true, inSeconds(8)));
+                conn.close(); // the drill: right after the prompt
+              } else {
+                conn.send(Messages.welcome(2, true), Messages.matchEnded());
+                conn.close();
+              }
+            })) {
+      long start = System.nanoTime();
+      runner(slow, referee).play();
+      long ms = (System.nanoTime() - start) / 1_000_000;
+      assertTrue(ms < 4000, "did not wait for the bot before reconnecting: " + ms + " ms");
+      assertEquals(2, referee.conns.size());
+      assertTrue(actions(referee).isEmpty(), "no answer sent on the dead stream");
+    }
+  }
+
+  @Test
   void aPromptPastItsDeadlineGetsTheFallbackWithoutAskingTheBot() throws Exception {
     RecordingBot bot = new RecordingBot(Choice.play("2H"));
     try (FakeReferee referee =
