@@ -25,6 +25,7 @@ import java.util.OptionalInt;
  * @param attemptsLeft rejected attempts left in this turn before the referee plays for the
  *     seat
  * @param state the public state of the hand (table, card counts, trick, totals, ...)
+ * @param receivedAt when the prompt arrived, by this machine's clock
  */
 public record Prompt(
     long turnId,
@@ -37,7 +38,8 @@ public record Prompt(
     boolean canPass,
     boolean isLead,
     int attemptsLeft,
-    PublicState state) {
+    PublicState state,
+    Instant receivedAt) {
 
   public Prompt {
     hand = List.copyOf(hand);
@@ -65,7 +67,8 @@ public record Prompt(
         prompt.getCanPass(),
         prompt.getIsLead(),
         prompt.getAttemptsLeft(),
-        prompt.getState());
+        prompt.getState(),
+        receivedAt);
   }
 
   /** The hand being played, from 1. */
@@ -95,9 +98,20 @@ public record Prompt(
     return state.getCardCountsList();
   }
 
-  /** The last moment an answer counts: the deadline plus the time bank. */
+  /**
+   * The last moment an answer counts, by this machine's clock: the deadline plus the time
+   * bank. The deadline is the referee's wall-clock time; in case this machine's clock is
+   * behind the referee's, it is never taken later than the receipt plus the per-turn limit.
+   */
   public Instant latestAnswer() {
-    return deadline.plus(timeBank);
+    Instant byClock = deadline;
+    if (!turnTime.isZero()) {
+      Instant byReceipt = receivedAt.plus(turnTime);
+      if (byReceipt.isBefore(byClock)) {
+        byClock = byReceipt;
+      }
+    }
+    return byClock.plus(timeBank);
   }
 
   /**

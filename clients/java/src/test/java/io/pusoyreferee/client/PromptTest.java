@@ -29,7 +29,8 @@ class PromptTest {
         .setMustInclude("");
     byte[] wire = PlayResponse.newBuilder().setPrompt(builder).build().toByteArray();
 
-    Prompt prompt = Prompt.from(PlayResponse.parseFrom(wire).getPrompt());
+    Instant received = DEADLINE.minusMillis(1990);
+    Prompt prompt = Prompt.from(PlayResponse.parseFrom(wire).getPrompt(), received);
 
     assertEquals(42, prompt.turnId());
     assertEquals(2, prompt.seat());
@@ -52,6 +53,19 @@ class PromptTest {
     assertEquals(OptionalInt.of(1), prompt.tableSeat());
     assertEquals(List.of(13, 13, 13, 13), prompt.cardCounts());
     assertEquals("m-1", prompt.state().getMatchId());
+    assertEquals(received, prompt.receivedAt());
+  }
+
+  @Test
+  void theLatestAnswerNeverTrustsASlowClockPastTheTurnTime() {
+    TurnPrompt wire = Messages.prompt(1, true, DEADLINE).setTimeBankMs(500).build();
+    // Same clocks: the prompt arrives 10 ms after it was sent; the referee's deadline holds.
+    Prompt inTime = Prompt.from(wire, DEADLINE.minusMillis(1990));
+    assertEquals(DEADLINE.plusMillis(500), inTime.latestAnswer());
+    // This machine's clock is 5 s behind: receipt + turn time is the earlier bound.
+    Instant behind = DEADLINE.minusSeconds(7);
+    Prompt skewed = Prompt.from(wire, behind);
+    assertEquals(behind.plusMillis(2000 + 500), skewed.latestAnswer());
   }
 
   @Test
