@@ -43,6 +43,19 @@ class BotSpec:
             raise ValueError("an empty bot")
         self.builtin = self.text in BUILTIN_BOTS
 
+    @property
+    def name(self) -> str:
+        """A short seat name: the command with folders cut to the last one.
+
+        >>> BotSpec("clients/go/bot --misbehave").name
+        'go/bot --misbehave'
+        """
+        words = [
+            w if "/" not in w else "/".join(w.rstrip("/").split("/")[-2:])
+            for w in shlex.split(self.text)
+        ]
+        return " ".join(words)[:60]
+
     def __repr__(self) -> str:
         return f"BotSpec({self.text!r})"
 
@@ -107,7 +120,7 @@ async def play_match(
                 match_service.CreateMatchRequest(
                     profile=profile,
                     options=dict(options or {}),
-                    seat_names=[s.text.split()[0].rsplit("/", 1)[-1] for s in specs],
+                    seat_names=[s.name for s in specs],
                     seed=seed,
                     hands=hands,
                     threshold=threshold,

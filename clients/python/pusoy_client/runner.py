@@ -142,6 +142,7 @@ async def run_bot(
     async with grpc.aio.insecure_channel(address) as channel:
         stub = play_service_grpc.PlayServiceStub(channel)
         while True:
+            attempt = time.monotonic()
             try:
                 outcome = await _play_once(bot, stub, token, held)
                 if outcome is not None:
@@ -162,6 +163,8 @@ async def run_bot(
             # Give up after a whole window without a word from the referee.
             if time.monotonic() - held.last_heard > reconnect_window_s:
                 raise ConnectionError(f"could not reach the referee at {address}")
+            if held.last_heard >= attempt:  # that stream got through: retry at once
+                delay = 0.0
             await asyncio.sleep(delay * (1 + random.random()))
             delay = min(max(delay * 2, 0.05), 1.0)
 
