@@ -23,6 +23,8 @@ import io.pusoyreferee.referee.v1.TurnPrompt;
 import io.pusoyreferee.referee.v1.Welcome;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalTime;
+import java.time.temporal.ChronoUnit;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
@@ -79,7 +81,7 @@ public final class BotRunner {
     this.bot = Objects.requireNonNull(bot, "bot");
     this.channel = Objects.requireNonNull(channel, "channel");
     this.token = Objects.requireNonNull(token, "token");
-    this.log = line -> System.err.println(bot.name() + ": " + line);
+    this.log = line -> System.err.println(LocalTime.now().truncatedTo(ChronoUnit.MILLIS) + " " + bot.name() + ": " + line);
   }
 
   /**
@@ -136,7 +138,7 @@ public final class BotRunner {
     return this;
   }
 
-  /** Where progress lines go (default: standard error, prefixed with the bot's name). */
+  /** Where progress lines go (default: standard error, after the time and the bot's name). */
   public BotRunner log(Consumer<String> log) {
     this.log = Objects.requireNonNull(log);
     return this;
