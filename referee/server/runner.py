@@ -510,6 +510,7 @@ class MatchRunner:
         if seat is None or self.seats[seat].session is not cmd.session:
             return
         self.seats[seat].session = None
+        self.seats[seat].disconnected_at = self._loop_time()
         self._emit(
             common.Event(seat_disconnected=common.SeatDisconnected(seat=seat, cause=cmd.cause))
         )

@@ -120,6 +120,7 @@ async def test_a_bot_that_disconnects_mid_hand_and_comes_back(server, organiser)
         s.start()
     await seats[0].wait_kind("prompt")
     await seats[0].drop()  # the connection is lost before answering
+    await asyncio.sleep(0.3)  # back within the reconnect grace (1 s by default)
     back = Seat(server.address, created.seat_tokens[0], lowest_policy)
     back.start()
     welcome = await back.wait_kind("welcome")
@@ -131,6 +132,9 @@ async def test_a_bot_that_disconnects_mid_hand_and_comes_back(server, organiser)
     path = log_of(server, created.match_id)
     assert events(path, "seat_disconnected")[0].seat == 0
     assert [e.reconnect for e in events(path, "seat_connected") if e.seat == 0] == [False, True]
+    # Only the turn in force at the drop was defaulted: the later ones waited for the
+    # reconnect (the grace) and were played by the bot itself.
+    assert defaults_of(path, 0) == [common.DEFAULT_CAUSE_DISCONNECTED]
     assert verify_log(path).ok
     assert back.events("match_ended")
 
