@@ -193,3 +193,21 @@ async def test_faulty_bots_only_hurt_themselves(tmp_path):
     assert not processes_with(marker)  # the hanging bot's child went with it
     for r in results:
         assert verify_log(folder / r["log"]).ok
+
+
+async def test_a_match_over_its_time_limit_is_cancelled_and_not_rated(tmp_path):
+    bots = [bot_entry(n, builtin=b) for n, b in zip("abcd", ["greedy", "random"] * 2, strict=True)]
+    path = write_config(
+        tmp_path,
+        bots,
+        tournament={"format": "fixed", "seatings": "none"},
+        rules={"hands": 5000},
+        time={"match_timeout_s": 1},
+    )
+    summary = await Tournament(load_config(path)).run()
+    assert (summary.done, summary.failed) == (1, 1)
+    (result,) = read_results(tmp_path / "out")
+    assert result["status"] == "cancelled" and "limit" in result["error"]
+    assert 0 < result["hands"] < 5000
+    assert verify_log(tmp_path / "out" / result["log"]).ok
+    assert all(r.matches == 0 and r.failed == 1 and r.mu == 25 for r in summary.standings)
