@@ -535,8 +535,7 @@ class MatchRunner:
         slot = self.seats[seat]
         hand = self.match.hand
         if self.is_over():
-            reason, message = Reason.MATCH_OVER, "the match is over"
-            code = REASON_TO_PB[reason]
+            code, message = REASON_TO_PB[Reason.MATCH_OVER], "the match is over"
         elif hand is not None and hand.locked[seat]:
             code, message = (
                 REASON_TO_PB[Reason.LOCKED_OUT],
@@ -545,7 +544,7 @@ class MatchRunner:
         elif act.turn_id and act.turn_id == slot.last_prompt:
             code, message = (
                 common.REJECTION_REASON_STALE_TURN,
-                (f"turn {act.turn_id} is over; wait for your next prompt"),
+                f"turn {act.turn_id} is over; wait for your next prompt",
             )
         else:
             whose = (
