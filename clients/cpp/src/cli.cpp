@@ -28,8 +28,10 @@ std::string usage(const std::string& program) {
 
 CommandLine parse_command_line(
     const std::vector<std::string>& args,
-    const std::function<std::optional<std::string>(const std::string&)>& getenv) {
+    const std::function<std::optional<std::string>(const std::string&)>& getenv,
+    const RunOptions& defaults) {
     CommandLine cl;
+    cl.options = defaults;
     std::optional<std::string> address, token;
     bool misbehave = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -65,20 +67,23 @@ CommandLine parse_command_line(
     }
     if (address && !address->empty()) cl.options.address = *address;
     if (token) cl.options.token = *token;
-    cl.options.misbehave = misbehave;
+    cl.options.misbehave = cl.options.misbehave || misbehave;
     if (!cl.help && cl.options.token.empty()) {
         cl.error = "a seat token is needed: --token or PUSOY_TOKEN";
     }
     return cl;
 }
 
-int run_main(Bot& bot, int argc, char** argv) {
+int run_main(Bot& bot, int argc, char** argv, const RunOptions& defaults) {
     const std::string program = argc > 0 ? argv[0] : "bot";
     std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
-    const CommandLine cl = parse_command_line(args, [](const std::string& name) {
-        const char* value = std::getenv(name.c_str());
-        return value ? std::optional<std::string>(value) : std::nullopt;
-    });
+    const CommandLine cl = parse_command_line(
+        args,
+        [](const std::string& name) {
+            const char* value = std::getenv(name.c_str());
+            return value ? std::optional<std::string>(value) : std::nullopt;
+        },
+        defaults);
     if (cl.help) {
         std::cout << usage(program);
         return 0;
@@ -90,10 +95,14 @@ int run_main(Bot& bot, int argc, char** argv) {
     const std::string name = bot.name();
     try {
         const MatchOutcome outcome = run(bot, cl.options);
-        std::cout << name << ": match " << outcome.match_id << " over, seat " << outcome.seat;
-        if (outcome.ended) {
-            std::cout << " placed " << outcome.place();
+        std::cout << name << ": match " << outcome.match_id;
+        if (outcome.ended && outcome.ended->status() == pb::MATCH_STATUS_CANCELLED) {
+            std::cout << " cancelled (" << outcome.ended->cancel_reason() << "), seat "
+                      << outcome.seat;
+        } else if (outcome.ended) {
+            std::cout << " over, seat " << outcome.seat << " placed " << outcome.place();
         } else {
+            std::cout << " over, seat " << outcome.seat;
             std::cout << " (it ended while the bot was disconnected)";
         }
         std::cout << std::endl;

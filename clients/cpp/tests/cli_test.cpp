@@ -50,6 +50,15 @@ TEST(CommandLine, FlagsWinOverTheEnvironment) {
     EXPECT_FALSE(cl.options.misbehave);
 }
 
+TEST(CommandLine, StartsFromTheGivenDefaults) {
+    RunOptions defaults;
+    defaults.deadline_margin = std::chrono::milliseconds{200};
+    defaults.address = "h:3";
+    const auto cl = parse_command_line({"--token", "t"}, env({}), defaults);
+    EXPECT_EQ(cl.options.deadline_margin.count(), 200);
+    EXPECT_EQ(cl.options.address, "h:3");
+}
+
 TEST(CommandLine, NeedsAToken) {
     EXPECT_NE(parse_command_line({}, env({})).error, "");
     EXPECT_NE(parse_command_line({"--token"}, env({})).error, "");

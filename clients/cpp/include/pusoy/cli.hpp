@@ -19,18 +19,20 @@ struct CommandLine {
 };
 
 /// Reads --address A, --token T, --misbehave (also --address=A, --token=T) and, for
-/// what is not given, PUSOY_ADDRESS, PUSOY_TOKEN and PUSOY_MISBEHAVE=1. `getenv` is
-/// injectable for tests.
+/// what is not given, PUSOY_ADDRESS, PUSOY_TOKEN and PUSOY_MISBEHAVE=1, over
+/// `defaults`. `getenv` is injectable for tests.
 CommandLine parse_command_line(
     const std::vector<std::string>& args,
-    const std::function<std::optional<std::string>(const std::string&)>& getenv);
+    const std::function<std::optional<std::string>(const std::string&)>& getenv,
+    const RunOptions& defaults = {});
 
 /// The usage text.
 std::string usage(const std::string& program);
 
-/// main() for a bot: parses the command line, runs the bot and returns the exit code:
-/// 0 when the match ended normally, 2 refused, 3 referee unreachable, 4 other RPC
+/// main() for a bot: parses the command line over `defaults` (e.g. a larger
+/// deadline_margin), runs the bot and returns the exit code: 0 when the match ended
+/// (or was cancelled by the organiser), 2 refused, 3 referee unreachable, 4 other RPC
 /// failure, 64 bad usage, 1 anything else.
-int run_main(Bot& bot, int argc, char** argv);
+int run_main(Bot& bot, int argc, char** argv, const RunOptions& defaults = {});
 
 }  // namespace pusoy
