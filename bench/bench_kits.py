@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Moves per second of each starter kit against the referee: one match, four bots of
+that language (separate processes), the same seed for every kit.
+
+The figure is taken from the match's own log: actions (played + passed events) divided
+by the time from the first deal to the match's end, so process start-up is left out.
+
+    python bench/bench_kits.py                    # every kit, 20 hands of big-two
+    python bench/bench_kits.py --kits python go --hands 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from referee.log import read_log  # noqa: E402
+
+KITS = ["python", "typescript", "go", "rust", "java", "cpp"]
+
+
+def measure(kit: str, hands: int, seed: str) -> tuple[int, float, int]:
+    """(moves, seconds, default actions) of one match of four bots of ``kit``."""
+    bot = str(ROOT / "clients" / kit / "bot")
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "referee.cli",
+                "match",
+                "--profile",
+                "big-two",
+                "--hands",
+                str(hands),
+                "--seed",
+                seed,
+                "--log-dir",
+                tmp,
+                "--turn-time-ms",
+                "5000",
+                "--connect-timeout-ms",
+                "60000",
+                *[a for _ in range(4) for a in ("--bot", bot)],
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"{kit}: referee match failed:\n{done.stdout}\n{done.stderr}")
+        log = next(Path(tmp).glob("*.jsonl"))
+        lines = read_log(log).lines
+    start = next(ln for ln in lines if ln.entry.event.HasField("hand_dealt")).entry.time
+    end = lines[-1].entry.time
+    moves = defaults = 0
+    for ln in lines:
+        ev = ln.entry.event
+        body = ev.played if ev.HasField("played") else ev.passed if ev.HasField("passed") else None
+        if body is not None:
+            moves += 1
+            defaults += body.default_cause != 0
+    seconds = (end.ToNanoseconds() - start.ToNanoseconds()) / 1e9
+    return moves, seconds, defaults
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kits", nargs="+", default=KITS, choices=KITS)
+    ap.add_argument("--hands", type=int, default=20)
+    ap.add_argument("--seed", default="bench-kits")
+    ap.add_argument("--no-build", action="store_true", help="assume every kit is built")
+    args = ap.parse_args()
+    print(f"{'kit':12} {'moves':>7} {'seconds':>8} {'moves/s':>8}  defaults")
+    for kit in args.kits:
+        if not args.no_build:
+            subprocess.run(
+                ["bash", str(ROOT / "clients" / kit / "build.sh")],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+        moves, seconds, defaults = measure(kit, args.hands, args.seed)
+        print(f"{kit:12} {moves:7d} {seconds:8.2f} {moves / seconds:8.0f}  {defaults}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
