@@ -541,6 +541,7 @@ MatchOutcome Session::connect_and_play() {
             attempts = 0;
         }
         std::string problem;
+        std::string kind;  // what to compare to throttle the log
         switch (end.end) {
             case End::kMatchEnded:
                 return outcome(ended_);
@@ -557,11 +558,13 @@ MatchOutcome Session::connect_and_play() {
                 }
                 if (Clock::now() - last_ok > options_.reconnect_window) throw Refused(end.refusal);
                 problem = "seat still taken by our previous stream";
+                kind = "seat taken";
                 break;
             }
             case End::kDropped:
                 if (!is_retryable(end.status.error_code())) throw RpcFailed(end.status);
                 problem = end.status.ok() ? "stream closed by the referee" : status_text(end.status);
+                kind = std::to_string(static_cast<int>(end.status.error_code()));
                 break;
         }
         first_attempt = false;
@@ -573,11 +576,11 @@ MatchOutcome Session::connect_and_play() {
         }
         const auto delay = backoff.next();
         ++attempts;
-        if (problem != last_logged || Clock::now() - last_log_time >= std::chrono::seconds{5}) {
+        if (kind != last_logged || Clock::now() - last_log_time >= std::chrono::seconds{5}) {
             log_(problem + "; reconnecting" +
                  (delay.count() ? " in " + std::to_string(delay.count()) + " ms" : std::string{}) +
                  (attempts > 1 ? " (attempt " + std::to_string(attempts) + ")" : std::string{}));
-            last_logged = problem;
+            last_logged = kind;
             last_log_time = Clock::now();
         }
         std::this_thread::sleep_for(delay);
