@@ -205,11 +205,12 @@ class Seat:
             await self.ended.wait()
 
 
-async def seat_all(
+def seat_all(
     server: RefereeServer,
     created: match_service.CreateMatchResponse,
     policies: list[Policy | None] | None = None,
 ) -> list[Seat]:
+    """Four scripted seats, started, one per token (lowest_policy by default)."""
     policies = policies or [lowest_policy] * 4
     seats = [
         Seat(server.address, tok, pol)

@@ -14,7 +14,7 @@ from referee.log import read_log
 from referee.log.verify import verify_log
 from referee.pb import common, play_service, spectator_service, spectator_service_grpc
 
-from .conftest import Seat, create, lowest_policy, play_action
+from .conftest import Seat, create, lowest_policy, play_action, seat_all
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,12 +39,10 @@ def defaults_of(path: Path, seat: int) -> list[int]:
 
 
 async def test_a_bot_that_never_answers_times_out_and_the_match_completes(server, organiser):
-    created = await create(organiser, seed="silent", time_control={"turn_time_ms": 60})
+    created = await create(organiser, seed="silent", time_control={"turn_time_ms": 250})
     policies = [lowest_policy] * 4
     policies[1] = None  # connected, reads everything, never answers
-    seats = [Seat(server.address, t, p) for t, p in zip(created.seat_tokens, policies, strict=True)]
-    for s in seats:
-        s.start()
+    seats = seat_all(server, created, policies)
     for s in seats:
         await s.finish()
     path = log_of(server, created.match_id)

@@ -10,7 +10,7 @@ from referee.pb import common, play_service
 from referee.rules import PASS, Action, MatchState, Rules, deal, format_cards, parse_cards
 from referee.rules.cards import card_text, iter_cards
 
-from .conftest import Seat, create, lowest_policy, play_action
+from .conftest import Seat, create, lowest_policy, play_action, seat_all
 
 R = common
 
@@ -32,9 +32,7 @@ async def test_every_reason_on_the_opening_lead(server, organiser):
     leader = next(s for s in range(4) if hands[s] & (1 << 3))  # 3D, the big-two opening card
     policies = [lowest_policy] * 4
     policies[leader] = None
-    seats = [Seat(server.address, t, p) for t, p in zip(created.seat_tokens, policies, strict=True)]
-    for s in seats:
-        s.start()
+    seats = seat_all(server, created, policies)
     me = seats[leader]
     prompt = await me.wait_kind("prompt")
     assert prompt.is_lead and prompt.state.must_include == "3D" and not prompt.can_pass
@@ -110,9 +108,7 @@ async def test_wrong_count_and_not_beating_on_a_response(server, organiser):
     policies = [lowest_policy] * 4
     policies[leader] = leader_policy
     policies[nxt] = None
-    seats = [Seat(server.address, t, p) for t, p in zip(created.seat_tokens, policies, strict=True)]
-    for s in seats:
-        s.start()
+    seats = seat_all(server, created, policies)
     me = seats[nxt]
     prompt = await me.wait_kind("prompt")
     assert list(prompt.state.table.cards) == ["3D"]
@@ -144,9 +140,7 @@ async def test_does_not_beat(server, organiser):
     policies[leader] = respond_low
     policies[nxt] = respond_low
     policies[third] = None
-    seats = [Seat(server.address, t, p) for t, p in zip(created.seat_tokens, policies, strict=True)]
-    for s in seats:
-        s.start()
+    seats = seat_all(server, created, policies)
     me = seats[third]
     prompt = await me.wait_kind("prompt")
     table = parse_cards(list(prompt.state.table.cards))
@@ -178,9 +172,7 @@ async def test_locked_out_after_a_pass(server, organiser):
     nxt = (leader + 3) % 4  # counterclockwise
     policies = [lowest_policy] * 4
     policies[nxt] = None
-    seats = [Seat(server.address, t, p) for t, p in zip(created.seat_tokens, policies, strict=True)]
-    for s in seats:
-        s.start()
+    seats = seat_all(server, created, policies)
     me = seats[nxt]
     prompt = await me.wait_kind("prompt")
     assert (await attempt(me, prompt.turn_id, None)).accepted
