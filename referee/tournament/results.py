@@ -9,7 +9,7 @@ The folder of a tournament::
 
     tournament.json     the configuration's identity and hash, the master seed, the size
     results.jsonl       one line per match played, appended and fsynced as it ends
-    results.csv         the same, one row per seat (rebuilt from results.jsonl on resume)
+    results.csv         the same, one row per seat (rebuilt from results.jsonl on start)
     standings.json      ratings and statistics per bot, rewritten after every match
     standings.csv       the same table
     logs/ID.jsonl       each match's event log (``referee verify`` checks it)
@@ -338,13 +338,17 @@ def _csv_text(rows: Iterable[Sequence[Any]]) -> str:
     return buf.getvalue()
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace a file's contents in one step (write a sibling, fsync, rename)."""
+def write_atomic(path: Path, text: str, *, sync: bool = True) -> None:
+    """Replace a file's contents in one step (write a sibling, rename over the file).
+
+    ``sync=False`` skips the fsync, for files that are rebuilt from results.jsonl on the
+    next start anyway (standings, results.csv)."""
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8", newline="") as f:
         f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
+        if sync:
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
@@ -377,7 +381,7 @@ class ResultsFiles:
                     seen.add(result.match_id)
                     results.append(result)
         rows = [CSV_COLUMNS, *(row for r in results for row in csv_rows(r))]
-        write_atomic(self.csv_path, _csv_text(rows))
+        write_atomic(self.csv_path, _csv_text(rows), sync=False)
         return results
 
     def open(self) -> None:
@@ -385,7 +389,8 @@ class ResultsFiles:
         self._csv = open(self.csv_path, "a", encoding="utf-8", newline="")  # noqa: SIM115
 
     def append(self, result: MatchResult) -> None:
-        """Write the match's line and rows and fsync both before returning."""
+        """Write the match's line (fsynced before returning: resuming trusts it) and its
+        CSV rows (flushed; results.csv is rebuilt from results.jsonl on every start)."""
         if self._jsonl is None or self._csv is None:
             raise ValueError("ResultsFiles.open() first")
         line = json.dumps(result.to_json(), separators=(",", ":"), ensure_ascii=False)
@@ -394,7 +399,6 @@ class ResultsFiles:
         os.fsync(self._jsonl.fileno())
         self._csv.write(_csv_text(csv_rows(result)))
         self._csv.flush()
-        os.fsync(self._csv.fileno())
 
     def close(self) -> None:
         for f in (self._jsonl, self._csv):

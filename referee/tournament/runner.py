@@ -7,8 +7,12 @@ referee), seats its four bots, waits for the referee to end it, then stops the b
 records the result:
 
 1. the match log is moved from the referee's working folder into ``logs/``;
-2. its line is appended to results.jsonl and results.csv and fsynced;
+2. its line is appended to results.jsonl (fsynced) and its rows to results.csv;
 3. standings.json and standings.csv are rewritten (atomically).
+
+Only results.jsonl is trusted on resume; results.csv and the standings are rebuilt from
+it. Log verification, the one costly step, runs in a worker process so that the event
+loop, which hosts the referee and the built-in bots, keeps serving the other matches.
 
 A runner killed at any point loses at most the matches that were being played: on the
 next run with the same configuration and folder, ``prepare`` drops their partial logs,
@@ -27,11 +31,14 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -98,6 +105,11 @@ class _Seated:
     exit_codes: dict[int, int | None] = dataclasses.field(default_factory=dict)
 
 
+def _log_verifies(path: str) -> bool:
+    """Runs in the verification worker."""
+    return verify_log(Path(path)).ok
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
@@ -142,6 +154,7 @@ class Tournament:
         self._remote_busy: dict[str, int] = {}
         self._wake = asyncio.Event()
         self._prepared = False
+        self._pool: ProcessPoolExecutor | None = None
 
     # -- before anything starts ---------------------------------------------------
 
@@ -238,6 +251,9 @@ class Tournament:
             self._remote_busy[bot.name] = 0
         lobby.add_listener(self._wake.set)
         self.files.open()
+        if self.config.referee.verify_logs and self.pending:
+            # "spawn": never fork a process that runs gRPC threads.
+            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
         self.ready.set()
         if self.config.remote_bots:
             self.progress.message(
@@ -249,6 +265,9 @@ class Tournament:
                 await self._dispatch(lobby)
         finally:
             self.files.close()
+            if self._pool is not None:
+                self._pool.shutdown(cancel_futures=True)
+                self._pool = None
             lobby.close("the tournament is over")
             await self.server.stop(grace=1.0)
         final = self._write_standings(final=True)
@@ -355,7 +374,7 @@ class Tournament:
             os.replace(log_src, dest)
             log_src = None
             summary = summarize_log(dest)
-            verified = verify_log(dest).ok if self.config.referee.verify_logs else None
+            verified = await self._verify(dest) if self.config.referee.verify_logs else None
             return MatchResult(
                 match_id=spec.match_id,
                 index=spec.index,
@@ -417,6 +436,17 @@ class Tournament:
             if log_src is not None:
                 with contextlib.suppress(OSError):
                     log_src.unlink()
+
+    async def _verify(self, path: Path) -> bool:
+        """``referee verify`` on a log, in the worker process (inline if it broke)."""
+        if self._pool is not None:
+            try:
+                loop = asyncio.get_running_loop()
+                return await loop.run_in_executor(self._pool, _log_verifies, str(path))
+            except BrokenProcessPool:
+                log.warning("the verification worker died; verifying in-process")
+                self._pool = None
+        return _log_verifies(str(path))
 
     async def _seat(
         self,
@@ -549,13 +579,15 @@ class Tournament:
             "bots": [r.to_json() for r in rows],
         }
         write_atomic(
-            self.folder / "standings.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+            self.folder / "standings.json",
+            json.dumps(doc, indent=2, ensure_ascii=False) + "\n",
+            sync=False,
         )
         fields = list(rows[0].to_json()) if rows else []
         lines = [",".join(fields)]
         for r in rows:
             lines.append(",".join("" if v is None else str(v) for v in r.to_json().values()))
-        write_atomic(self.folder / "standings.csv", "\n".join(lines) + "\n")
+        write_atomic(self.folder / "standings.csv", "\n".join(lines) + "\n", sync=False)
         return rows
 
 
