@@ -137,3 +137,29 @@ def test_chips_scoring_prefers_high_totals():
         st.add(dataclasses.replace(r, seats=seats))
     rows = st.table()
     assert rows[-1].name == "a" and rows[-1].score_per_hand == -30
+
+
+def test_progress_on_a_terminal_and_off_it():
+    import io
+
+    from referee.tournament.progress import Counts, Progress, format_duration
+
+    assert format_duration(59.6) == "1m00s" and format_duration(3725) == "1h02m05s"
+    bots = ["a", "b", "c", "d"]
+    st = Standings(bots, Scoring.PENALTY, {0: 1})
+    st.add(result(0, 0, bots, [9, 1, 2, 3]))
+    counts = Counts(total=10, done=4, failed=1, running=2, done_this_run=4)
+    term = io.StringIO()
+    p = Progress(term, tty=True, interval=0)
+    p.update(counts, st.leader())
+    p.message("a note")
+    p.close(counts, st.leader())
+    text = term.getvalue()
+    assert text.startswith("\r4/10 done | 2 running | 1 failed | ETA ")
+    assert "leader b (mu " in text and "a note\n" in text and text.endswith("\n")
+    plain = io.StringIO()
+    p = Progress(plain, tty=False)
+    p.update(counts, None)  # nothing: no live line off a terminal
+    p.match_done("m0 finished", counts, st.leader())
+    assert plain.getvalue().startswith("m0 finished [4/10 done | 2 running | 1 failed")
+    assert plain.getvalue().count("\n") == 1

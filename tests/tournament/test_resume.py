@@ -81,9 +81,19 @@ def test_kill_the_runner_then_run_again(tmp_path):
     before = results.read_text().splitlines()
     assert 5 <= len(before) < 16
     left_behind = [pid for pid, _ in json.loads((out / "work" / "processes.json").read_text())]
-    # A crash in the middle of writing leaves a cut-short line; resuming drops it.
+    # A crash in the middle of writing leaves a cut-short line; resuming drops it. A log
+    # moved into logs/ without its results line, and the referee's working logs, are
+    # dropped too (their matches are played again).
     with open(results, "a") as f:
         f.write('{"match_id": "cut-sh')
+    recorded = {json.loads(line)["match_id"] for line in before}
+    cfg = load_config(path)
+    state = json.loads((out / "tournament.json").read_text())
+    schedule = build_schedule(cfg, state["master_seed"])
+    unrecorded = next(s.match_id for s in schedule if s.match_id not in recorded)
+    (out / "logs" / f"{unrecorded}.jsonl").write_text("half a log\n")
+    (out / "work" / "referee").mkdir(parents=True, exist_ok=True)
+    (out / "work" / "referee" / "stale.jsonl").write_text("{}\n")
 
     second = referee("tournament", str(path), "--concurrency", "3")  # may change
     assert second.returncode == 0, second.stderr + second.stdout
@@ -92,9 +102,6 @@ def test_kill_the_runner_then_run_again(tmp_path):
 
     lines = results.read_text().splitlines()
     assert lines[: len(before)] == before  # what was recorded stays as it was
-    cfg = load_config(path)
-    state = json.loads((out / "tournament.json").read_text())
-    schedule = build_schedule(cfg, state["master_seed"])
     ids = [json.loads(line)["match_id"] for line in lines]
     assert len(ids) == len(set(ids)) == 16
     assert sorted(ids) == [s.match_id for s in schedule]
