@@ -10,8 +10,10 @@ from referee.tournament.ratings import StandingRow
 
 
 def format_duration(seconds: float) -> str:
-    """>>> format_duration(3725)
-    '1h02m05s'
+    """A short duration for people.
+
+    >>> format_duration(3725), format_duration(61), format_duration(9.4)
+    ('1h02m05s', '1m01s', '9s')
     """
     whole = max(0, round(seconds))
     h, rest = divmod(whole, 3600)
