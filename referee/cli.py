@@ -242,6 +242,9 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 
         try:
             summary = asyncio.run(run())
+        except TournamentError as exc:  # e.g. the listen address is taken
+            print(f"referee tournament: {exc}", file=sys.stderr)
+            return 2
         except (KeyboardInterrupt, asyncio.CancelledError):
             print(
                 f"\nStopped after {tournament.counts.done} of {tournament.counts.total} "

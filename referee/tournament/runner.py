@@ -242,7 +242,10 @@ class Tournament:
         started = time.monotonic()
         played_before = self.counts.done
         self.server = RefereeServer(self.listen, self.work / "referee")
-        await self.server.start()
+        try:
+            await self.server.start()
+        except (OSError, RuntimeError) as exc:  # grpc says RuntimeError for a taken port
+            raise TournamentError(f"the referee cannot listen on {self.listen}: {exc}") from None
         self.address = self.server.address
         lobby = self.server.lobby
         lobby.tournament = self.config.name
