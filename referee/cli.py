@@ -109,7 +109,7 @@ def _match_options(args: argparse.Namespace) -> dict[str, str]:
 def _cmd_match(args: argparse.Namespace) -> int:
     import asyncio
 
-    from referee.local import play_match
+    from referee.local import BotStartError, play_match
     from referee.logging import configure_logging
     from referee.rules import OptionsError, Rules
 
@@ -124,23 +124,27 @@ def _cmd_match(args: argparse.Namespace) -> int:
     except OptionsError as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return 2
-    result = asyncio.run(
-        play_match(
-            bots,
-            profile=args.profile,
-            options=options,
-            seed=args.seed or "",
-            hands=args.hands or 0,
-            threshold=args.threshold or 0,
-            log_dir=Path(args.log_dir),
-            turn_time_ms=args.turn_time_ms,
-            connect_timeout_ms=args.connect_timeout_ms,
-            time_bank_ms=args.time_bank_ms,
-            max_rejections=args.max_rejections,
-            max_strikes=args.max_strikes,
-            drill_disconnect_after_prompts=args.drill_disconnect_after,
+    try:
+        result = asyncio.run(
+            play_match(
+                bots,
+                profile=args.profile,
+                options=options,
+                seed=args.seed or "",
+                hands=args.hands or 0,
+                threshold=args.threshold or 0,
+                log_dir=Path(args.log_dir),
+                turn_time_ms=args.turn_time_ms,
+                connect_timeout_ms=args.connect_timeout_ms,
+                time_bank_ms=args.time_bank_ms,
+                max_rejections=args.max_rejections,
+                max_strikes=args.max_strikes,
+                drill_disconnect_after_prompts=args.drill_disconnect_after,
+            )
         )
-    )
+    except BotStartError as exc:
+        print(f"referee match: {exc}", file=sys.stderr)
+        return 2
     info = result.info
     names = list(info.config.seat_names)
     status = {3: "finished", 4: "cancelled"}.get(info.status, "unknown")

@@ -10,14 +10,10 @@ children are stopped when the match ends.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import os
 import shlex
-import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
 
 import grpc
 
@@ -25,6 +21,7 @@ from pusoy_client import run_bot
 from pusoy_client.samples import BUILTIN_BOTS
 from referee.pb import common, match_service, match_service_grpc
 from referee.server.app import RefereeServer
+from referee.tournament.procs import BotProcess, expand
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +29,10 @@ class LocalMatchResult:
     match_id: str
     info: match_service.MatchInfo
     log_path: Path
+
+
+class BotStartError(RuntimeError):
+    """A bot command that cannot be run (missing program, not executable)."""
 
 
 class BotSpec:
@@ -60,34 +61,6 @@ class BotSpec:
         return f"BotSpec({self.text!r})"
 
 
-async def _spawn(
-    spec: BotSpec, address: str, token: str, stderr_path: Path
-) -> asyncio.subprocess.Process:
-    argv = [
-        a.replace("{address}", address).replace("{token}", token) for a in shlex.split(spec.text)
-    ]
-    env = dict(os.environ, PUSOY_ADDRESS=address, PUSOY_TOKEN=token)
-    with _open_append(stderr_path) as err:
-        return await asyncio.create_subprocess_exec(
-            *argv,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=err,
-            stderr=err,
-            start_new_session=True,
-        )
-
-
-def _open_append(path: Path) -> BinaryIO:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return open(path, "ab")
-
-
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
 async def play_match(
     bots: Sequence[str],
     *,
@@ -111,7 +84,7 @@ async def play_match(
         raise ValueError(f"a match needs 4 bots, got {len(specs)}")
     server = RefereeServer(address, log_dir)
     await server.start()
-    procs: list[asyncio.subprocess.Process] = []
+    procs: list[BotProcess] = []
     tasks: list[asyncio.Task[object]] = []
     try:
         async with grpc.aio.insecure_channel(server.address) as channel:
@@ -142,7 +115,15 @@ async def play_match(
                     tasks.append(asyncio.create_task(run_bot(bot, server.address, token)))
                 else:
                     err = log_dir / f"{match_id}.seat{seat}.stderr"
-                    procs.append(await _spawn(spec, server.address, token, err))
+                    argv = expand(
+                        shlex.split(spec.text), {"address": server.address, "token": token}
+                    )
+                    env = {"PUSOY_ADDRESS": server.address, "PUSOY_TOKEN": token}
+                    try:
+                        proc = await BotProcess.spawn(argv, env=env, cwd=None, stderr_path=err)
+                    except OSError as exc:
+                        raise BotStartError(f"cannot start bot {spec.text!r}: {exc}") from exc
+                    procs.append(proc)
             runner = server.registry.get(match_id)
             assert runner is not None
             await runner.done.wait()
@@ -151,14 +132,11 @@ async def play_match(
         if tasks:
             await asyncio.wait(tasks, timeout=5)
         for proc in procs:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(proc.wait(), 5)
+            await proc.wait(5)
         return LocalMatchResult(match_id, info, Path(info.log_path))
     finally:
         for task in tasks:
             task.cancel()
         for proc in procs:
-            _kill_group(proc)
-            with contextlib.suppress(Exception):
-                await proc.wait()
+            await proc.stop(0)
         await server.stop(grace=1.0)

@@ -24,7 +24,16 @@ def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 
 @pytest.mark.parametrize(
     "command",
-    [[], ["rules", "judge"], ["rules", "moves"], ["serve"], ["match"], ["replay"], ["verify"]],
+    [
+        [],
+        ["rules", "judge"],
+        ["rules", "moves"],
+        ["serve"],
+        ["match"],
+        ["replay"],
+        ["verify"],
+        ["tournament"],
+    ],
 )
 def test_every_command_has_help_with_an_example(command):
     done = referee(*command, "--help")
@@ -98,6 +107,20 @@ def test_bad_input_gets_a_clear_error_and_a_failing_exit(tmp_path):
     assert bad_option.returncode != 0 and "NAME=VALUE" in bad_option.stderr
     three_bots = referee("match", "--bot", "random", "--bot", "random", "--bot", "random")
     assert three_bots.returncode == 2 and "4 bots" in three_bots.stderr
+    no_program = referee(
+        "match",
+        "--bot",
+        "./no-such-bot",
+        "--bot",
+        "random",
+        "--bot",
+        "random",
+        "--bot",
+        "random",
+        "--log-dir",
+        str(tmp_path),
+    )
+    assert no_program.returncode == 2 and "cannot start bot './no-such-bot'" in no_program.stderr
     missing = referee("verify", str(tmp_path / "missing.jsonl"))
     assert missing.returncode == 1 and "cannot read" in missing.stdout
     garbage = tmp_path / "garbage.jsonl"

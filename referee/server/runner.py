@@ -69,7 +69,7 @@ class MatchRunner:
         self.log_path = log_dir / f"{match_id}.jsonl"
         self.commitment = seed_commitment(settings.seed)
         self.seats = [
-            SeatSlot(s, settings.seat_names[s], secrets.token_urlsafe(24), settings.time_bank_ms)
+            SeatSlot(s, settings.seat_names[s], secrets.token_hex(24), settings.time_bank_ms)
             for s in range(SEATS)
         ]
         self.match = MatchState(self.rules)
