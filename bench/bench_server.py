@@ -172,18 +172,24 @@ class BareMatch:
         before = b"T" + b"x" * (p["turn_started"] - 1)
         after = b"V" + b"x" * (p["event"] - 1)
         result = b"R" + b"x" * (p["result"] - 1)
-        extra = p["extra_events_per_move"]
+        owed_before = owed_after = 0.0
         for move in range(self.moves):
             seat = move % 4
+            # Events before the prompt and after the action, at the referee's average rate.
+            owed_before += p["events_before_per_move"]
+            owed_after += p["events_after_per_move"]
+            n_before, n_after = int(owed_before), int(owed_after)
+            owed_before -= n_before
+            owed_after -= n_after
             for q in self.queues.values():
-                q.put_nowait(before)
+                for _ in range(n_before):
+                    q.put_nowait(before)
             prompt = b"P" + struct.pack(">II", move, p["action"]) + b"x" * max(0, p["prompt"] - 9)
             self.queues[seat].put_nowait(prompt)
             await self.actions.get()
             self.queues[seat].put_nowait(result)
             for q in self.queues.values():
-                q.put_nowait(after)
-                for _ in range(extra if move % 4 == 0 else 0):
+                for _ in range(n_after):
                     q.put_nowait(after)
         for q in self.queues.values():
             q.put_nowait(b"E")
@@ -356,17 +362,17 @@ def pattern_from(recs0: dict, moves: int, matches: int) -> dict:
     action = play_service.PlayRequest(
         action=play_service.Action(turn_id=123, play=common.Cards(cards=["9S", "9D"]))
     ).ByteSize()
-    events_per_seat = sum(
-        len(v) for k, v in sizes.items() if k not in ("prompt", "result", "welcome", "snapshot")
-    )
-    per_move = events_per_seat / max(1, moves)  # seat 0's process sees every match
+    not_events = ("prompt", "result", "welcome", "snapshot", "turn_started")
+    events_per_seat = sum(len(v) for k, v in sizes.items() if k not in not_events)
+    # Seat 0's process sees every match, so these are per move of any match.
     return {
         "turn_started": avg("turn_started", 40),
         "event": avg("played", 60),
         "prompt": avg("prompt", 400),
         "result": avg("result", 10),
         "action": action,
-        "extra_events_per_move": max(0, round((per_move - 2) * 4)),
+        "events_before_per_move": len(sizes.get("turn_started", [])) / max(1, moves),
+        "events_after_per_move": events_per_seat / max(1, moves),
         "moves_per_match": moves // matches,
     }
 

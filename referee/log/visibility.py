@@ -17,6 +17,10 @@ def for_seat(event: common.Event, seat: int) -> common.Event | None:
         return out
     if kind == "action_rejected":
         return event if event.action_rejected.seat == seat else None
+    if kind == "turn_started":
+        # The seat to act gets its prompt; the others learn of the turn from its action.
+        # Not sending it halves the messages a move costs each bot.
+        return None
     return event
 
 
