@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -156,9 +157,18 @@ def _cmd_match(args: argparse.Namespace) -> int:
         who = " + ".join(f"seat {s} {names[s]}" for s in st.seats)
         print(f"  {st.place}. {who:<28} total {st.total:>5}   hands won {st.hands_won}")
     print(f"Log: {result.log_path}")
-    print(f"Replay: referee replay {result.log_path}")
-    print(f"Verify: referee verify {result.log_path}")
+    me = _self_command()
+    print(f"Replay: {me} replay {result.log_path}")
+    print(f"Verify: {me} verify {result.log_path}")
     return 0 if info.status == 3 else 1
+
+
+def _self_command() -> str:
+    """How this command was invoked (``.venv/bin/referee``), for hints a user can paste."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if Path(argv0).name == "referee":
+        return shlex.quote(argv0)
+    return "referee"
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
