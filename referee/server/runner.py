@@ -128,9 +128,6 @@ class MatchRunner:
             self.spectators.append(queue)
         return queue
 
-    def info(self) -> common.MatchConfig:
-        return self.settings.config_pb()
-
     # -- the match task -----------------------------------------------------------
 
     async def _run(self) -> None:
@@ -284,7 +281,7 @@ class MatchRunner:
         if act.turn_id != turn.turn_id:
             reason, message = (
                 common.REJECTION_REASON_STALE_TURN,
-                (f"turn {act.turn_id} is not the current turn ({turn.turn_id})"),
+                f"turn {act.turn_id} is not the current turn ({turn.turn_id})",
             )
         elif kind is None:
             reason, message = common.REJECTION_REASON_MALFORMED_ACTION, "send a play or a pass"
