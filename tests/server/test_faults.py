@@ -69,7 +69,7 @@ async def test_time_bank_absorbs_a_late_answer(server, organiser):
     result = await seats[2].wait_kind("result")
     assert result.accepted
     second = await seats[2].wait_kind("prompt", after=1)
-    assert 1500 <= second.time_bank_ms < 1800  # about 250 ms of the bank used
+    assert 1000 <= second.time_bank_ms <= 1750  # the overrun (>= 250 ms) came out of the bank
     seats[2].policy = lowest_policy
     seats[2].send(play_action(second.turn_id, lowest_policy(seats[2], second)))
     for s in seats:
