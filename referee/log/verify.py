@@ -10,13 +10,12 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from referee.actions import check_action, default_action
+from referee.actions import check_action, default_action, parse_action
 from referee.convert import KIND_TO_PB, PB_TO_REASON, card_list, rules_from_pb, standings_pb
 from referee.log.reader import LogFormatError, LogLine, read_log
 from referee.log.writer import line_hash
 from referee.pb import LOG_SCHEMA_VERSION, common
 from referee.rules import (
-    Action,
     HandResult,
     MatchState,
     OptionsError,
@@ -25,7 +24,6 @@ from referee.rules import (
     SuitOrder,
     card_text,
     deal,
-    parse_cards,
     seed_commitment,
 )
 from referee.rules.errors import RulesError
@@ -265,7 +263,7 @@ class _Checker:
                 line, f"default action after {rejections} rejections, limit {max_rejections}"
             )
         try:
-            action = Action(parse_cards(list(ev.played.play.cards))) if is_play else Action(0)
+            action = parse_action(list(ev.played.play.cards) if is_play else None)
         except RulesError as exc:
             raise _fail(line, f"unreadable play: {exc}") from None
         if cause != common.DEFAULT_CAUSE_UNSPECIFIED and action != default_action(hand):
