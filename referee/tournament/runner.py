@@ -114,6 +114,20 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def _result_of(spec: MatchSpec, **outcome: Any) -> MatchResult:
+    """A result that carries the spec's identity fields, so a finished and a failed match agree."""
+    return MatchResult(
+        match_id=spec.match_id,
+        index=spec.index,
+        group=spec.group,
+        round=spec.round,
+        table=spec.table,
+        seating=spec.seating,
+        seed=spec.seed,
+        **outcome,
+    )
+
+
 def _bot_seed(match_seed: str, seat: int) -> int:
     """A built-in random bot's seed, so that built-in-only tournaments replay exactly."""
     return int.from_bytes(hashlib.sha256(f"{match_seed}:bot:{seat}".encode()).digest()[:8])
@@ -378,14 +392,8 @@ class Tournament:
             log_src = None
             summary = summarize_log(dest)
             verified = await self._verify(dest) if self.config.referee.verify_logs else None
-            return MatchResult(
-                match_id=spec.match_id,
-                index=spec.index,
-                group=spec.group,
-                round=spec.round,
-                table=spec.table,
-                seating=spec.seating,
-                seed=spec.seed,
+            return _result_of(
+                spec,
                 status=summary.status,
                 error=summary.cancel_reason,
                 referee_match_id=referee_id,
@@ -408,14 +416,8 @@ class Tournament:
             raise
         except Exception as exc:
             log.exception("match failed", match_id=spec.match_id)
-            return MatchResult(
-                match_id=spec.match_id,
-                index=spec.index,
-                group=spec.group,
-                round=spec.round,
-                table=spec.table,
-                seating=spec.seating,
-                seed=spec.seed,
+            return _result_of(
+                spec,
                 status=STATUS_FAILED,
                 error=f"{type(exc).__name__}: {exc}",
                 referee_match_id=referee_id,
