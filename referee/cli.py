@@ -72,6 +72,20 @@ examples:
 
 DEFAULT_BOTS = ["greedy", "random", "greedy", "random"]
 
+# Counts and times travel as uint32 in CreateMatchRequest.
+_UINT32_MAX = 2**32 - 1
+
+
+def _count(text: str) -> int:
+    """An argparse type for a whole number from 0 up to what the protocol carries."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 0 <= value <= _UINT32_MAX:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {_UINT32_MAX}, got {value}")
+    return value
+
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
@@ -83,11 +97,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     async def serve() -> None:
         server = RefereeServer(args.address, Path(args.log_dir))
-        await server.start()
+        await server.start()  # OSError: the address or the log folder cannot be used
         print(f"referee listening on {server.address}; logs in {args.log_dir}", flush=True)
         await server.wait_for_signal()
 
-    asyncio.run(serve())
+    try:
+        asyncio.run(serve())
+    except OSError as exc:
+        print(f"referee serve: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -110,7 +128,7 @@ def _match_options(args: argparse.Namespace) -> dict[str, str]:
 def _cmd_match(args: argparse.Namespace) -> int:
     import asyncio
 
-    from referee.local import BotStartError, play_match
+    from referee.local import MatchSetupError, play_match
     from referee.logging import configure_logging
     from referee.rules import OptionsError, Rules
 
@@ -143,7 +161,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
                 drill_disconnect_after_prompts=args.drill_disconnect_after,
             )
         )
-    except BotStartError as exc:
+    except MatchSetupError as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return 2
     info = result.info
@@ -341,29 +359,33 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile", default="pusoy-dos", help="pusoy-dos (default), pusoy-dos-chips or big-two"
     )
     match.add_argument("--seed", help="seed of the deals (default: from the OS random source)")
-    match.add_argument("--hands", type=int, help="play this many hands")
-    match.add_argument("--threshold", type=int, help="play until a total reaches this")
-    match.add_argument("--log-dir", default="matches", help="folder for the event log")
-    match.add_argument("--turn-time-ms", type=int, default=5000, help="time per turn")
     match.add_argument(
-        "--connect-timeout-ms", type=int, default=30000, help="time for the bots to connect"
+        "--hands", type=_count, help="play this many hands (default: the profile's match end)"
     )
-    match.add_argument("--time-bank-ms", type=int, default=0, help="reserve per seat")
+    match.add_argument(
+        "--threshold", type=_count, help="play until a total reaches this (instead of --hands)"
+    )
+    match.add_argument("--log-dir", default="matches", help="folder for the event log")
+    match.add_argument("--turn-time-ms", type=_count, default=5000, help="time per turn")
+    match.add_argument(
+        "--connect-timeout-ms", type=_count, default=30000, help="time for the bots to connect"
+    )
+    match.add_argument("--time-bank-ms", type=_count, default=0, help="reserve per seat")
     match.add_argument(
         "--max-rejections",
-        type=int,
+        type=_count,
         default=3,
         help="rejected attempts per turn before the default action",
     )
     match.add_argument(
         "--max-strikes",
-        type=int,
+        type=_count,
         default=0,
         help="strikes before a seat is played by default (0: no limit)",
     )
     match.add_argument(
         "--drill-disconnect-after",
-        type=int,
+        type=_count,
         default=0,
         metavar="N",
         help="close each seat's stream once after its Nth prompt, to check that bots "

@@ -31,7 +31,11 @@ class LocalMatchResult:
     log_path: Path
 
 
-class BotStartError(RuntimeError):
+class MatchSetupError(RuntimeError):
+    """The match could not start: the referee cannot listen or log, or refused the match."""
+
+
+class BotStartError(MatchSetupError):
     """A bot command that cannot be run (missing program, not executable)."""
 
 
@@ -61,6 +65,15 @@ class BotSpec:
         return f"BotSpec({self.text!r})"
 
 
+async def _create_match(
+    stub: match_service_grpc.MatchServiceAsyncStub, request: match_service.CreateMatchRequest
+) -> match_service.CreateMatchResponse:
+    try:
+        return await stub.CreateMatch(request)
+    except grpc.aio.AioRpcError as exc:
+        raise MatchSetupError(f"the referee refused the match: {exc.details()}") from exc
+
+
 async def play_match(
     bots: Sequence[str],
     *,
@@ -83,13 +96,17 @@ async def play_match(
     if len(specs) != 4:
         raise ValueError(f"a match needs 4 bots, got {len(specs)}")
     server = RefereeServer(address, log_dir)
-    await server.start()
+    try:
+        await server.start()
+    except OSError as exc:
+        raise MatchSetupError(str(exc)) from exc
     procs: list[BotProcess] = []
     tasks: list[asyncio.Task[object]] = []
     try:
         async with grpc.aio.insecure_channel(server.address) as channel:
             stub = match_service_grpc.MatchServiceStub(channel)
-            created = await stub.CreateMatch(
+            created = await _create_match(
+                stub,
                 match_service.CreateMatchRequest(
                     profile=profile,
                     options=dict(options or {}),
@@ -106,7 +123,7 @@ async def play_match(
                         max_rejections_per_turn=max_rejections, max_strikes=max_strikes
                     ),
                     drills=common.Drills(disconnect_after_prompts=drill_disconnect_after_prompts),
-                )
+                ),
             )
             match_id = created.match_id
             for seat, (spec, token) in enumerate(zip(specs, created.seat_tokens, strict=True)):

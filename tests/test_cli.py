@@ -132,3 +132,48 @@ def test_bad_input_gets_a_clear_error_and_a_failing_exit(tmp_path):
     assert referee("replay", str(garbage)).returncode == 1
     verify = referee("verify", str(garbage))
     assert verify.returncode == 1 and "line 1" in verify.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--hands", "-3"], "argument --hands: must be from 0 to"),
+        (["--turn-time-ms", "soon"], "argument --turn-time-ms: not a whole number: 'soon'"),
+        (["--hands", "2", "--threshold", "50"], "refused the match: give either hands or"),
+        (["--profile", "poker"], "unknown profile 'poker'"),
+        (["--bot", "greedy"], "give 4 bots"),
+    ],
+)
+def test_match_refuses_bad_arguments_with_a_clear_message(tmp_path, args, message):
+    done = referee("match", "--log-dir", str(tmp_path), *args)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_match_and_serve_report_a_log_folder_they_cannot_use(tmp_path):
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    for command in (["match", "--hands", "1"], ["serve", "--address", "127.0.0.1:0"]):
+        done = referee(*command, "--log-dir", str(not_a_folder / "logs"))
+        assert done.returncode == 2, done.stderr
+        assert f"cannot use {not_a_folder / 'logs'} for match logs" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_serve_reports_an_address_it_cannot_listen_on():
+    done = referee("serve", "--address", "127.0.0.1:notaport")
+    assert done.returncode == 2
+    assert "referee serve: cannot listen on 127.0.0.1:notaport" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_verify_and_replay_name_a_log_they_cannot_read(tmp_path):
+    missing = tmp_path / "missing.jsonl"
+    verify = referee("verify", str(missing))
+    assert verify.returncode == 1
+    assert verify.stdout.startswith(f"FAILED: {missing}: cannot read the log:")
+    replay = referee("replay", str(missing))
+    assert replay.returncode != 0 and "Traceback" not in replay.stderr
+    assert str(missing) in replay.stderr

@@ -46,11 +46,13 @@ class VerifyReport:
     hands: int
     problem: str | None
     line: int | None
+    """The first bad line, from 1; None when the whole file is the problem (unreadable)."""
 
     def summary(self) -> str:
         if self.ok:
             return f"OK: {self.path}: {self.lines} lines, {self.hands} hands verified"
-        return f"FAILED: {self.path}: line {self.line}: {self.problem}"
+        where = "" if self.line is None else f"line {self.line}: "
+        return f"FAILED: {self.path}: {where}{self.problem}"
 
 
 def verify_log(path: Path) -> VerifyReport:
@@ -61,7 +63,7 @@ def verify_log(path: Path) -> VerifyReport:
     except LogFormatError as exc:
         return VerifyReport(path, False, 0, 0, exc.message, exc.line)
     except OSError as exc:
-        return VerifyReport(path, False, 0, 0, f"cannot read the log: {exc}", 0)
+        return VerifyReport(path, False, 0, 0, f"cannot read the log: {exc}", None)
     checker = _Checker(read.lines)
     try:
         if read.truncated:

@@ -82,7 +82,14 @@ class RefereeServer:
         return f"{host}:{self.port}"
 
     async def start(self) -> None:
-        self.port = self.server.add_insecure_port(self.requested_address)
+        try:
+            self.registry.log_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OSError(f"cannot use {self.registry.log_dir} for match logs: {exc}") from exc
+        try:
+            self.port = self.server.add_insecure_port(self.requested_address)
+        except RuntimeError:  # grpcio reports a failed bind this way
+            self.port = 0
         if self.port == 0:
             raise OSError(f"cannot listen on {self.requested_address}")
         await self.server.start()

@@ -16,6 +16,10 @@ class ShuttingDown(Exception):
     """The server accepts no new match."""
 
 
+class LogUnavailable(Exception):
+    """The match's event log cannot be created; without its log a match does not start."""
+
+
 class MatchRegistry:
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = log_dir
@@ -28,7 +32,10 @@ class MatchRegistry:
             raise ShuttingDown("the server is shutting down")
         match_id = time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(4)
         runner = MatchRunner(match_id, settings, self.log_dir)
-        runner.start()
+        try:
+            runner.start()
+        except OSError as exc:
+            raise LogUnavailable(f"cannot create the match log {runner.log_path}: {exc}") from exc
         self.matches[match_id] = runner
         for seat, token in enumerate(runner.tokens):
             self.by_token[token] = (runner, seat)

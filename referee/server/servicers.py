@@ -19,7 +19,7 @@ from referee.pb import (
     spectator_service,
     spectator_service_grpc,
 )
-from referee.server.registry import MatchRegistry, ShuttingDown
+from referee.server.registry import LogUnavailable, MatchRegistry, ShuttingDown
 from referee.server.runner import ActionCmd, GoneCmd, HelloCmd, MatchRunner, Session
 from referee.server.settings import SettingsError, settings_from_request
 
@@ -50,7 +50,7 @@ class MatchServicer(match_service_grpc.MatchServiceServicer):
             runner = self.registry.create(settings)
         except SettingsError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except ShuttingDown as exc:
+        except (ShuttingDown, LogUnavailable) as exc:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         log.info("match created", match_id=runner.match_id, profile=settings.rules.profile)
         return match_service.CreateMatchResponse(

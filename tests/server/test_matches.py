@@ -205,3 +205,24 @@ async def test_bad_match_requests_are_refused_with_invalid_argument(server, orga
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await organiser.GetMatch(match_service.GetMatchRequest(match_id="nope"))
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_a_match_whose_log_cannot_be_created_is_refused_and_the_server_goes_on(
+    server, organiser
+):
+    import grpc
+
+    log_dir = server.registry.log_dir
+    log_dir.rmdir()
+    log_dir.write_text("a file where the log folder should be\n")
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await create(organiser, seed="nolog")
+    assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert "cannot create the match log" in (err.value.details() or "")
+    listed = await organiser.ListMatches(match_service.ListMatchesRequest())
+    assert not listed.matches  # nothing half-made is left behind
+
+    log_dir.unlink()
+    info = await play_sample_match(server, organiser, "big-two", 1, "logged-again")
+    assert info.status == common.MATCH_STATUS_FINISHED
+    assert verify_log(Path(info.log_path)).ok

@@ -70,7 +70,7 @@ class MatchServiceServicer:
     def CreateMatch(self, request, context):
         """Creates a match and returns one secret token per seat. Errors: INVALID_ARGUMENT for
         an unknown profile or option, bad seat names or a bad clock; UNAVAILABLE while the
-        server is shutting down.
+        server is shutting down or when it cannot create the match's event log.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

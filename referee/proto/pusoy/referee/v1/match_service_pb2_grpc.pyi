@@ -36,7 +36,7 @@ class MatchServiceStub:
     CreateMatch: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.CreateMatchRequest, _match_service_pb2.CreateMatchResponse]
     """Creates a match and returns one secret token per seat. Errors: INVALID_ARGUMENT for
     an unknown profile or option, bad seat names or a bad clock; UNAVAILABLE while the
-    server is shutting down.
+    server is shutting down or when it cannot create the match's event log.
     """
     GetMatch: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.GetMatchRequest, _match_service_pb2.GetMatchResponse]
     """Returns a match's status and scores. Errors: NOT_FOUND."""
@@ -59,7 +59,7 @@ class MatchServiceAsyncStub(MatchServiceStub):
     CreateMatch: _aio.UnaryUnaryMultiCallable[_match_service_pb2.CreateMatchRequest, _match_service_pb2.CreateMatchResponse]  # type: ignore[assignment]
     """Creates a match and returns one secret token per seat. Errors: INVALID_ARGUMENT for
     an unknown profile or option, bad seat names or a bad clock; UNAVAILABLE while the
-    server is shutting down.
+    server is shutting down or when it cannot create the match's event log.
     """
     GetMatch: _aio.UnaryUnaryMultiCallable[_match_service_pb2.GetMatchRequest, _match_service_pb2.GetMatchResponse]  # type: ignore[assignment]
     """Returns a match's status and scores. Errors: NOT_FOUND."""
@@ -85,7 +85,7 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_match_service_pb2.CreateMatchResponse, _abc.Awaitable[_match_service_pb2.CreateMatchResponse]]:
         """Creates a match and returns one secret token per seat. Errors: INVALID_ARGUMENT for
         an unknown profile or option, bad seat names or a bad clock; UNAVAILABLE while the
-        server is shutting down.
+        server is shutting down or when it cannot create the match's event log.
         """
 
     @_abc_1.abstractmethod
