@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TextIO
 
 from referee.rules import (
+    HAND_SIZE,
     Context,
     LegalPlays,
     Rules,
@@ -54,6 +55,8 @@ def _view(req: Mapping[str, Any], *, hand_required: bool) -> tuple[Context, Lega
         raise RequestError('"revolution" must be true or false')
     ctx = context_for(rules, revolution)
     hand = _cards_field(req, "hand", required=hand_required)
+    if hand is not None and hand.bit_count() > HAND_SIZE:
+        raise RequestError(f'"hand" holds {hand.bit_count()} cards; a hand has at most {HAND_SIZE}')
     table_mask = _cards_field(req, "table")
     if hand is not None and table_mask is not None and hand & table_mask:
         raise RequestError(

@@ -31,3 +31,10 @@ def test_an_opening_card_not_in_the_hand_is_an_error():
 def test_revolution_must_be_a_boolean():
     with pytest.raises(RequestError, match="revolution"):
         judge({"profile": "big-two", "play": "3D", "revolution": "yes"})
+
+
+def test_a_hand_of_more_than_thirteen_cards_is_an_error():
+    fourteen = "3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD 2D 3C"
+    with pytest.raises(RequestError, match="holds 14 cards; a hand has at most 13"):
+        judge({"profile": "big-two", "hand": fourteen, "play": "3D"})
+    assert judge({"profile": "big-two", "hand": fourteen[:-3], "play": "3D"})["legal"] is True

@@ -7,6 +7,7 @@ True
 """
 
 from referee.rules.cards import (
+    HAND_SIZE,
     Card,
     CardSet,
     SuitOrder,
@@ -43,6 +44,7 @@ from referee.rules.options import (
 from referee.rules.scoring import Standing, card_cost, score_hand, standings
 
 __all__ = [
+    "HAND_SIZE",
     "OPTION_NAMES",
     "PASS",
     "PROFILES",

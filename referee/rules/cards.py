@@ -21,6 +21,7 @@ RANK_CHARS = "3456789TJQKA2"
 SUIT_CHARS = "CSHD"
 SUIT_SYMBOLS = "♣♠♥♦"
 ALL_CARDS_MASK = (1 << 52) - 1
+HAND_SIZE = 13  # cards dealt to each of the four seats
 TWO_RANK = 12
 TWOS_MASK = 0xF << (4 * TWO_RANK)
 """The four 2s."""

@@ -20,6 +20,8 @@ import secrets
 import struct
 from collections.abc import Iterator
 
+from referee.rules.cards import HAND_SIZE
+
 DOMAIN = b"pusoy-referee/deal/v1"
 MAX_SEED_BYTES = 1024
 
@@ -59,7 +61,7 @@ def deal(seed: str, hand_number: int) -> tuple[int, int, int, int]:
     hands = []
     for s in range(4):
         mask = 0
-        for c in deck[13 * s : 13 * s + 13]:
+        for c in deck[HAND_SIZE * s : HAND_SIZE * (s + 1)]:
             mask |= 1 << c
         hands.append(mask)
     return hands[0], hands[1], hands[2], hands[3]

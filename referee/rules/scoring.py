@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from referee.rules.cards import TWOS_MASK
+from referee.rules.cards import HAND_SIZE, TWOS_MASK
 from referee.rules.options import MatchEnd, Rules, Scoring, TieBreak
 
 TEAMS: tuple[tuple[int, int], tuple[int, int]] = ((0, 2), (1, 3))
@@ -22,7 +22,7 @@ def team_of(seat: int) -> int:
 
 def card_cost(rules: Rules, cards_left: int) -> int:
     """What ``cards_left`` cards cost a loser: n, 2n from ``multiplier_from``, 3n for 13."""
-    if cards_left >= 13:
+    if cards_left >= HAND_SIZE:
         return 3 * cards_left
     if cards_left >= rules.multiplier_from:
         return 2 * cards_left
