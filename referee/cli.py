@@ -158,6 +158,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
                 time_bank_ms=args.time_bank_ms,
                 max_rejections=args.max_rejections,
                 max_strikes=args.max_strikes,
+                max_actions_out_of_turn=args.max_actions_out_of_turn,
                 drill_disconnect_after_prompts=args.drill_disconnect_after,
             )
         )
@@ -382,6 +383,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=_count,
         default=0,
         help="strikes before a seat is played by default (0: no limit)",
+    )
+    match.add_argument(
+        "--max-actions-out-of-turn",
+        type=_count,
+        default=16,
+        help="actions answering no prompt, between two prompts, before a seat's stream is closed",
     )
     match.add_argument(
         "--drill-disconnect-after",

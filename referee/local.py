@@ -88,6 +88,7 @@ async def play_match(
     time_bank_ms: int = 0,
     max_rejections: int = 0,
     max_strikes: int = 0,
+    max_actions_out_of_turn: int = 0,
     drill_disconnect_after_prompts: int = 0,
     address: str = "127.0.0.1:0",
 ) -> LocalMatchResult:
@@ -120,7 +121,9 @@ async def play_match(
                         time_bank_ms=time_bank_ms,
                     ),
                     fault_policy=common.FaultPolicy(
-                        max_rejections_per_turn=max_rejections, max_strikes=max_strikes
+                        max_rejections_per_turn=max_rejections,
+                        max_strikes=max_strikes,
+                        max_actions_out_of_turn=max_actions_out_of_turn,
                     ),
                     drills=common.Drills(disconnect_after_prompts=drill_disconnect_after_prompts),
                 ),

@@ -225,6 +225,7 @@ class MatchRunner:
             self._emit(common.Event(turn_started=started))
             slot.last_prompt = turn.turn_id
             slot.prompts += 1
+            slot.out_of_turn = 0
             prompt = turn_prompt(self.match, turn, started, self.settings, slot, self._state())
             slot.session.send(play_service.PlayResponse(prompt=prompt))
             drill = self.settings.drill_disconnect_after_prompts
@@ -530,6 +531,16 @@ class MatchRunner:
             )
             return
         slot = self.seats[seat]
+        if slot.out_of_turn >= self.settings.max_actions_out_of_turn:
+            self._on_gone(
+                GoneCmd(
+                    cmd.session,
+                    f"too many actions out of turn (more than "
+                    f"{self.settings.max_actions_out_of_turn} since the last prompt)",
+                )
+            )
+            return
+        slot.out_of_turn += 1
         hand = self.match.hand
         if self.is_over():
             code, message = REASON_TO_PB[Reason.MATCH_OVER], "the match is over"

@@ -77,6 +77,8 @@ class SeatSlot:
     benched: bool = False
     last_prompt: int = 0
     prompts: int = 0
+    out_of_turn: int = 0
+    """Actions that answered no prompt since this seat's last prompt."""
     drilled: bool = False
     disconnected_at: float | None = None
 

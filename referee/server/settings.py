@@ -11,6 +11,7 @@ from referee.rules.deal import MAX_SEED_BYTES
 DEFAULT_CONNECT_TIMEOUT_MS = 30_000
 DEFAULT_TURN_TIME_MS = 5_000
 DEFAULT_MAX_REJECTIONS = 3
+DEFAULT_MAX_ACTIONS_OUT_OF_TURN = 16
 DEFAULT_RECONNECT_GRACE_MS = 1_000
 MAX_TIME_MS = 3_600_000
 
@@ -32,6 +33,7 @@ class MatchSettings:
     reconnect_grace_ms: int = DEFAULT_RECONNECT_GRACE_MS
     max_rejections_per_turn: int = DEFAULT_MAX_REJECTIONS
     max_strikes: int = 0
+    max_actions_out_of_turn: int = DEFAULT_MAX_ACTIONS_OUT_OF_TURN
     drill_disconnect_after_prompts: int = 0
 
     def config_pb(self) -> common.MatchConfig:
@@ -49,6 +51,7 @@ class MatchSettings:
             fault_policy=common.FaultPolicy(
                 max_rejections_per_turn=self.max_rejections_per_turn,
                 max_strikes=self.max_strikes,
+                max_actions_out_of_turn=self.max_actions_out_of_turn,
             ),
             drills=common.Drills(disconnect_after_prompts=self.drill_disconnect_after_prompts),
         )
@@ -92,5 +95,6 @@ def settings_from_request(req: match_service.CreateMatchRequest) -> MatchSetting
         reconnect_grace_ms=tc.reconnect_grace_ms or DEFAULT_RECONNECT_GRACE_MS,
         max_rejections_per_turn=fp.max_rejections_per_turn or DEFAULT_MAX_REJECTIONS,
         max_strikes=fp.max_strikes,
+        max_actions_out_of_turn=fp.max_actions_out_of_turn or DEFAULT_MAX_ACTIONS_OUT_OF_TURN,
         drill_disconnect_after_prompts=req.drills.disconnect_after_prompts,
     )

@@ -33,6 +33,7 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
     [faults]
     max_rejections_per_turn = 3
     max_strikes = 0
+    max_actions_out_of_turn = 16
 
     [referee]
     address = "127.0.0.1:0"      # where the in-process referee listens
@@ -173,6 +174,7 @@ class TimeConfig:
 class FaultConfig:
     max_rejections_per_turn: int = 3
     max_strikes: int = 0
+    max_actions_out_of_turn: int = 16
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -257,6 +259,7 @@ class TournamentConfig:
             fault_policy=common.FaultPolicy(
                 max_rejections_per_turn=self.faults.max_rejections_per_turn,
                 max_strikes=self.faults.max_strikes,
+                max_actions_out_of_turn=self.faults.max_actions_out_of_turn,
             ),
         )
 
@@ -466,6 +469,7 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     faults = FaultConfig(
         max_rejections_per_turn=f.whole("max_rejections_per_turn", 3, low=1, high=1000),
         max_strikes=f.whole("max_strikes", 0, high=1_000_000),
+        max_actions_out_of_turn=f.whole("max_actions_out_of_turn", 16, low=1, high=1_000_000),
     )
     f.done()
     referee = RefereeConfig(

@@ -217,3 +217,30 @@ async def test_a_seat_that_never_connects_is_played_by_default(server, organiser
     path = log_of(server, created.match_id)
     assert set(defaults_of(path, 3)) == {common.DEFAULT_CAUSE_DISCONNECTED}
     assert verify_log(path).ok
+
+
+async def test_a_seat_flooding_actions_out_of_turn_is_cut_off_then_may_come_back(server, organiser):
+    created = await create(organiser, seed="flood", fault_policy={"max_actions_out_of_turn": 5})
+    flooder = Seat(server.address, created.seat_tokens[2], lowest_policy).start()
+    await flooder.wait_kind("welcome")
+    for _ in range(40):  # no one's turn yet: the other seats have not connected
+        flooder.send(play_action(7, None))
+    await asyncio.wait_for(flooder.ended.wait(), 10)
+    assert flooder.status == grpc.StatusCode.OK  # the referee closed the stream
+    results = flooder.messages("result")
+    assert len(results) == 5
+    assert {r.reason for r in results} == {common.REJECTION_REASON_NOT_YOUR_TURN}
+
+    back = Seat(server.address, created.seat_tokens[2], lowest_policy)
+    others = [Seat(server.address, created.seat_tokens[s], lowest_policy) for s in (0, 1, 3)]
+    for s in (back, *others):
+        s.start()
+    for s in (back, *others):
+        await s.finish()
+    path = log_of(server, created.match_id)
+    gone = [e for e in events(path, "seat_disconnected") if e.seat == 2]
+    assert len(gone) == 1 and "too many actions out of turn" in gone[0].cause
+    assert len([e for e in events(path, "action_rejected") if e.seat == 2]) == 5
+    assert not defaults_of(path, 2)  # it came back before its first turn
+    assert events(path, "match_ended")[0].status == common.MATCH_STATUS_FINISHED
+    assert verify_log(path).ok

@@ -397,6 +397,7 @@ class FaultPolicy(_message.Message):
 
     MAX_REJECTIONS_PER_TURN_FIELD_NUMBER: _builtins.int
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
+    MAX_ACTIONS_OUT_OF_TURN_FIELD_NUMBER: _builtins.int
     max_rejections_per_turn: _builtins.int
     """Rejected attempts allowed in one turn before the default action is taken.
     Default 3.
@@ -406,15 +407,23 @@ class FaultPolicy(_message.Message):
     which the seat is played by default without waiting, for the rest of the match.
     0: no limit (the default).
     """
+    max_actions_out_of_turn: _builtins.int
+    """Actions a seat may send between two of its prompts that answer no prompt in force
+    (each is rejected and logged: NOT_YOUR_TURN, STALE_TURN, LOCKED_OUT). The next one
+    closes the seat's stream (cause "too many actions out of turn"); the bot may
+    reconnect, and the count starts again at its next prompt. This keeps a flooding bot
+    from filling the log and the other seats' streams. Default 16.
+    """
     def __init__(
         self,
         *,
         max_rejections_per_turn: _builtins.int = ...,
         max_strikes: _builtins.int = ...,
+        max_actions_out_of_turn: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_rejections_per_turn", b"max_rejections_per_turn", "max_strikes", b"max_strikes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_actions_out_of_turn", b"max_actions_out_of_turn", "max_rejections_per_turn", b"max_rejections_per_turn", "max_strikes", b"max_strikes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
