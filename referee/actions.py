@@ -8,8 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from referee.rules import PASS, Action, HandState, IllegalActionError, MatchState, parse_cards
+from referee.rules import (
+    HAND_SIZE,
+    PASS,
+    Action,
+    HandState,
+    IllegalActionError,
+    MatchState,
+    parse_cards,
+)
 from referee.rules.errors import InvalidCardsError
+
+# The longest card a bot can mean, with room to spare: "10♦" is 3 characters.
+MAX_CARD_TEXT = 8
+
+
+def is_oversized(cards: Sequence[str]) -> bool:
+    """More cards than a hand holds, or a card string no card name is this long.
+
+    Such a play is no play at all; the referee treats it as a malformed action so that a
+    bot cannot make it log (and send back) megabytes of text.
+    """
+    return len(cards) > HAND_SIZE or any(len(c) > MAX_CARD_TEXT for c in cards)
 
 
 def parse_action(cards: Sequence[str] | None) -> Action:

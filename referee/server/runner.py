@@ -17,7 +17,7 @@ from pathlib import Path
 import structlog
 
 from referee import __version__
-from referee.actions import check_action, default_action
+from referee.actions import MAX_CARD_TEXT, check_action, default_action
 from referee.convert import (
     REASON_TO_PB,
     play_pb,
@@ -27,7 +27,16 @@ from referee.convert import (
 from referee.log.visibility import for_seat, for_spectator
 from referee.log.writer import EventLogWriter
 from referee.pb import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, common, play_service
-from referee.rules import SEATS, Action, MatchState, Reason, card_text, deal, seed_commitment
+from referee.rules import (
+    HAND_SIZE,
+    SEATS,
+    Action,
+    MatchState,
+    Reason,
+    card_text,
+    deal,
+    seed_commitment,
+)
 from referee.server.session import (
     ActionCmd,
     CancelCmd,
@@ -285,7 +294,11 @@ class MatchRunner:
                 f"turn {act.turn_id} is not the current turn ({turn.turn_id})",
             )
         elif kind is None:
-            reason, message = common.REJECTION_REASON_MALFORMED_ACTION, "send a play or a pass"
+            reason, message = (
+                common.REJECTION_REASON_MALFORMED_ACTION,
+                f"send a play or a pass (a play has at most {HAND_SIZE} cards, "
+                f"each named in at most {MAX_CARD_TEXT} characters)",
+            )
         else:
             action, error = check_action(self.match, slot.seat, cards)
             if error is None and action is not None:

@@ -9,6 +9,7 @@ from typing import Any
 import grpc
 import structlog
 
+from referee.actions import is_oversized
 from referee.log.reader import read_log_lines
 from referee.pb import (
     SUPPORTED_PROTOCOL_VERSIONS,
@@ -157,7 +158,10 @@ class PlayServicer(play_service_grpc.PlayServiceServicer):
         try:
             async for req in requests:
                 if req.WhichOneof("kind") == "action":
-                    runner.submit(ActionCmd(session, req.action, loop.time()))
+                    action = req.action
+                    if is_oversized(action.play.cards):
+                        action = play_service.Action(turn_id=action.turn_id)  # malformed
+                    runner.submit(ActionCmd(session, action, loop.time()))
                 # A second Hello on a seated stream is ignored.
         except asyncio.CancelledError:
             return

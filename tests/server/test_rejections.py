@@ -268,3 +268,38 @@ async def test_lone_two_finish_is_rejected_then_the_forced_pass_accepted(server,
         if ln.entry.event.HasField("passed") and ln.entry.event.passed.forced_lead_pass
     ]
     assert forced and forced[0].seat == target
+
+
+async def test_a_play_too_large_to_be_one_is_malformed_and_not_logged_whole(server, organiser):
+    seed = "oversized"
+    created = await create(organiser, seed=seed, fault_policy={"max_rejections_per_turn": 5})
+    hands = deal(seed, 1)
+    leader = next(s for s in range(4) if hands[s] & (1 << 3))
+    policies = [lowest_policy] * 4
+    policies[leader] = None
+    seats = seat_all(server, created, policies)
+    me = seats[leader]
+    prompt = await me.wait_kind("prompt")
+    huge_card = "3D" * 500_000  # a megabyte in one card string
+    fourteen = [card_text(c) for c in range(14)]
+    for cards in ([huge_card], fourteen, ["3D", huge_card]):
+        res = await attempt(me, prompt.turn_id, cards)
+        assert res.reason == R.REJECTION_REASON_MALFORMED_ACTION
+        assert "at most 13 cards" in res.message and len(res.message) < 200
+    # A bystander's oversized play out of turn is not logged whole either.
+    bystander = seats[(leader + 1) % 4]
+    res = await attempt(bystander, prompt.turn_id, [huge_card])
+    assert res.reason == R.REJECTION_REASON_NOT_YOUR_TURN
+    assert (await attempt(me, prompt.turn_id, ["3D"])).accepted
+    me.policy = lowest_policy
+    for s in seats:
+        await s.finish()
+    path = Path(server.registry.get(created.match_id).log_path)
+    rejected = [
+        ln.entry.event.action_rejected
+        for ln in read_log(path).lines
+        if ln.entry.event.WhichOneof("kind") == "action_rejected"
+    ]
+    assert len(rejected) == 4 and all(not r.cards for r in rejected)
+    assert path.stat().st_size < 200_000
+    assert verify_log(path).ok

@@ -116,7 +116,9 @@ class _RejectionReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Rejec
     REJECTION_REASON_STALE_TURN: _RejectionReason.ValueType  # 16
     """The action names a turn id that is not the current prompt's."""
     REJECTION_REASON_MALFORMED_ACTION: _RejectionReason.ValueType  # 17
-    """The action has neither a play nor a pass."""
+    """The action has neither a play nor a pass, or its play is too large to be one (more
+    than 13 cards, or a card string of more than 8 characters).
+    """
 
 class RejectionReason(_RejectionReason, metaclass=_RejectionReasonEnumTypeWrapper):
     """Why the referee rejected an action. One value per case of RULES.md section 4, plus
@@ -163,7 +165,9 @@ REJECTION_REASON_NOT_SEAT_HOLDER: RejectionReason.ValueType  # 15
 REJECTION_REASON_STALE_TURN: RejectionReason.ValueType  # 16
 """The action names a turn id that is not the current prompt's."""
 REJECTION_REASON_MALFORMED_ACTION: RejectionReason.ValueType  # 17
-"""The action has neither a play nor a pass."""
+"""The action has neither a play nor a pass, or its play is too large to be one (more
+than 13 cards, or a card string of more than 8 characters).
+"""
 Global___RejectionReason: _TypeAlias = RejectionReason  # noqa: Y015
 
 class _DefaultCause:
