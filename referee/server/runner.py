@@ -24,6 +24,7 @@ from referee.convert import (
     seat_cards,
     standings_pb,
 )
+from referee.log.reader import read_log
 from referee.log.visibility import for_seat, for_spectator
 from referee.log.writer import EventLogWriter
 from referee.pb import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, common, play_service
@@ -89,6 +90,7 @@ class MatchRunner:
         self.trick: list[common.TrickPlay] = []
         self.played_mask = 0
         self.events: list[tuple[int, common.Event]] = []
+        """Every event so far, while the match runs; once it is over, its log serves them."""
         self.spectators: list[asyncio.Queue[tuple[int, common.Event] | None]] = []
         self.standings: list[common.Standing] = []
         self.created = time.time()
@@ -124,10 +126,17 @@ class MatchRunner:
         return self.status in (common.MATCH_STATUS_FINISHED, common.MATCH_STATUS_CANCELLED)
 
     def subscribe(self, from_start: bool) -> asyncio.Queue[tuple[int, common.Event] | None]:
-        """A queue of public events (seq, event); None marks the end of the match."""
+        """A queue of public events (seq, event); None marks the end of the match.
+
+        For a match that is over, ``from_start`` reads its log: OSError or LogFormatError
+        when the file is gone or damaged.
+        """
         queue: asyncio.Queue[tuple[int, common.Event] | None] = asyncio.Queue()
         if from_start:
-            for seq, event in self.events:
+            events = self.events
+            if self.is_over():
+                events = [(ln.entry.seq, ln.entry.event) for ln in read_log(self.log_path).lines]
+            for seq, event in events:
                 public = for_spectator(event)
                 if public is not None:
                     queue.put_nowait((seq, public))
@@ -631,6 +640,8 @@ class MatchRunner:
         finally:
             if self.log is not None:
                 self.log.close()
+            # A server plays thousands of matches: a finished one is served from its log.
+            self.events = []
             for slot in self.seats:
                 if slot.session is not None:
                     slot.session.close()

@@ -10,7 +10,7 @@ import grpc
 import structlog
 
 from referee.actions import is_oversized
-from referee.log.reader import read_log_lines
+from referee.log.reader import LogFormatError, read_log_lines
 from referee.pb import (
     SUPPORTED_PROTOCOL_VERSIONS,
     match_service,
@@ -191,7 +191,10 @@ class SpectatorServicer(spectator_service_grpc.SpectatorServiceServicer):
         self, request: spectator_service.WatchMatchRequest, context: Context
     ) -> AsyncIterator[spectator_service.WatchMatchResponse]:
         runner = await _find(self.registry, request.match_id, context)
-        queue = runner.subscribe(request.from_start)
+        try:
+            queue = runner.subscribe(request.from_start)
+        except (OSError, LogFormatError) as exc:
+            await context.abort(grpc.StatusCode.DATA_LOSS, f"cannot read the match log: {exc}")
         try:
             while True:
                 item = await queue.get()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,30 @@ async def test_a_match_whose_log_cannot_be_created_is_refused_and_the_server_goe
     info = await play_sample_match(server, organiser, "big-two", 1, "logged-again")
     assert info.status == common.MATCH_STATUS_FINISHED
     assert verify_log(Path(info.log_path)).ok
+
+
+async def test_a_finished_match_is_watched_from_its_log(server, organiser):
+    import grpc
+
+    from referee.log.visibility import for_spectator
+    from referee.pb import spectator_service, spectator_service_grpc
+
+    info = await play_sample_match(server, organiser, "big-two", 2, "watch-after")
+    runner = server.registry.get(info.match_id)
+    assert runner.events == []  # a finished match keeps no event list in memory
+    path = Path(info.log_path)
+    logged = [
+        (ln.entry.seq, for_spectator(ln.entry.event))
+        for ln in read_log(path).lines
+        if for_spectator(ln.entry.event) is not None
+    ]
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        watch = spectator_service_grpc.SpectatorServiceStub(channel)
+        request = spectator_service.WatchMatchRequest(match_id=info.match_id, from_start=True)
+        seen = [(r.seq, r.event) async for r in watch.WatchMatch(request)]
+        assert seen == logged and seen[-1][1].HasField("match_ended")
+        os.rename(path, path.with_suffix(".moved"))
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            _ = [r async for r in watch.WatchMatch(request)]
+        assert err.value.code() == grpc.StatusCode.DATA_LOSS
+        assert "cannot read the match log" in (err.value.details() or "")
