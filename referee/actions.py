@@ -24,7 +24,7 @@ MAX_CARD_TEXT = 8
 
 
 def is_oversized(cards: Sequence[str]) -> bool:
-    """More cards than a hand holds, or a card string no card name is this long.
+    """More cards than a hand holds, or a card string longer than any card's name.
 
     Such a play is no play at all; the referee treats it as a malformed action so that a
     bot cannot make it log (and send back) megabytes of text.
