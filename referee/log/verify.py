@@ -100,7 +100,11 @@ class _Checker:
             rules = rules_from_pb(created.config.rules)
         except (OptionsError, ValueError) as exc:
             raise _fail(first, f"the rules cannot be read: {exc}") from None
-        self._replay(rules, seed, created.config.fault_policy.max_rejections_per_turn or 3)
+        policy = created.config.fault_policy
+        self._replay(rules, seed, policy.max_rejections_per_turn or 3)
+        # 0: a log from before the limit existed; the server records the value in force.
+        if policy.max_actions_out_of_turn:
+            self.check_out_of_turn_limit(policy.max_actions_out_of_turn)
 
     def check_chain(self) -> None:
         if not self.lines:
@@ -118,6 +122,30 @@ class _Checker:
             if e.schema_version != LOG_SCHEMA_VERSION:
                 raise _fail(line, f"unknown schema version {e.schema_version}")
             prev = line_hash(line.raw)
+
+    def check_out_of_turn_limit(self, limit: int) -> None:
+        """No seat has more than ``limit`` actions out of turn logged between its prompts.
+
+        An out-of-turn rejection is one outside the seat's own prompted turn: it counts no
+        attempt, so it is logged without one.
+        """
+        since_prompt = [0] * 4
+        for line in self.lines:
+            ev = line.entry.event
+            kind = ev.WhichOneof("kind")
+            if kind == "turn_started":
+                since_prompt[ev.turn_started.seat] = 0
+            elif kind == "action_rejected" and not ev.action_rejected.attempt:
+                seat = ev.action_rejected.seat
+                if not 0 <= seat < 4:
+                    raise _fail(line, f"there is no seat {seat}")
+                since_prompt[seat] += 1
+                if since_prompt[seat] > limit:
+                    raise _fail(
+                        line,
+                        f"seat {seat} sent more than {limit} actions out of turn since its "
+                        "last prompt and was not cut off",
+                    )
 
     def _replay(self, rules: Rules, seed: str, max_rejections: int) -> None:
         order = rules.suit_order

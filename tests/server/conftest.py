@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
+import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -219,3 +221,18 @@ def seat_all(
     for s in seats:
         s.start()
     return seats
+
+
+def rechained(entries: list[dict[str, Any]]) -> str:
+    """Log entries (edited by a test) as a log whose hash chain is recomputed, as a
+    forger would: only the rules can catch the edit then."""
+    prev = ""
+    out = []
+    for e in entries:
+        e.pop("prev_hash", None)
+        if prev:
+            e["prev_hash"] = prev
+        line = json.dumps(e, separators=(",", ":"))
+        prev = hashlib.sha256(line.encode()).hexdigest()
+        out.append(line + "\n")
+    return "".join(out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -14,7 +15,7 @@ from referee.log import read_log
 from referee.log.verify import verify_log
 from referee.pb import common, play_service, spectator_service, spectator_service_grpc
 
-from .conftest import Seat, create, lowest_policy, play_action, seat_all
+from .conftest import Seat, create, lowest_policy, play_action, rechained, seat_all
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -219,17 +220,21 @@ async def test_a_seat_that_never_connects_is_played_by_default(server, organiser
     assert verify_log(path).ok
 
 
-async def test_a_seat_flooding_actions_out_of_turn_is_cut_off_then_may_come_back(server, organiser):
+async def test_a_seat_flooding_actions_out_of_turn_is_cut_off_then_may_come_back(
+    server, organiser, tmp_path
+):
     created = await create(organiser, seed="flood", fault_policy={"max_actions_out_of_turn": 5})
     flooder = Seat(server.address, created.seat_tokens[2], lowest_policy).start()
     await flooder.wait_kind("welcome")
     for _ in range(40):  # no one's turn yet: the other seats have not connected
         flooder.send(play_action(7, None))
-    await asyncio.wait_for(flooder.ended.wait(), 10)
-    assert flooder.status == grpc.StatusCode.OK  # the referee closed the stream
+    await asyncio.wait_for(flooder.ended.wait(), 10)  # the referee closed the stream
+    # gRPC Python's client reports a call that ends while it is still sending as INTERNAL
+    # ("Internal error from Core"), and may drop the last answers; the log is exact.
+    assert flooder.status in (grpc.StatusCode.OK, grpc.StatusCode.INTERNAL)
     results = flooder.messages("result")
-    assert len(results) == 5
-    assert {r.reason for r in results} == {common.REJECTION_REASON_NOT_YOUR_TURN}
+    assert len(results) <= 5
+    assert all(r.reason == common.REJECTION_REASON_NOT_YOUR_TURN for r in results)
 
     back = Seat(server.address, created.seat_tokens[2], lowest_policy)
     others = [Seat(server.address, created.seat_tokens[s], lowest_policy) for s in (0, 1, 3)]
@@ -244,3 +249,12 @@ async def test_a_seat_flooding_actions_out_of_turn_is_cut_off_then_may_come_back
     assert not defaults_of(path, 2)  # it came back before its first turn
     assert events(path, "match_ended")[0].status == common.MATCH_STATUS_FINISHED
     assert verify_log(path).ok
+    # verify holds the referee to the limit it recorded: claim 4 and the 5th is caught.
+    entries = [json.loads(ln.raw) for ln in read_log(path).lines]
+    entries[0]["event"]["match_created"]["config"]["fault_policy"]["max_actions_out_of_turn"] = 4
+    fifth = [i for i, e in enumerate(entries, 1) if "action_rejected" in e["event"]][4]
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text(rechained(entries))
+    report = verify_log(forged)
+    assert not report.ok and report.line == fifth
+    assert "more than 4 actions out of turn" in (report.problem or "")
