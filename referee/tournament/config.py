@@ -37,6 +37,7 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
 
     [referee]
     address = "127.0.0.1:0"      # where the in-process referee listens
+    # server = "10.0.0.5:50051"  # or: use this running `referee serve` instead
     lobby_wait_s = 60
     verify_logs = true
 
@@ -181,6 +182,9 @@ class FaultConfig:
 class RefereeConfig:
     address: str = DEFAULT_ADDRESS
     """Where the in-process referee listens; bots connect there."""
+    server: str = ""
+    """A running ``referee serve`` (host:port) to use instead of a referee in this
+    process; bots connect there too."""
     lobby_wait_s: float = DEFAULT_LOBBY_WAIT_S
     """How long a match waits for its remote bots to be connected before it starts
     without them (their seats then get default actions until they connect)."""
@@ -474,12 +478,22 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     f.done()
     referee = RefereeConfig(
         address=ref.text("address", DEFAULT_ADDRESS) or DEFAULT_ADDRESS,
+        server=ref.text("server", "") or "",
         lobby_wait_s=ref.number("lobby_wait_s", DEFAULT_LOBBY_WAIT_S),
         verify_logs=ref.flag("verify_logs", True),
     )
     ref.done()
     if ":" not in referee.address:
         raise ConfigError("referee.address", f"should be host:port, got {referee.address!r}")
+    if referee.server and ":" not in referee.server:
+        raise ConfigError("referee.server", f"should be host:port, got {referee.server!r}")
+    remote = [b.name for b in bots if b.kind is BotKind.REMOTE]
+    if referee.server and remote:
+        raise ConfigError(
+            "referee.server",
+            f"remote bots ({', '.join(remote)}) connect to the lobby of the tournament's own "
+            "referee: leave out server to use one, or give these bots a command",
+        )
 
     config = TournamentConfig(
         source=Path(source),

@@ -1,12 +1,13 @@
-"""The tournament runner: plays the schedule through an in-process referee, resumably.
+"""The tournament runner: plays the schedule through a referee, resumably.
 
-One asyncio task dispatches matches in schedule order, up to the concurrency limit (and,
-for a remote bot, up to the number of matches it said it can play at once). Each match
-is one task that creates the match over gRPC (MatchService.CreateMatch on the embedded
-referee), seats its four bots, waits for the referee to end it, then stops the bots and
-records the result:
+The referee is embedded in this process by default, or a running ``referee serve``
+(``referee.tournament.referees``). One asyncio task dispatches matches in schedule order,
+up to the concurrency limit (and, for a remote bot, up to the number of matches it said
+it can play at once). Each match is one task that creates the match over gRPC
+(MatchService.CreateMatch), seats its four bots, waits for the referee to end it, then
+stops the bots and records the result:
 
-1. the match log is moved from the referee's working folder into ``logs/``;
+1. the match log is moved (or, from a referee server, fetched) into ``logs/``;
 2. its line is appended to results.jsonl (fsynced) and its rows to results.csv;
 3. standings.json and standings.csv are rewritten (atomically).
 
@@ -32,7 +33,6 @@ import dataclasses
 import hashlib
 import json
 import multiprocessing
-import os
 import shutil
 import sys
 import time
@@ -43,20 +43,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import grpc
 import structlog
 
-from pusoy_client import run_bot
+from pusoy_client import MatchOutcome, run_bot
 from pusoy_client.samples import GreedyBot, RandomBot
 from referee.log.verify import verify_log
-from referee.pb import common, match_service_grpc
+from referee.pb import common
 from referee.rules import new_seed
-from referee.server.app import RefereeServer
 from referee.server.lobby import Assignment, Lobby
 from referee.tournament.config import BotKind, TournamentConfig, identity_changes
 from referee.tournament.procs import BotProcess, ProcessLedger, expand
 from referee.tournament.progress import Counts, Progress
 from referee.tournament.ratings import StandingRow, Standings, replay
+from referee.tournament.referees import (
+    LocalReferee,
+    Referee,
+    RefereeUnavailable,
+    ServerReferee,
+)
 from referee.tournament.results import (
     STATUS_FAILED,
     MatchResult,
@@ -103,6 +107,15 @@ class _Seated:
     remote: list[str] = dataclasses.field(default_factory=list)
     crashed: set[int] = dataclasses.field(default_factory=set)
     exit_codes: dict[int, int | None] = dataclasses.field(default_factory=dict)
+    early_exits: dict[int, float] = dataclasses.field(default_factory=dict)
+    """Seat -> loop time of a bot that ended before the tournament knew its match had."""
+
+    def judge_early_exits(self, match_over_at: float, skew_s: float) -> None:
+        """An early exit is a crash unless it came within ``skew_s`` of the end: a
+        referee over the network tells the tournament of the end a little after the bots."""
+        for seat, at in self.early_exits.items():
+            if match_over_at - at > skew_s:
+                self.crashed.add(seat)
 
 
 def _log_verifies(path: str) -> bool:
@@ -163,8 +176,7 @@ class Tournament:
         self.group_sizes: dict[int, int] = {}
         self.standings: Standings | None = None
         self.counts = Counts(total=0)
-        self.server: RefereeServer | None = None
-        self.stub: match_service_grpc.MatchServiceAsyncStub | None = None
+        self.referee: Referee | None = None
         self._remote_busy: dict[str, int] = {}
         self._wake = asyncio.Event()
         self._prepared = False
@@ -255,18 +267,22 @@ class Tournament:
             self.prepare()
         started = time.monotonic()
         played_before = self.counts.done
-        self.server = RefereeServer(self.listen, self.work / "referee")
+        if self.config.referee.server:
+            self.referee = ServerReferee(self.config.referee.server)
+        else:
+            self.referee = LocalReferee(self.listen, self.work / "referee")
         try:
-            await self.server.start()
-        except (OSError, RuntimeError) as exc:  # grpc says RuntimeError for a taken port
-            raise TournamentError(f"the referee cannot listen on {self.listen}: {exc}") from None
-        self.address = self.server.address
-        lobby = self.server.lobby
-        lobby.tournament = self.config.name
-        for bot in self.config.remote_bots:
-            lobby.register(bot.name, bot.key, bot.max_matches)
-            self._remote_busy[bot.name] = 0
-        lobby.add_listener(self._wake.set)
+            await self.referee.start()
+        except RefereeUnavailable as exc:
+            raise TournamentError(str(exc)) from None
+        self.address = self.referee.address
+        lobby = self.referee.lobby
+        if lobby is not None:
+            lobby.tournament = self.config.name
+            for bot in self.config.remote_bots:
+                lobby.register(bot.name, bot.key, bot.max_matches)
+                self._remote_busy[bot.name] = 0
+            lobby.add_listener(self._wake.set)
         self.files.open()
         if self.config.referee.verify_logs and self.pending:
             # "spawn": never fork a process that runs gRPC threads.
@@ -277,16 +293,20 @@ class Tournament:
                 f"referee listening on {self.address}; remote bots connect to its lobby there"
             )
         try:
-            async with grpc.aio.insecure_channel(self.address) as channel:
-                self.stub = match_service_grpc.MatchServiceStub(channel)
-                await self._dispatch(lobby)
+            await self._dispatch(lobby)
+        except RefereeUnavailable as exc:
+            raise TournamentError(
+                f"{exc}. The matches finished so far are saved: run the same command again "
+                "(with a referee that answers) to play the rest."
+            ) from None
         finally:
             self.files.close()
             if self._pool is not None:
                 self._pool.shutdown(cancel_futures=True)
                 self._pool = None
-            lobby.close("the tournament is over")
-            await self.server.stop(grace=1.0)
+            if lobby is not None:
+                lobby.close("the tournament is over")
+            await self.referee.stop()
         final = self._write_standings(final=True)
         self.progress.close(self.counts, final[0] if final else None)
         return TournamentSummary(
@@ -299,7 +319,7 @@ class Tournament:
             seconds=time.monotonic() - started,
         )
 
-    async def _dispatch(self, lobby: Lobby) -> None:
+    async def _dispatch(self, lobby: Lobby | None) -> None:
         queue = list(self.pending)
         running: dict[asyncio.Task[MatchResult], MatchSpec] = {}
         try:
@@ -336,10 +356,10 @@ class Tournament:
     def _remote_names(self, spec: MatchSpec) -> list[str]:
         return [n for n in spec.bots if n in self._remote_busy]
 
-    def _next_startable(self, queue: list[MatchSpec], lobby: Lobby) -> MatchSpec | None:
+    def _next_startable(self, queue: list[MatchSpec], lobby: Lobby | None) -> MatchSpec | None:
         """The first match whose remote bots can take a seat now (or have been waited for
         long enough); matches of local bots only are always startable."""
-        if not self._remote_busy:
+        if not self._remote_busy or lobby is None:
             return queue.pop(0)
         now = asyncio.get_running_loop().time()
         for i, spec in enumerate(queue):
@@ -364,32 +384,27 @@ class Tournament:
     async def _play(self, spec: MatchSpec) -> MatchResult:
         """Play one match to its end; never raises but CancelledError."""
         started, t0 = _now(), time.monotonic()
-        assert self.server is not None and self.stub is not None
+        referee = self.referee
+        assert referee is not None
         seated = _Seated()
         referee_id = ""
-        log_src: Path | None = None
         try:
-            created = await self.stub.CreateMatch(self.config.match_request(spec.seed, spec.bots))
+            created = await referee.create(self.config.match_request(spec.seed, spec.bots))
             referee_id = created.match_id
-            runner = self.server.registry.get(referee_id)
-            if runner is None:
-                raise RuntimeError(f"the referee does not know match {referee_id}")
-            log_src = runner.log_path
+            over = referee.over(referee_id)
             config_pb = created.match.config
             for seat, (name, token) in enumerate(zip(spec.bots, created.seat_tokens, strict=True)):
-                await self._seat(
-                    spec, seat, name, token, referee_id, config_pb, seated, runner.done
-                )
+                await self._seat(spec, seat, name, token, referee_id, config_pb, seated, over)
             try:
-                await asyncio.wait_for(runner.done.wait(), self.config.time.match_timeout_s)
+                await asyncio.wait_for(over.wait(), self.config.time.match_timeout_s)
             except TimeoutError:
-                self.server.registry.cancel(runner, "the match ran over the tournament's limit")
-                await runner.done.wait()
+                await referee.cancel(referee_id, "the match ran over the tournament's limit")
+                await over.wait()
+            seated.judge_early_exits(asyncio.get_running_loop().time(), referee.end_skew_s)
             await self._unseat(seated)
             dest = self.folder / "logs" / f"{spec.match_id}.jsonl"
             dest.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(log_src, dest)
-            log_src = None
+            await referee.collect_log(referee_id, dest)
             summary = summarize_log(dest)
             verified = await self._verify(dest) if self.config.referee.verify_logs else None
             return _result_of(
@@ -412,8 +427,8 @@ class Tournament:
                     for s in range(4)
                 ),
             )
-        except asyncio.CancelledError:
-            raise
+        except (asyncio.CancelledError, RefereeUnavailable):
+            raise  # not the match's fault: the tournament stops, and resumes it later
         except Exception as exc:
             log.exception("match failed", match_id=spec.match_id)
             return _result_of(
@@ -430,17 +445,11 @@ class Tournament:
             )
         finally:
             self._abandon(seated)
-            for name in seated.remote:
-                self.server.lobby.release(name, referee_id)
+            if referee.lobby is not None:
+                for name in seated.remote:
+                    referee.lobby.release(name, referee_id)
             if referee_id:
-                runner = self.server.registry.get(referee_id)
-                if runner is not None and not runner.is_over():
-                    self.server.registry.cancel(runner, "the tournament runner stopped")
-                else:
-                    self.server.registry.forget(referee_id)
-            if log_src is not None:
-                with contextlib.suppress(OSError):
-                    log_src.unlink()
+                await referee.discard(referee_id)
 
     async def _verify(self, path: Path) -> bool:
         """``referee verify`` on a log, in the worker process (inline if it broke)."""
@@ -466,8 +475,8 @@ class Tournament:
     ) -> None:
         bot = self.config.bot(name)
         if bot.kind is BotKind.REMOTE:
-            assert self.server is not None
-            self.server.lobby.assign(name, Assignment(referee_id, seat, token, config_pb))
+            assert self.referee is not None and self.referee.lobby is not None
+            self.referee.lobby.assign(name, Assignment(referee_id, seat, token, config_pb))
             seated.remote.append(name)
             return
         if bot.kind is BotKind.BUILTIN:
@@ -508,12 +517,18 @@ class Tournament:
     def _on_exit(
         seated: _Seated, seat: int, match_done: asyncio.Event
     ) -> Callable[[asyncio.Task[Any]], None]:
-        """A bot (task or process) ended: a crash if its match had not."""
+        """A bot (task or process) ended: a crash if it raised, or (judged once the match
+        is over) if it ended before its match did. A built-in bot that saw the end did
+        not crash."""
 
         def callback(task: asyncio.Task[Any]) -> None:
             raised = not task.cancelled() and task.exception() is not None
-            if raised or not match_done.is_set():
+            outcome = None if task.cancelled() or raised else task.result()
+            saw_end = isinstance(outcome, MatchOutcome) and outcome.ended is not None
+            if raised:
                 seated.crashed.add(seat)
+            elif not (match_done.is_set() or saw_end):
+                seated.early_exits[seat] = asyncio.get_running_loop().time()
 
         return callback
 
