@@ -96,7 +96,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     configure_logging(args.log_format, args.log_level)
 
     async def serve() -> None:
-        server = RefereeServer(args.address, Path(args.log_dir))
+        server = RefereeServer(args.address, Path(args.log_dir), args.keep_finished)
         await server.start()  # OSError: the address or the log folder cannot be used
         print(f"referee listening on {server.address}; logs in {args.log_dir}", flush=True)
         await server.wait_for_signal()
@@ -340,6 +340,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--address", default="127.0.0.1:50051", help="host:port to listen on")
     serve.add_argument("--log-dir", default="matches", help="folder for match event logs")
+    serve.add_argument(
+        "--keep-finished",
+        type=_count,
+        default=1000,
+        metavar="N",
+        help="finished matches held in memory for GetMatch and spectators (older ones: "
+        "their logs only; default 1000)",
+    )
     _add_logging_flags(serve)
     serve.set_defaults(func=_cmd_serve, log_level="info")
 

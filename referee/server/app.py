@@ -23,7 +23,7 @@ from referee.pb import (
     spectator_service_grpc,
 )
 from referee.server.lobby import Lobby, LobbyServicer
-from referee.server.registry import MatchRegistry
+from referee.server.registry import DEFAULT_KEEP_FINISHED, MatchRegistry
 from referee.server.servicers import MatchServicer, PlayServicer, SpectatorServicer
 
 log = structlog.get_logger("referee.server")
@@ -39,9 +39,14 @@ SERVICE_NAMES = (
 class RefereeServer:
     """A running referee: ``await start()``, then ``await stop()`` (or wait for SIGTERM)."""
 
-    def __init__(self, address: str = "127.0.0.1:50051", log_dir: Path = Path("matches")) -> None:
+    def __init__(
+        self,
+        address: str = "127.0.0.1:50051",
+        log_dir: Path = Path("matches"),
+        keep_finished: int = DEFAULT_KEEP_FINISHED,
+    ) -> None:
         self.requested_address = address
-        self.registry = MatchRegistry(log_dir)
+        self.registry = MatchRegistry(log_dir, keep_finished)
         self.lobby = Lobby()
         self.health = HealthServicer()
         self.server = grpc.aio.server(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import collections
+import re
 import secrets
 import time
 from pathlib import Path
@@ -20,12 +22,20 @@ class LogUnavailable(Exception):
     """The match's event log cannot be created; without its log a match does not start."""
 
 
+# A server that runs for months keeps this many finished matches in memory; older ones
+# are forgotten (their logs stay on disk and GetMatchLog still serves them).
+DEFAULT_KEEP_FINISHED = 1000
+MATCH_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{8}")
+
+
 class MatchRegistry:
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, keep_finished: int = DEFAULT_KEEP_FINISHED) -> None:
         self.log_dir = log_dir
+        self.keep_finished = keep_finished
         self.matches: dict[str, MatchRunner] = {}
         self.by_token: dict[str, tuple[MatchRunner, int]] = {}
         self.accepting = True
+        self._finished: collections.deque[str] = collections.deque()
 
     def create(self, settings: MatchSettings) -> MatchRunner:
         if not self.accepting:
@@ -39,7 +49,21 @@ class MatchRegistry:
         self.matches[match_id] = runner
         for seat, token in enumerate(runner.tokens):
             self.by_token[token] = (runner, seat)
+        assert runner.task is not None
+        runner.task.add_done_callback(lambda _: self._on_over(match_id))
         return runner
+
+    def _on_over(self, match_id: str) -> None:
+        self._finished.append(match_id)
+        while len(self._finished) > self.keep_finished:
+            self.forget(self._finished.popleft())
+
+    def logged(self, match_id: str) -> Path | None:
+        """The log of a match this server played, even if it has forgotten the match."""
+        if not MATCH_ID.fullmatch(match_id):
+            return None  # never a path built from arbitrary text
+        path = self.log_dir / f"{match_id}.jsonl"
+        return path if path.is_file() else None
 
     def get(self, match_id: str) -> MatchRunner | None:
         return self.matches.get(match_id)

@@ -34,7 +34,14 @@ HELLO_TIMEOUT_S = 30.0
 async def _find(registry: MatchRegistry, match_id: str, context: Context) -> MatchRunner:
     runner = registry.get(match_id)
     if runner is None:
-        await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
+        message = f"no match {match_id!r}"
+        logged = registry.logged(match_id)
+        if logged is not None:
+            message = (
+                f"match {match_id} is over and no longer held in memory (this server keeps "
+                f"the last {registry.keep_finished} finished matches); its log is {logged}"
+            )
+        await context.abort(grpc.StatusCode.NOT_FOUND, message)
     assert runner is not None
     return runner
 
@@ -85,8 +92,12 @@ class MatchServicer(match_service_grpc.MatchServiceServicer):
     async def GetMatchLog(
         self, request: match_service.GetMatchLogRequest, context: Context
     ) -> AsyncIterator[match_service.GetMatchLogResponse]:
-        runner = await _find(self.registry, request.match_id, context)
-        lines, _ = read_log_lines(runner.log_path)
+        logged = self.registry.logged(request.match_id)
+        if self.registry.get(request.match_id) is None and logged is not None:
+            path = logged  # a forgotten match: its log is all there is
+        else:
+            path = (await _find(self.registry, request.match_id, context)).log_path
+        lines, _ = read_log_lines(path)
         for line in lines:
             yield match_service.GetMatchLogResponse(line=line)
 

@@ -243,3 +243,43 @@ async def test_a_finished_match_is_watched_from_its_log(server, organiser):
             _ = [r async for r in watch.WatchMatch(request)]
         assert err.value.code() == grpc.StatusCode.DATA_LOSS
         assert "cannot read the match log" in (err.value.details() or "")
+
+
+async def test_a_server_keeps_the_last_finished_matches_and_serves_older_logs(tmp_path):
+    import grpc
+
+    from referee.pb import match_service_grpc
+
+    server = RefereeServer("127.0.0.1:0", tmp_path / "logs", keep_finished=2)
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            organiser = match_service_grpc.MatchServiceStub(channel)
+            played = [
+                await play_sample_match(server, organiser, "big-two", 1, f"keep-{i}")
+                for i in range(3)
+            ]
+            await asyncio.sleep(0)  # the registry hears of the last end
+            listed = await organiser.ListMatches(match_service.ListMatchesRequest())
+            assert {m.match_id for m in listed.matches} == {m.match_id for m in played[1:]}
+            oldest = played[0]
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await organiser.GetMatch(match_service.GetMatchRequest(match_id=oldest.match_id))
+            assert err.value.code() == grpc.StatusCode.NOT_FOUND
+            assert "no longer held in memory" in (err.value.details() or "")
+            assert oldest.log_path in (err.value.details() or "")
+            request = match_service.GetMatchLogRequest(match_id=oldest.match_id)
+            lines = [r.line async for r in organiser.GetMatchLog(request)]
+            assert lines == [ln.raw for ln in read_log(Path(oldest.log_path)).lines]
+            for strange in ("../" * 6 + "etc/passwd", "nope"):
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    _ = [
+                        r
+                        async for r in organiser.GetMatchLog(
+                            match_service.GetMatchLogRequest(match_id=strange)
+                        )
+                    ]
+                assert err.value.code() == grpc.StatusCode.NOT_FOUND
+                assert err.value.details() == f"no match {strange!r}"
+    finally:
+        await server.stop(grace=0.5)
