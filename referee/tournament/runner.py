@@ -345,6 +345,7 @@ class Tournament:
                     spec = running.pop(task)
                     for name in self._remote_names(spec):
                         self._remote_busy[name] -= 1
+                    self.counts.running = len(running)  # as the progress line shows it
                     self._record(task.result())
         finally:
             for task in running:
