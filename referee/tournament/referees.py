@@ -178,15 +178,19 @@ class ServerReferee(Referee):
         try:
             created: match_service.CreateMatchResponse = await self._matches.CreateMatch(request)
         except grpc.aio.AioRpcError as exc:
-            if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                raise RefereeUnavailable(
-                    f"lost the referee at {self.address}: {exc.code().name} {exc.details()}"
-                ) from None
-            raise
+            raise self._lost_or(exc) from None
         event = asyncio.Event()
         task = asyncio.create_task(self._watch(created.match_id, event))
         self._over[created.match_id] = (event, task)
         return created
+
+    def _lost_or(self, exc: grpc.aio.AioRpcError) -> Exception:
+        """RefereeUnavailable when the server cannot be reached, else the error itself."""
+        if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            return RefereeUnavailable(
+                f"lost the referee at {self.address}: {exc.code().name} {exc.details()}"
+            )
+        return exc
 
     async def _watch(self, match_id: str, event: asyncio.Event) -> None:
         """Follow the match until the referee says it is over; a broken watch (a network
@@ -214,9 +218,7 @@ class ServerReferee(Referee):
                     break  # forgotten by the server: over, whatever happened
                 silent_since = silent_since or loop.time()
                 if loop.time() - silent_since > REACH_TIMEOUT_S:
-                    self._lost[match_id] = (
-                        f"lost the referee at {self.address}: {exc.code().name} {exc.details()}"
-                    )
+                    self._lost[match_id] = str(self._lost_or(exc))
                     break
             await asyncio.sleep(REWATCH_PAUSE_S)
         event.set()
@@ -235,7 +237,10 @@ class ServerReferee(Referee):
         if match_id in self._lost:
             raise RefereeUnavailable(self._lost[match_id])
         lines = self._matches.GetMatchLog(match_service.GetMatchLogRequest(match_id=match_id))
-        text = "".join([f"{item.line}\n" async for item in lines])
+        try:
+            text = "".join([f"{item.line}\n" async for item in lines])
+        except grpc.aio.AioRpcError as exc:
+            raise self._lost_or(exc) from None
         partial = dest.with_name(dest.name + ".part")
         await asyncio.to_thread(partial.write_text, text, "utf-8")
         os.replace(partial, dest)
