@@ -56,6 +56,16 @@ example:
   referee replay matches/20261201-101500-1a2b3c4d.jsonl
 """
 
+VIEW_EPILOG = """\
+examples:
+  referee view matches/20261201-101500-1a2b3c4d.jsonl      # writes ...-1a2b3c4d.html beside it
+  referee view match.jsonl -o replay.html                  # one file: mail it, attach it
+  referee view night1                                      # a tournament: night1/view/index.html
+
+The page opens offline in any browser: step with the arrow keys, choose a seat's view, link
+a moment (#hand=3&move=41). It records what `referee verify` says of the log.
+"""
+
 VERIFY_EPILOG = """\
 example:
   referee verify matches/*.jsonl
@@ -202,6 +212,31 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     for line in replay_lines(read, show_rejections=not args.no_rejections):
         print(line)
     return 0 if read.complete else 1
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from referee.view.index import write_index
+    from referee.view.logfile import LogTooLarge
+    from referee.view.page import replay_page
+
+    source = Path(args.source)
+    try:
+        if source.is_dir():
+            index, rows = write_index(source, Path(args.output) if args.output else None)
+            bad = sum(1 for r in rows if not r.verified)
+            print(f"{index} ({len(rows)} matches, {bad} that do not verify or cannot be read)")
+            return 0
+        out = Path(args.output) if args.output else source.with_suffix(".html")
+        html = replay_page(source)
+        out.write_text(html, encoding="utf-8")
+    except LogTooLarge as exc:
+        print(f"referee view: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"referee view: {exc}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -430,6 +465,22 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("log", help="a match's .jsonl event log")
     replay.add_argument("--no-rejections", action="store_true", help="hide rejected attempts")
     replay.set_defaults(func=_cmd_replay)
+
+    view = sub.add_parser(
+        "view",
+        help="write a match log as one self-contained HTML replay (or a folder's index)",
+        epilog=VIEW_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    view.add_argument("source", metavar="LOG|DIR", help="a match's .jsonl log, or a folder of them")
+    view.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="the page to write (default: the log's name with .html); for a folder, the "
+        "folder for its pages (default: DIR/view)",
+    )
+    view.set_defaults(func=_cmd_view)
 
     verify = sub.add_parser(
         "verify",
