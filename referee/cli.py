@@ -52,8 +52,9 @@ examples:
 """
 
 REPLAY_EPILOG = """\
-example:
+examples:
   referee replay matches/20261201-101500-1a2b3c4d.jsonl
+  referee replay matches/20261201-101500-1a2b3c4d.jsonl --seat 2 --hand 3
 """
 
 VIEW_EPILOG = """\
@@ -204,14 +205,31 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from referee.log import LogFormatError, read_log
     from referee.log.replay import replay_lines
 
+    if args.seat is not None:
+        return _seat_replay(args)
     try:
         read = read_log(Path(args.log))
     except (OSError, LogFormatError) as exc:
         print(f"referee replay: {exc}", file=sys.stderr)
         return 1
-    for line in replay_lines(read, show_rejections=not args.no_rejections):
+    for line in replay_lines(read, show_rejections=not args.no_rejections, hand=args.hand):
         print(line)
     return 0 if read.complete else 1
+
+
+def _seat_replay(args: argparse.Namespace) -> int:
+    from referee.view.logfile import LogTooLarge, fold_log
+    from referee.view.text import seat_lines
+
+    try:
+        folded = fold_log(Path(args.log))
+    except (OSError, LogTooLarge) as exc:
+        print(f"referee replay: {exc}", file=sys.stderr)
+        return 1
+    for line in seat_lines(folded.ops, args.seat, args.hand):
+        print(line)
+    complete = any(op["t"] == "end" for op in folded.ops) and not folded.truncated
+    return 0 if complete else 1
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
@@ -464,6 +482,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("log", help="a match's .jsonl event log")
     replay.add_argument("--no-rejections", action="store_true", help="hide rejected attempts")
+    replay.add_argument(
+        "--seat",
+        type=int,
+        choices=range(4),
+        metavar="N",
+        help="only what seat N knew: its own cards, public plays, and at each of its turns "
+        "its legal plays, its choice and its rejected attempts",
+    )
+    replay.add_argument("--hand", type=_count, metavar="N", help="only hand N")
     replay.set_defaults(func=_cmd_replay)
 
     view = sub.add_parser(
