@@ -38,9 +38,10 @@ def _cmd_moves(args: argparse.Namespace) -> int:
 
 
 SERVE_EPILOG = """\
-example:
+examples:
   referee serve --address 127.0.0.1:50051 --log-dir matches
   grpcurl -plaintext 127.0.0.1:50051 list
+  referee serve --http 127.0.0.1:8080        # and open http://127.0.0.1:8080/ to watch
 """
 
 MATCH_EPILOG = """\
@@ -98,6 +99,13 @@ def _count(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -110,7 +118,28 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         server = RefereeServer(args.address, Path(args.log_dir), args.keep_finished)
         await server.start()  # OSError: the address or the log folder cannot be used
         print(f"referee listening on {server.address}; logs in {args.log_dir}", flush=True)
-        await server.wait_for_signal()
+        web = None
+        if args.http:
+            from referee.web.app import WebFront, WebLimits
+            from referee.web.feed import PublicFeed
+
+            limits = WebLimits(
+                max_connections=args.http_max_connections,
+                max_viewers=args.http_max_viewers,
+                max_viewers_per_match=args.http_max_viewers_per_match,
+            )
+            web = WebFront(PublicFeed(server.registry), args.http, limits)
+            try:
+                await web.start()
+            except OSError:
+                await server.stop(grace=0)
+                raise
+            print(f"spectators' web pages on {web.url}/", flush=True)
+        try:
+            await server.wait_for_signal()
+        finally:
+            if web is not None:
+                await web.stop()
 
     try:
         asyncio.run(serve())
@@ -400,6 +429,33 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="finished matches held in memory for GetMatch and spectators (older ones: "
         "their logs only; default 1000)",
+    )
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="also serve web pages for spectators here: the matches, a live view of each "
+        "(public information only), and each finished match's replay",
+    )
+    serve.add_argument(
+        "--http-max-connections",
+        type=_positive,
+        default=256,
+        metavar="N",
+        help="open HTTP connections at once (more get 503; default 256)",
+    )
+    serve.add_argument(
+        "--http-max-viewers",
+        type=_positive,
+        default=200,
+        metavar="N",
+        help="live match views at once, all matches together (default 200)",
+    )
+    serve.add_argument(
+        "--http-max-viewers-per-match",
+        type=_positive,
+        default=50,
+        metavar="N",
+        help="live views of one match at once (default 50)",
     )
     _add_logging_flags(serve)
     serve.set_defaults(func=_cmd_serve, log_level="info")

@@ -1006,6 +1006,10 @@
       }
       if (!pending) { pending = true; requestAnimationFrame(draw); }
     };
+    source.addEventListener('over', function () {
+      source.close();
+      location.replace(live.replay + location.hash);
+    });
     source.addEventListener('refused', function (e) {
       source.close();
       status.textContent = clean('Live: ' + e.data);
