@@ -225,6 +225,14 @@
     return node;
   }
 
+  // A card named in a sentence ("3\u2663"): not drawn, so not one of the cards on show.
+  function cardText(c) {
+    var text = String(c);
+    var rank = text.slice(0, -1);
+    var suit = text.slice(-1);
+    return SUITS[suit] && RANK_NAMES[rank] ? (rank === 'T' ? '10' : rank) + SUITS[suit] : text;
+  }
+
   function cardRow(cards, cls) {
     var row = el('span', 'cards' + (cls ? ' ' + cls : ''));
     (cards || []).forEach(function (c) { row.appendChild(cardNode(c)); });
@@ -383,10 +391,8 @@
     if (!st.trick.length) {
       if (st.k === 0) {
         var lead = 'Dealt. ' + seatName(H.deal.leader) + ' leads';
-        if (H.deal.must) lead += ', and the first play must include ';
-        var p = el('p', 'lead', lead);
-        if (H.deal.must) p.appendChild(cardNode(H.deal.must));
-        center.appendChild(p);
+        if (H.deal.must) lead += ', and the first play must include ' + cardText(H.deal.must);
+        center.appendChild(el('p', 'lead', lead));
       } else if (st.wonBy !== null && st.wonBy !== undefined) {
         center.appendChild(el('p', 'lead', seatName(st.wonBy) + ' wins the trick and leads'));
       } else {
@@ -457,7 +463,7 @@
       panel.appendChild(el('p', 'warn', 'The referee acted for it: ' + (CAUSES[m.cause] || m.cause) +
         (m.strikes ? ' (strikes: ' + m.strikes + ')' : '')));
     }
-    var rejects = (H.notes[st.k] || []).filter(function (o) { return o.t === 'reject' && o.seat === m.seat; });
+    var rejects = (H.notes[st.k] || []).filter(function (o) { return isAttempt(o, m); });
     if (rejects.length) {
       panel.appendChild(el('h3', '', 'Rejected attempts'));
       var list = el('ol', 'rejects');
@@ -501,7 +507,8 @@
     if (named) li.appendChild(el('span', 'who', seatName(r.seat)));
     li.appendChild(el('span', '', r.pass ? 'pass' : ''));
     if (!r.pass) {
-      if (r.cards && r.cards.length) li.appendChild(cardRow(r.cards));
+      // As sent, in words: an attempt is not a card on show (it may name anyone's card).
+      if (r.cards && r.cards.length) li.appendChild(el('span', 'tried', r.cards.map(cardText).join(' ')));
       else li.appendChild(el('span', 'muted', '(no cards)'));
     }
     li.appendChild(el('span', 'reason', (r.reason || '').replace(/_/g, ' ')));
@@ -521,7 +528,7 @@
         li.textContent = clean(seatName(op.seat) + ' disconnected: ' + op.cause);
       }
     } else if (op.t === 'reject') {
-      li.appendChild(el('span', '', 'Out of turn: '));
+      li.appendChild(el('span', '', 'Answering no prompt in force: '));
       li.appendChild(rejectLine(op, true));
     } else if (op.t === 'other') {
       li.textContent = clean('Event "' + op.kind + '" (line ' + op.seq + '): ' + op.text);
@@ -553,9 +560,13 @@
     }
   }
 
+  // A rejected attempt at this very turn (the others answered no prompt: out of turn, late).
+  function isAttempt(op, move) {
+    return op.t === 'reject' && !!move && op.seat === move.seat && op.turn === move.turn;
+  }
+
   function renderNotes(st) {
-    var acting = st.next ? st.next.seat : null;
-    renderNotesList(st.H.notes[st.k], function (op) { return op.t === 'reject' && op.seat === acting; });
+    renderNotesList(st.H.notes[st.k], function (op) { return isAttempt(op, st.next); });
   }
 
   function renderPosition(st) {
@@ -887,6 +898,7 @@
     if (location.hash !== hash) {
       try { history.replaceState(null, '', hash); } catch (e) { /* a sandboxed frame */ }
     }
+    $('table').setAttribute('data-pos', hash);
   }
 
   function readHash() {
