@@ -101,6 +101,7 @@ async def create_match(
     seed: str,
     names: Sequence[str],
     turn_time_ms: int = 5000,
+    connect_timeout_ms: int = 10_000,
 ) -> match_service.CreateMatchResponse:
     async with grpc.aio.insecure_channel(address) as channel:
         stub = match_service_grpc.MatchServiceStub(channel)
@@ -111,7 +112,7 @@ async def create_match(
                 seed=seed,
                 seat_names=list(names),
                 time_control=common.TimeControl(
-                    turn_time_ms=turn_time_ms, connect_timeout_ms=10_000
+                    turn_time_ms=turn_time_ms, connect_timeout_ms=connect_timeout_ms
                 ),
             )
         )

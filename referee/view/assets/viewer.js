@@ -273,6 +273,7 @@
       renderCenter(st);
       renderTurn(st);
       renderNotes(st);
+      renderMoves(st);
       renderPosition(st);
     }
     var key = [V.h, V.seat, M.hands.length, M.lastSeq, V.h >= 0 ? stateAt(V.h, V.k).over : 0].join('/');
@@ -378,6 +379,14 @@
     if (st.over) {
       var end = H.end;
       center.appendChild(el('p', 'won', seatName(end.winner) + ' goes out and wins the hand'));
+      var final = H.moves[H.moves.length - 1];
+      if (final && !final.pass) {
+        var out = el('div', 'on-table');
+        out.setAttribute('data-seat', String(final.seat));
+        out.appendChild(cardRow(final.cards, 'big'));
+        out.appendChild(el('div', 'label', final.label || final.kind));
+        center.appendChild(out);
+      }
       var list = el('ul', 'scores');
       for (var s = 0; s < SEATS; s++) {
         var score = end.scores[s];
@@ -567,6 +576,28 @@
 
   function renderNotes(st) {
     renderNotesList(st.H.notes[st.k], function (op) { return isAttempt(op, st.next); });
+  }
+
+  // The moves of this hand so far, oldest first; each one a link to the moment after it.
+  function renderMoves(st) {
+    var list = clear($('moves'));
+    var H = st.H;
+    $('moves-title').textContent = 'Moves of hand ' + H.deal.hand + ' (' + st.k + ' of ' + H.moves.length + ')';
+    var trick = 1;
+    for (var i = 0; i < st.k; i++) {
+      var m = H.moves[i];
+      var row = playLine(m);
+      row.classList.add('move');
+      if (i === st.k - 1) row.classList.add('latest');
+      var go = el('button', 'link', String(i + 1));
+      go.setAttribute('aria-label', 'Go to the moment after move ' + (i + 1));
+      go.addEventListener('click', (function (h, k) { return function () { stop(); goTo(h, k); }; })(V.h, i + 1));
+      row.insertBefore(go, row.firstChild);
+      row.setAttribute('data-trick', String(trick));
+      if (m.cleared) { trick++; row.classList.add('trick-end'); }
+      list.appendChild(row);
+    }
+    list.scrollTop = list.scrollHeight;
   }
 
   function renderPosition(st) {
