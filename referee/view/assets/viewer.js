@@ -597,7 +597,8 @@
       if (m.cleared) { trick++; row.classList.add('trick-end'); }
       list.appendChild(row);
     }
-    list.scrollTop = list.scrollHeight;
+    // Scroll once the frame is laid out (reading its height now would force a layout).
+    requestAnimationFrame(function () { list.scrollTop = list.scrollHeight; });
   }
 
   function renderPosition(st) {
@@ -923,13 +924,21 @@
     $('play').setAttribute('aria-label', 'Play');
   }
 
+  // The address follows the position, written at most every 200 ms: browsers throttle a
+  // page that rewrites its history faster (as holding an arrow key does).
+  var hashTimer = null;
   function writeHash() {
     var hash = '#hand=' + (V.h >= 0 ? M.hands[V.h].deal.hand : 0) + '&move=' + V.k;
     if (V.seat !== 'all') hash += '&seat=' + V.seat;
-    if (location.hash !== hash) {
-      try { history.replaceState(null, '', hash); } catch (e) { /* a sandboxed frame */ }
-    }
     $('table').setAttribute('data-pos', hash);
+    if (hashTimer) return;
+    hashTimer = setTimeout(function () {
+      hashTimer = null;
+      var now = $('table').getAttribute('data-pos');
+      if (location.hash !== now) {
+        try { history.replaceState(null, '', now); } catch (e) { /* a sandboxed frame */ }
+      }
+    }, 200);
   }
 
   function readHash() {
