@@ -105,9 +105,7 @@ async def live_delays(moves: int) -> list[float]:
             runner = server.registry.get(created.match_id)
             assert runner is not None
             async with async_playwright() as p:
-                browser = await p.chromium.launch(
-                    executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
-                )
+                browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
                 page = await browser.new_page()
                 await page.goto(f"{web.url}/matches/{created.match_id}")
                 await page.wait_for_selector("html[data-ready='1']")

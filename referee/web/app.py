@@ -12,9 +12,10 @@ one package. Pages:
 
 Only public information is served, with no credential. Every resource is bounded: open
 connections (past the limit a connection gets 503 and is closed), live viewers per match
-and in all, how far a viewer may fall behind (then it is cut off, never buffered without
-bound), how long a write may wait, replay pages built at once (in a worker thread, so the
-event loop and the matches it runs never wait for one) and kept in a small cache.
+and in all, how long a write to a viewer may wait (then it is cut off), replay pages built
+at once (in a worker thread, so the event loop and the matches it runs never wait for
+one) and kept in a small cache. A match's events are folded once for all its viewers
+(``MatchChannel``), so a viewer adds no work per event and no buffer of its own.
 """
 
 from __future__ import annotations
@@ -35,7 +36,14 @@ from referee.view.index import esc, page_shell
 from referee.view.logfile import LogTooLarge
 from referee.view.page import live_page as viewer_live_page
 from referee.view.page import replay_page
-from referee.web.feed import MatchFacts, NoSuchMatch, PublicFeed, ViewerTooSlow, valid_match_id
+from referee.web.feed import (
+    MatchFacts,
+    NoSuchMatch,
+    PublicFeed,
+    Subscription,
+    ViewerTooSlow,
+    valid_match_id,
+)
 
 log = structlog.get_logger("referee.web")
 
@@ -50,8 +58,9 @@ class WebLimits:
     """Live event streams at once, all matches together."""
     max_viewers_per_match: int = 50
     """Live event streams of one match."""
-    max_backlog: int = 1000
-    """Events that may wait for one viewer before it is cut off."""
+    max_backlog: int = 10_000
+    """Events that may wait for a match's feed task before the feed gives up (viewers
+    share one feed per match and keep no buffer of their own)."""
     write_timeout_s: float = 10.0
     """How long one write to a viewer may wait for the network."""
     heartbeat_s: float = 15.0
@@ -113,6 +122,7 @@ class WebFront:
         self._builds = asyncio.Semaphore(self.limits.replay_builds)
         self._pages: collections.OrderedDict[tuple[str, int, int], str] = collections.OrderedDict()
         self._streams: set[asyncio.Task[Any]] = set()
+        self._channels: dict[str, MatchChannel] = {}
         app = web.Application(middlewares=[_security_headers], client_max_size=1024)
         app.router.add_get("/", self.index)
         app.router.add_get("/api/matches", self.api_matches)
@@ -158,6 +168,8 @@ class WebFront:
             self._server.close()
         for task in list(self._streams):
             task.cancel()
+        for channel in list(self._channels.values()):
+            channel.close()
         await self.runner.cleanup()
         if self._server is not None:
             await self._server.wait_closed()
@@ -243,6 +255,23 @@ class WebFront:
 
     # -- the live event stream --------------------------------------------------------
 
+    def _channel(self, match_id: str) -> MatchChannel:
+        """The match's shared channel, started by its first viewer (NoSuchMatch if over)."""
+        channel = self._channels.get(match_id)
+        if channel is None or channel.failed:
+            subscription = self.feed.subscribe(match_id, self.limits.max_backlog)
+            channel = MatchChannel(match_id, subscription)
+            self._channels[match_id] = channel
+        return channel
+
+    def _release(self, match_id: str, channel: MatchChannel) -> None:
+        self.viewers[match_id] -= 1
+        if self.viewers[match_id] <= 0:
+            del self.viewers[match_id]
+            if self._channels.get(match_id) is channel:
+                del self._channels[match_id]
+            channel.close()
+
     async def events(self, request: web.Request) -> web.StreamResponse:
         match_id = request.match_info["match_id"]
         if not valid_match_id(match_id) or self.feed.facts(match_id) is None:
@@ -255,15 +284,14 @@ class WebFront:
             refusal = "this server has as many live viewers as it serves; try again later"
         elif self.viewers[match_id] >= self.limits.max_viewers_per_match:
             refusal = "this match has as many live viewers as it takes; try again later"
-        try:
-            subscription = (
-                None if refusal else self.feed.subscribe(match_id, self.limits.max_backlog)
-            )
-        except NoSuchMatch:
-            subscription = None
-            refusal = "over"
+        channel = None
+        if not refusal:
+            try:
+                channel = self._channel(match_id)
+            except NoSuchMatch:
+                refusal = "over"
         await response.prepare(request)
-        if subscription is None:
+        if channel is None:
             kind = "over" if refusal == "over" else "refused"
             await response.write(f"event: {kind}\ndata: {refusal}\n\n".encode())
             return response
@@ -272,38 +300,87 @@ class WebFront:
         task = asyncio.current_task()
         if task is not None:
             self._streams.add(task)
-        folder = Folder(match_id)
         timeout = self.limits.write_timeout_s
+        sent = 0
         try:
             await asyncio.wait_for(response.write(b"retry: 2000\n\n"), timeout)
             while True:
-                try:
-                    item = await subscription.next(self.limits.heartbeat_s)
-                except StopAsyncIteration:
+                batch = [msg for seq, msg in channel.messages[sent:] if seq > last]
+                sent = len(channel.messages)
+                if batch:
+                    await asyncio.wait_for(response.write(b"".join(batch)), timeout)
+                    continue
+                if channel.ended or channel.failed:
                     break
-                if item is None:
+                if not await channel.wait(sent, self.limits.heartbeat_s):
                     await asyncio.wait_for(response.write(b": ping\n\n"), timeout)
-                    continue
-                seq, event = item
-                op = folder.feed(seq, event)
-                if seq <= last:
-                    continue
-                data = json.dumps(op, ensure_ascii=True, separators=(",", ":"))
-                await asyncio.wait_for(
-                    response.write(f"id: {seq}\ndata: {data}\n\n".encode()), timeout
-                )
-        except (ViewerTooSlow, TimeoutError) as exc:
-            log.info("live viewer cut off", match_id=match_id, reason=str(exc) or "write timeout")
+        except TimeoutError:
+            log.info("live viewer cut off", match_id=match_id, reason="write timeout")
         except ConnectionResetError:
             pass
         finally:
-            subscription.close()
-            self.viewers[match_id] -= 1
-            if self.viewers[match_id] <= 0:
-                del self.viewers[match_id]
+            self._release(match_id, channel)
             if task is not None:
                 self._streams.discard(task)
         return response
+
+
+class MatchChannel:
+    """One running match's live feed, folded once and shared by all its viewers.
+
+    A task reads the match's public events and appends each op, encoded as a
+    Server-Sent Event, to ``messages``; each viewer keeps its own place in that list. So a
+    viewer costs no fold and no buffer of its own, and a slow one only waits on its own
+    socket (cut off when a write takes too long). The list lives while the channel has
+    viewers, and holds one short message per public event of the match.
+    """
+
+    def __init__(self, match_id: str, subscription: Subscription) -> None:
+        self.match_id = match_id
+        self.messages: list[tuple[int, bytes]] = []
+        self.ended = False
+        self.failed = False
+        self._subscription = subscription
+        self._folder = Folder(match_id)
+        self._grew = asyncio.Event()
+        self._task = asyncio.create_task(self._pump(), name=f"web feed {match_id}")
+
+    async def _pump(self) -> None:
+        try:
+            while True:
+                item = await self._subscription.next(60.0)
+                if item is None:
+                    continue
+                seq, event = item
+                op = self._folder.feed(seq, event)
+                data = json.dumps(op, ensure_ascii=True, separators=(",", ":"))
+                self.messages.append((seq, f"id: {seq}\ndata: {data}\n\n".encode()))
+                self._wake()
+        except StopAsyncIteration:
+            self.ended = True
+        except ViewerTooSlow:  # the referee got that far ahead of this one task
+            log.warning("web feed fell behind the match", match_id=self.match_id)
+            self.failed = True
+        finally:
+            self._subscription.close()
+            self._wake()
+
+    def _wake(self) -> None:
+        self._grew.set()
+        self._grew = asyncio.Event()
+
+    async def wait(self, seen: int, wait_s: float) -> bool:
+        """Until there are more than ``seen`` messages or the feed ended; False on timeout."""
+        if len(self.messages) > seen or self.ended or self.failed:
+            return True
+        try:
+            await asyncio.wait_for(self._grew.wait(), wait_s)
+        except TimeoutError:
+            return False
+        return True
+
+    def close(self) -> None:
+        self._task.cancel()
 
 
 def _last_event_id(request: web.Request) -> int:

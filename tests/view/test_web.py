@@ -210,3 +210,49 @@ def test_serve_http_from_the_command_line(tmp_path):
         check=False,
     )
     assert taken.returncode == 2 and "HOST:PORT" in taken.stderr
+
+
+async def test_viewers_of_a_match_share_one_feed(tmp_path):
+    server = RefereeServer("127.0.0.1:0", tmp_path / "logs")
+    await server.start()
+    web = WebFront(PublicFeed(server.registry), "127.0.0.1:0", WebLimits(max_viewers_per_match=3))
+    await web.start()
+    try:
+        created = await create_match(
+            server.address,
+            profile="big-two",
+            hands=1,
+            seed="share",
+            names=["a", "b", "c", "d"],
+            connect_timeout_ms=60_000,
+        )
+        runner = server.registry.get(created.match_id)
+        assert runner is not None
+        url = f"/matches/{created.match_id}/events"
+        async with aiohttp.ClientSession(web.url) as http:
+            first, second = await http.get(url), await http.get(url)
+            # A viewer that reconnects gets only what follows the last event it had.
+            third = await http.get(url, headers={"Last-Event-ID": "1"})
+            streams = [sse(first), sse(second), sse(third)]
+            for s in streams[:2]:
+                assert json.loads((await anext(s))[1])["t"] == "match"
+            assert len(web._channels) == 1 and len(runner.spectators) == 1
+            bots = [
+                asyncio.create_task(run_bot(Paced(0), server.address, t))
+                for t in created.seat_tokens
+            ]
+            seen = [[data async for _, data in s] for s in streams]
+            await asyncio.gather(*bots)
+            assert seen[0] == seen[1] == seen[2] and json.loads(seen[0][-1])["t"] == "end"
+            after_end = await http.get(url)
+            assert [e async for e in sse(after_end)] == [("over", "over")]
+            for r in (first, second, third):
+                r.close()
+        for _ in range(50):
+            if not web._channels and not web.viewers:
+                break
+            await asyncio.sleep(0.02)
+        assert not web._channels and not web.viewers and not runner.spectators
+    finally:
+        await web.stop()
+        await server.stop(grace=0.5)
