@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
@@ -114,8 +115,6 @@ async def live_delays(moves: int) -> list[float]:
                     *(run_bot(Paced(0.05), server.address, t) for t in created.seat_tokens)
                 )
                 await page.wait_for_url("**/replay#*", timeout=30_000)
-                import json
-
                 records = json.loads(await page.evaluate("sessionStorage.getItem('records')"))
                 await browser.close()
         finally:
