@@ -926,7 +926,9 @@
 
   // The address follows the position, written at most every 200 ms: browsers throttle a
   // page that rewrites its history faster (as holding an arrow key does).
+  // An address typed or followed since the last write wins over a pending write.
   var hashTimer = null;
+  var written = location.hash;
   function writeHash() {
     var hash = '#hand=' + (V.h >= 0 ? M.hands[V.h].deal.hand : 0) + '&move=' + V.k;
     if (V.seat !== 'all') hash += '&seat=' + V.seat;
@@ -934,10 +936,10 @@
     if (hashTimer) return;
     hashTimer = setTimeout(function () {
       hashTimer = null;
+      if (location.hash !== written) return;
       var now = $('table').getAttribute('data-pos');
-      if (location.hash !== now) {
-        try { history.replaceState(null, '', now); } catch (e) { /* a sandboxed frame */ }
-      }
+      if (now === written) return;
+      try { history.replaceState(null, '', now); written = now; } catch (e) { /* a sandboxed frame */ }
     }, 200);
   }
 
@@ -951,6 +953,7 @@
   }
 
   function applyHash() {
+    written = location.hash;
     var q = readHash();
     if (q.seat !== undefined && !data.live) {
       var s = parseInt(q.seat, 10);
