@@ -8,7 +8,7 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
-from referee.pb import common
+from referee.protocol import common
 
 
 class LogFormatError(ValueError):

@@ -11,10 +11,16 @@ import dataclasses
 from pathlib import Path
 
 from referee.actions import check_action, default_action, parse_action
-from referee.convert import KIND_TO_PB, PB_TO_REASON, card_list, rules_from_pb, standings_pb
 from referee.log.reader import LogFormatError, LogLine, read_log
 from referee.log.writer import line_hash
-from referee.pb import LOG_SCHEMA_VERSION, common
+from referee.protocol import LOG_SCHEMA_VERSION, common
+from referee.protocol.convert import (
+    KIND_TO_PB,
+    PB_TO_REASON,
+    card_list,
+    rules_from_pb,
+    standings_pb,
+)
 from referee.rules import (
     HandResult,
     MatchState,

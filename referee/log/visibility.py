@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from referee.pb import common
+from referee.protocol import common
 
 
 def for_seat(event: common.Event, seat: int) -> common.Event | None:

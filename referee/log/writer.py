@@ -10,7 +10,7 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
-from referee.pb import LOG_SCHEMA_VERSION, common
+from referee.protocol import LOG_SCHEMA_VERSION, common
 
 
 def entry_to_line(entry: common.LogEntry) -> str:

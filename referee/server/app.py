@@ -12,7 +12,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
-from referee.pb import (
+from referee.protocol import (
     lobby_service,
     lobby_service_grpc,
     match_service,

@@ -9,7 +9,7 @@ import secrets
 import time
 from pathlib import Path
 
-from referee.pb import common, match_service
+from referee.protocol import common, match_service
 from referee.server.runner import CancelCmd, MatchRunner
 from referee.server.settings import MatchSettings
 

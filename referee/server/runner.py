@@ -18,16 +18,16 @@ import structlog
 
 from referee import __version__
 from referee.actions import MAX_CARD_TEXT, check_action, default_action
-from referee.convert import (
+from referee.log.reader import read_log
+from referee.log.visibility import for_seat, for_spectator
+from referee.log.writer import EventLogWriter
+from referee.protocol import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, common, play_service
+from referee.protocol.convert import (
     REASON_TO_PB,
     play_pb,
     seat_cards,
     standings_pb,
 )
-from referee.log.reader import read_log
-from referee.log.visibility import for_seat, for_spectator
-from referee.log.writer import EventLogWriter
-from referee.pb import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, common, play_service
 from referee.rules import (
     HAND_SIZE,
     SEATS,

@@ -11,7 +11,7 @@ import structlog
 
 from referee.actions import is_oversized
 from referee.log.reader import LogFormatError, read_log_lines
-from referee.pb import (
+from referee.protocol import (
     SUPPORTED_PROTOCOL_VERSIONS,
     match_service,
     match_service_grpc,

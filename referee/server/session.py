@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-from referee.pb import play_service
+from referee.protocol import play_service
 
 
 class Session:

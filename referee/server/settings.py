@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from referee.pb import common, match_service
+from referee.protocol import common, match_service
 from referee.rules import MatchEnd, OptionsError, Rules, new_seed
 from referee.rules.deal import MAX_SEED_BYTES
 
@@ -37,7 +37,7 @@ class MatchSettings:
     drill_disconnect_after_prompts: int = 0
 
     def config_pb(self) -> common.MatchConfig:
-        from referee.convert import rules_pb
+        from referee.protocol.convert import rules_pb
 
         return common.MatchConfig(
             rules=rules_pb(self.rules),

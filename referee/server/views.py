@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from referee.convert import card_list, play_pb
-from referee.pb import common, play_service
+from referee.protocol import common, play_service
+from referee.protocol.convert import card_list, play_pb
 from referee.rules import SEATS, MatchState, SuitOrder, card_text
 from referee.server.session import SeatSlot, Turn
 from referee.server.settings import MatchSettings

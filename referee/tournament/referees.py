@@ -17,7 +17,7 @@ from pathlib import Path
 
 import grpc
 
-from referee.pb import (
+from referee.protocol import (
     common,
     match_service,
     match_service_grpc,

@@ -13,7 +13,7 @@ import grpc
 
 from referee.log import read_log
 from referee.log.verify import verify_log
-from referee.pb import common, play_service, spectator_service, spectator_service_grpc
+from referee.protocol import common, play_service, spectator_service, spectator_service_grpc
 
 from .conftest import Seat, create, lowest_policy, play_action, rechained, seat_all
 

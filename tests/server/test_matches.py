@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pusoy_client import run_bot
-from pusoy_client.samples import GreedyBot, RandomBot
+from referee.bots import GreedyBot, RandomBot, play_seat
 from referee.log import read_log
 from referee.log.replay import replay_lines
 from referee.log.verify import verify_log
-from referee.pb import common, match_service
+from referee.protocol import common, match_service
 from referee.server.app import RefereeServer
 
 from .conftest import create, rechained
@@ -26,7 +25,7 @@ async def play_sample_match(
     created = await create(organiser, profile=profile, hands=hands, seed=seed, **kw)  # type: ignore[arg-type]
     bots = [GreedyBot(), RandomBot(1), GreedyBot(), RandomBot(2)]
     outcomes = await asyncio.gather(
-        *(run_bot(b, server.address, t) for b, t in zip(bots, created.seat_tokens, strict=True))
+        *(play_seat(b, server.address, t) for b, t in zip(bots, created.seat_tokens, strict=True))
     )
     assert all(o.ended is not None for o in outcomes)
     info = await organiser.GetMatch(match_service.GetMatchRequest(match_id=created.match_id))  # type: ignore[attr-defined]
@@ -50,7 +49,7 @@ async def test_full_match_of_each_profile_verifies(server, organiser, profile):
 
 async def test_pusoy_dos_default_match_ends_at_threshold(server, organiser):
     created = await create(organiser, profile="pusoy-dos", hands=0, seed="threshold")
-    await asyncio.gather(*(run_bot(GreedyBot(), server.address, t) for t in created.seat_tokens))
+    await asyncio.gather(*(play_seat(GreedyBot(), server.address, t) for t in created.seat_tokens))
     info = (
         await organiser.GetMatch(match_service.GetMatchRequest(match_id=created.match_id))
     ).match
@@ -222,7 +221,7 @@ async def test_a_finished_match_is_watched_from_its_log(server, organiser):
     import grpc
 
     from referee.log.visibility import for_spectator
-    from referee.pb import spectator_service, spectator_service_grpc
+    from referee.protocol import spectator_service, spectator_service_grpc
 
     info = await play_sample_match(server, organiser, "big-two", 2, "watch-after")
     runner = server.registry.get(info.match_id)
@@ -248,7 +247,7 @@ async def test_a_finished_match_is_watched_from_its_log(server, organiser):
 async def test_a_server_keeps_the_last_finished_matches_and_serves_older_logs(tmp_path):
     import grpc
 
-    from referee.pb import match_service_grpc
+    from referee.protocol import match_service_grpc
 
     server = RefereeServer("127.0.0.1:0", tmp_path / "logs", keep_finished=2)
     await server.start()

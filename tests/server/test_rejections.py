@@ -6,7 +6,7 @@ from pathlib import Path
 
 from referee.log import read_log
 from referee.log.verify import verify_log
-from referee.pb import common, play_service
+from referee.protocol import common, play_service
 from referee.rules import PASS, Action, MatchState, Rules, deal, format_cards, parse_cards
 from referee.rules.cards import card_text, iter_cards
 

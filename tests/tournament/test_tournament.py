@@ -10,7 +10,7 @@ from pathlib import Path
 
 from referee.log import read_log
 from referee.log.verify import verify_log
-from referee.pb import common
+from referee.protocol import common
 from referee.tournament.config import load_config
 from referee.tournament.runner import Tournament
 

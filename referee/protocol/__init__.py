@@ -1,4 +1,5 @@
-"""The generated protobuf modules under short names (generated code lives in referee/proto)."""
+"""The protocol: the generated protobuf modules under short names (generated code lives in
+referee/proto), and the translation between rules values and messages (convert)."""
 
 from referee.proto.pusoy.referee.v1 import common_pb2 as common
 from referee.proto.pusoy.referee.v1 import lobby_service_pb2 as lobby_service

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from referee.pb import common
+from referee.protocol import common
 from referee.rules import Kind, Reason, Rules, Standing, SuitOrder, sorted_cards
 from referee.rules.cards import card_text
 
