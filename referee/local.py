@@ -143,16 +143,14 @@ async def play_match(
                     except OSError as exc:
                         raise BotStartError(f"cannot start bot {spec.text!r}: {exc}") from exc
                     procs.append(proc)
-            runner = server.registry.get(match_id)
-            assert runner is not None
-            await runner.done.wait()
+            await server.matches.wait_over(match_id)
             info = (await stub.GetMatch(match_service.GetMatchRequest(match_id=match_id))).match
         # Give the bots a moment to see the end, then stop them and their children.
         if tasks:
             await asyncio.wait(tasks, timeout=5)
         for proc in procs:
             await proc.wait(5)
-        return LocalMatchResult(match_id, info, Path(info.log_path))
+        return LocalMatchResult(match_id, info, server.matches.log_path(match_id))
     finally:
         for task in tasks:
             task.cancel()

@@ -13,7 +13,8 @@ from referee.proto.pusoy.referee.v1 import spectator_service_pb2_grpc as spectat
 
 PROTOCOL_VERSION = 1
 SUPPORTED_PROTOCOL_VERSIONS = (1,)
-LOG_SCHEMA_VERSION = 1
+LOG_SCHEMA_VERSION = 2
+SUPPORTED_LOG_SCHEMA_VERSIONS = (1, 2)
 
 __all__ = [
     "LOG_SCHEMA_VERSION",

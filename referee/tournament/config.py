@@ -74,9 +74,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from referee.bots import BUILTIN_BOTS
+from referee.match.settings import SettingsError, settings_from_request
 from referee.protocol import common, match_service
 from referee.rules import OptionsError, Rules
-from referee.server.settings import SettingsError, settings_from_request
 
 PLACEHOLDERS = ("address", "token", "python", "seat", "match", "name")
 """What a command may contain in braces; each is replaced when the bot is spawned."""
