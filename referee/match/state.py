@@ -123,19 +123,24 @@ class MachineState:
         return self.phase is Phase.OVER
 
     def due(self) -> int | None:
-        """When the machine next needs a timer command, or None."""
+        """When the machine next needs a timer command (µs), or None.
+
+        Deadlines are inclusive: an answer at the deadline's very microsecond is in time,
+        so a timer is due one microsecond after it.
+        """
         if self.phase is Phase.WAITING:
-            return self.connect_deadline
+            return self.connect_deadline + 1
         if self.phase is not Phase.PLAYING or self.turn is None:
             return None
         turn = self.turn
         if turn.prompted:
-            return turn.deadline + self.seats[turn.seat].bank_us
+            return turn.deadline + self.seats[turn.seat].bank_us + 1
         return self.pending_due(turn)
 
     def pending_due(self, turn: TurnState) -> int:
-        """When an absent seat's turn is played by default: at once for a benched seat,
-        else after its reconnect grace (or the resume grace), at most one turn time."""
+        """When an absent seat's turn is played by default: at once for a benched seat or
+        one with no grace left, else after its reconnect grace (or the resume grace),
+        waiting at most one turn time."""
         seat = self.seats[turn.seat]
         if seat.benched:
             return turn.began
@@ -143,7 +148,8 @@ class MachineState:
         if seat.disconnected_at is not None:
             grace = self.settings.reconnect_grace_ms * 1000
             grace_end = max(grace_end, seat.disconnected_at + grace)
-        return min(max(grace_end, turn.began), turn.began + self.settings.turn_time_ms * 1000)
+        wait_until = min(grace_end, turn.began + self.settings.turn_time_ms * 1000)
+        return turn.began if wait_until <= turn.began else wait_until + 1
 
 
 def initial_state(
