@@ -107,13 +107,15 @@ def decide(
     """The events ``command`` causes at time ``now`` (never earlier than the last event).
 
     A timer that is due fires first (one per command), so an answer that arrives after
-    its deadline is judged after the timeout it came too late for. ``state`` is left as
+    its deadline is judged after the timeout it came too late for; a restart voids the
+    timers instead (the referee was down, not the bots). ``state`` is left as
     it was; ``observe`` sees each event with the state right after it.
     """
     now = max(now, state.clock)
     d = _Decider(state.clone(), now, observe)
-    d.fire_due()
     kind = command.WhichOneof("kind")
+    if kind != "restart":  # the referee was down: no seat is late for that
+        d.fire_due()
     if kind == "connect":
         d.connect(command.connect)
     elif kind == "disconnect":

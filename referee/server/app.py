@@ -137,15 +137,22 @@ class RefereeServer:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         log.info("referee serving", address=self.address, logs=str(self.registry.log_dir))
 
-    async def stop(self, grace: float = 5.0) -> None:
-        """Graceful shutdown: refuse new matches, report NOT_SERVING, close every log."""
+    async def stop(self, grace: float = 5.0, *, suspend: bool = False) -> None:
+        """Graceful shutdown: refuse new matches, report NOT_SERVING, close every log.
+
+        ``suspend``: leave the running matches unfinished instead of cancelling them, so
+        that the next start on the same folders resumes them (for an upgrade).
+        """
         if self._stopped.is_set():
             return
         self._stopped.set()
-        log.info("shutting down")
+        log.info("shutting down", suspend=suspend)
         await self.health.enter_graceful_shutdown()
         self.lobby.close("the server is shutting down")
-        await self.registry.shutdown()
+        if suspend:
+            await self.registry.suspend()
+        else:
+            await self.registry.shutdown()
         await self.server.stop(grace)
         if self._temp_state:
             shutil.rmtree(self.registry.state_dir, ignore_errors=True)

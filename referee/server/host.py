@@ -174,6 +174,15 @@ class MatchHost:
     def is_over(self) -> bool:
         return self.state.over or self.done.is_set()
 
+    def suspend(self) -> None:
+        """Stop the task without logging an end: the match resumes at the next start on
+        this log folder (an upgrade, or a crash as far as the log can tell)."""
+        if self.done.is_set() or self.state.over:
+            return
+        self.failure = "the referee stopped; the match resumes when it starts again"
+        if self.task is not None:
+            self.task.cancel()
+
     # -- the task -------------------------------------------------------------------
 
     async def _run(self) -> None:
@@ -183,7 +192,7 @@ class MatchHost:
                 inbound = await self._next()
                 self.step(inbound)
         except LogWriteError as exc:
-            self.failure = str(exc)
+            self.failure = f"the match is stopped: {exc}"
             log.error("match stopped: its log cannot be written", error=str(exc))
         except asyncio.CancelledError:
             self._last_words("server stopped")
@@ -307,13 +316,7 @@ class MatchHost:
         self.queue.appendleft(Inbound(disconnect, self.clock.now(), session))
 
     def _close(self) -> None:
-        if self.failure:
-            end = StreamEnd(
-                grpc.StatusCode.UNAVAILABLE,
-                "the referee cannot write this match's log: the match is stopped",
-            )
-        else:
-            end = StreamEnd()
+        end = StreamEnd(grpc.StatusCode.UNAVAILABLE, self.failure) if self.failure else StreamEnd()
         for session in self.sessions:
             if session is not None:
                 session.close(end)

@@ -278,13 +278,15 @@ class MatchRegistry:
         if running:
             await asyncio.gather(*(h.done.wait() for h in running))
 
-    async def abandon(self) -> None:
-        """Stop every match task without logging an end (a crash, as far as the logs go):
-        the next start resumes them."""
+    async def suspend(self) -> None:
+        """Stop every running match without logging an end; the next start on this log
+        folder (and state folder) resumes them."""
         self.accepting = False
-        for host in self.hosts.values():
-            if host.task is not None:
-                host.task.cancel()
+        running = [h for h in self.hosts.values() if not h.done.is_set()]
+        for host in running:
+            host.suspend()
+        if running:
+            await asyncio.gather(*(h.done.wait() for h in running))
 
     # -- resuming after a crash -------------------------------------------------------
 

@@ -278,6 +278,15 @@ def test_a_restart_gives_every_seat_the_resume_grace_and_a_new_turn_to_the_actin
     assert body(d.events[0]).reason == common.REJECTION_REASON_STALE_TURN
 
 
+def test_a_restart_after_the_deadline_is_not_a_timeout():
+    sim = started()
+    old = sim.turn
+    d = sim.restart(old.deadline + 5_000 * MS)  # the referee was down for longer
+    assert kinds(d) == ["referee_restarted"]
+    assert sim.state.seats[old.seat].strikes == 0
+    assert sim.turn.seat == old.seat
+
+
 def test_a_cancel_ends_the_match_with_its_reason_and_standings():
     sim = started()
     d = sim.cancel(T0 + 5, "the organiser stopped it")
