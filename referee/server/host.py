@@ -28,6 +28,8 @@ from referee.server.sessions import Session, Spectator, StreamEnd
 log = structlog.get_logger("referee.match")
 
 DEFAULT_MAX_LOG_BYTES = 64 * 1024 * 1024
+DRAIN_WAIT_S = 2.0
+"""How long a backlogged reader has to catch up before a decision no bot waits for."""
 
 
 class Clock:
@@ -225,7 +227,7 @@ class MatchHost:
             if due is not None:
                 delay = (due - self.clock.now()) / 1_000_000
                 if delay <= 0:
-                    await asyncio.sleep(0)  # let the other matches and streams run first
+                    await self._pace()
                     if self.queue:
                         return self.queue.popleft()
                     return Inbound(TIMER, self.clock.now())
@@ -238,6 +240,34 @@ class MatchHost:
             except TimeoutError:
                 if not self.queue:
                     return Inbound(TIMER, self.clock.now())
+
+    async def _pace(self) -> None:
+        """Before a decision no bot waits for (a default for an absent or benched seat),
+        let the readers catch up: a match whose seats are all away would otherwise run
+        faster than any stream can carry it. A reader that does not drain its backlog
+        within DRAIN_WAIT_S is cut off."""
+        await asyncio.sleep(0)  # let the other matches and streams run first
+        seats = [s for s in self.sessions if s is not None and s.outbox.backlogged]
+        watchers = [w for w in self.spectators if w.outbox.backlogged]
+        if not seats and not watchers:
+            return
+        waits = [s.outbox.drained() for s in seats] + [w.outbox.drained() for w in watchers]
+        tasks = [asyncio.ensure_future(w) for w in waits]
+        _, pending = await asyncio.wait(tasks, timeout=DRAIN_WAIT_S)
+        for task in pending:
+            task.cancel()
+        for session in seats:
+            if session.outbox.backlogged and session.seated:
+                self._cut_off(session)
+        for watcher in watchers:
+            if watcher.outbox.backlogged:
+                self._drop(watcher)
+
+    def _drop(self, spectator: Spectator) -> None:
+        self.spectators.discard(spectator)
+        spectator.outbox.close(
+            StreamEnd(grpc.StatusCode.RESOURCE_EXHAUSTED, "too far behind the match")
+        )
 
     def step(self, inbound: Inbound) -> Decision | None:
         """Decide one command, log it, adopt the state, deliver. Raises LogWriteError."""
@@ -293,10 +323,7 @@ class MatchHost:
         for seq, event in plan.public:
             for spectator in list(self.spectators):
                 if not spectator.outbox.put((seq, event)):
-                    self.spectators.discard(spectator)
-                    spectator.outbox.close(
-                        StreamEnd(grpc.StatusCode.RESOURCE_EXHAUSTED, "too far behind the match")
-                    )
+                    self._drop(spectator)
         if self.state.over:
             for session in self.sessions:
                 if session is not None:

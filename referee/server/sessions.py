@@ -16,6 +16,8 @@ from referee.protocol import common, play_service
 DEFAULT_SEAT_OUTBOX = 1024
 """Messages a seat's stream may have waiting (a whole match sends a seat ~1,000)."""
 DEFAULT_SPECTATOR_OUTBOX = 4096
+LOW_WATER_FRACTION = 4
+"""An outbox is drained once it is down to a quarter of its limit."""
 
 T = TypeVar("T")
 
@@ -35,6 +37,9 @@ class Outbox(Generic[T]):
         self.limit = limit
         self._items: collections.deque[T] = collections.deque()
         self._ready = asyncio.Event()
+        self._drained = asyncio.Event()
+        self._drained.set()
+        self.low_water = limit // LOW_WATER_FRACTION
         self.end: StreamEnd | None = None
         """Set once the stream must end (after the queued messages)."""
 
@@ -49,12 +54,23 @@ class Outbox(Generic[T]):
             return False
         self._items.append(item)
         self._ready.set()
+        if len(self._items) > self.low_water:
+            self._drained.clear()
         return True
 
     def close(self, end: StreamEnd | None = None) -> None:
         if self.end is None:
             self.end = end or StreamEnd()
             self._ready.set()
+            self._drained.set()
+
+    @property
+    def backlogged(self) -> bool:
+        return len(self._items) > self.low_water and self.end is None
+
+    async def drained(self) -> None:
+        """Wait until the reader is down to the low-water mark (or the outbox closed)."""
+        await self._drained.wait()
 
     @property
     def closed(self) -> bool:
@@ -67,7 +83,10 @@ class Outbox(Generic[T]):
                 return None
             self._ready.clear()
             await self._ready.wait()
-        return self._items.popleft()
+        item = self._items.popleft()
+        if len(self._items) <= self.low_water:
+            self._drained.set()
+        return item
 
 
 class Session:
