@@ -46,6 +46,7 @@ from typing import Any
 import structlog
 
 from referee.bots import SeatOutcome, builtin_bot, play_seat
+from referee.log.summary import SeatSummary, summarize_log
 from referee.log.verify import verify_log
 from referee.protocol import common
 from referee.rules import new_seed
@@ -65,9 +66,7 @@ from referee.tournament.results import (
     MatchResult,
     ResultsFiles,
     SeatResult,
-    SeatSummary,
     csv_rows,
-    summarize_log,
     write_atomic,
 )
 from referee.tournament.schedule import MatchSpec, build_schedule
