@@ -299,6 +299,26 @@ class Standings:
         return table[0] if table and self.results else None
 
 
+PAIRWISE_UNIT = (
+    "score per hand on the same deals (a minus b; fewer penalty points or more chips is "
+    "better, so positive means a did better); one value per deal group both played"
+)
+
+
+def table_csv(rows: Sequence[StandingRow]) -> str:
+    """standings.csv: the table, one row per bot."""
+    return _csv([list(StandingRow.__dataclass_fields__), *(r.to_json().values() for r in rows)])
+
+
+def pairwise_csv(pairs: Sequence[PairRow]) -> str:
+    """pairwise.csv: head to head, one row per pair of bots."""
+    return _csv([list(PairRow.__dataclass_fields__), *(p.to_json().values() for p in pairs)])
+
+
+def _csv(rows: Iterable[Iterable[Any]]) -> str:
+    return "\n".join(",".join("" if v is None else str(v) for v in row) for row in rows) + "\n"
+
+
 def replay(
     bots: Sequence[str],
     scoring: Scoring,
@@ -312,4 +332,14 @@ def replay(
     return standings
 
 
-__all__ = ["BotStats", "PairRow", "StandingRow", "Standings", "group_scores", "replay"]
+__all__ = [
+    "PAIRWISE_UNIT",
+    "BotStats",
+    "PairRow",
+    "StandingRow",
+    "Standings",
+    "group_scores",
+    "pairwise_csv",
+    "replay",
+    "table_csv",
+]

@@ -17,6 +17,10 @@ is estimated under each hypothesis (Wald's SPRT with the variance profiled out):
 
     LLR(n) = n/2 * ln( sum (d_i - delta0)^2 / sum (d_i - delta1)^2 )
 
+except when the mean of the ``d`` lies more than one of their standard deviations
+beyond ``delta1`` (or below ``delta0``): then H1 is fitted at the mean (``llr``), so a
+candidate far better (or worse) than the hypotheses is decided in a few groups.
+
 After each deal group, once at least ``min_groups`` groups are in: LLR >= ln((1 - beta)
 / alpha) accepts H1, LLR <= ln(beta / (1 - alpha)) accepts H0, otherwise play on. A true
 advantage of ``delta0`` or less then ends in H1 with probability about ``alpha`` (false
@@ -42,9 +46,10 @@ import numpy as np
 import numpy.typing as npt
 
 from referee.rules import Scoring
-from referee.tournament.config import SprtConfig
+from referee.tournament.config import SprtConfig, TournamentConfig
 from referee.tournament.ratings import group_scores
 from referee.tournament.results import MatchResult
+from referee.tournament.schedule import MatchSpec
 
 H1 = "H1"
 """The candidate is better (by ``delta1``)."""
@@ -69,16 +74,35 @@ def llr(
     """The LLR of H1 against H0 after ``n`` values with sum ``total`` and sum of squares
     ``squares``; element-wise on arrays (the simulation runs many tests at once).
 
-    >>> round(float(llr(3, 6, 14, 0.0, 1.0)), 4)  # d = 1, 2, 3: 3/2 * ln(14 / 5)
-    1.5444
+    Between the hypotheses it is ``n/2 ln(S0 / S1)``, ``Sk = sum (d - delta_k)^2``. When
+    the mean lies more than one standard deviation of the values beyond ``delta1`` (or
+    below ``delta0``) it is ``n/2 ln(S0 / S)`` (``-n/2 ln(S1 / S)``), ``S`` the squares
+    about the mean: the likelihood ratio of "at least delta1" against "at most delta0".
+    Otherwise a candidate far better than ``delta1`` would look, to both point
+    hypotheses, like noise, and take many groups to be accepted.
+
+    >>> round(float(llr(2, 3, 5, 0.0, 2.0)), 4)  # d = 1, 2: between: ln(5 / 1)
+    1.6094
+    >>> round(float(llr(3, 6, 14, 0.0, 1.0)), 4)  # d = 1, 2, 3: beyond: 3/2 ln(14 / 2)
+    2.9189
     """
     n_ = np.asarray(n, dtype=np.float64)
     s1 = np.asarray(total, dtype=np.float64)
     s2 = np.asarray(squares, dtype=np.float64)
-    q0 = np.maximum(s2 - 2 * delta0 * s1 + n_ * delta0 * delta0, 0.0)
-    q1 = np.maximum(s2 - 2 * delta1 * s1 + n_ * delta1 * delta1, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(n_ > 0, n_ / 2 * (np.log(q0) - np.log(q1)), 0.0)
+        mean = np.where(n_ > 0, s1 / n_, 0.0)
+        q0 = np.maximum(s2 - 2 * delta0 * s1 + n_ * delta0 * delta0, 0.0)
+        q1 = np.maximum(s2 - 2 * delta1 * s1 + n_ * delta1 * delta1, 0.0)
+        qm = np.maximum(s2 - n_ * mean * mean, 0.0)
+        sd = np.sqrt(np.where(n_ > 0, qm / n_, 0.0))
+        between = n_ / 2 * (np.log(q0) - np.log(q1))
+        above = n_ / 2 * (np.log(q0) - np.log(qm))
+        below = -n_ / 2 * (np.log(q1) - np.log(qm))
+        out = np.where(
+            n_ > 0,
+            np.where(mean >= delta1 + sd, above, np.where(mean <= delta0 - sd, below, between)),
+            0.0,
+        )
     return np.asarray(out, dtype=np.float64)
 
 
@@ -296,8 +320,26 @@ __all__ = [
     "Simulated",
     "Step",
     "bounds",
+    "for_schedule",
     "llr",
     "sequential_test",
     "simulate",
     "verdicts",
 ]
+
+
+def for_schedule(
+    config: TournamentConfig,
+    schedule: Sequence[MatchSpec],
+    results: Iterable[MatchResult] = (),
+) -> SequentialTest | None:
+    """The tournament's test (None without ``[sprt]``), fed the results so far."""
+    if config.sprt is None:
+        return None
+    sizes: dict[int, int] = defaultdict(int)
+    bots: dict[int, tuple[str, ...]] = {}
+    for spec in schedule:
+        sizes[spec.group] += 1
+        bots[spec.group] = spec.bots
+    groups = [(g, sizes[g], bots[g]) for g in sorted(sizes)]
+    return sequential_test(config.sprt, config.hero, groups, config.rules.scoring, results)

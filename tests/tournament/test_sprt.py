@@ -22,18 +22,21 @@ def test_the_statistic_by_hand():
     # Wald's bounds: ln(beta / (1 - alpha)) and ln((1 - beta) / alpha).
     assert bounds(0.05, 0.05) == (math.log(0.05 / 0.95), math.log(0.95 / 0.05))
     assert bounds(0.1, 0.2) == (math.log(0.2 / 0.9), math.log(0.8 / 0.1))
-    # d = 1, 2, 3 with H0: 0 and H1: 1. Squares about 0: 1 + 4 + 9 = 14; about 1:
-    # 0 + 1 + 4 = 5; LLR = 3/2 ln(14/5).
-    assert math.isclose(float(llr(3, 6, 14, 0.0, 1.0)), 1.5 * math.log(14 / 5))
-    # d = -1, 0 (sum -1, squares 1), H0: 0, H1: 0.5: about 0: 1; about 0.5: 2.25 + 0.25
-    # = 2.5; LLR = ln(1 / 2.5) < 0, evidence for H0.
-    assert math.isclose(float(llr(2, -1, 1, 0.0, 0.5)), math.log(1 / 2.5))
+    # d = 1, 2 with H0: 0 and H1: 2; the mean 1.5 is between delta0 and delta1 + sd
+    # (sd 0.5). Squares about 0: 1 + 4 = 5; about 2: 1 + 0 = 1; LLR = 2/2 ln(5/1).
+    assert math.isclose(float(llr(2, 3, 5, 0.0, 2.0)), math.log(5))
+    # d = 1, 2, 3 with H0: 0 and H1: 1: the mean 2 is beyond delta1 + sd (1 + 0.816),
+    # so H1 is fitted at the mean: squares about 0: 14; about 2: 2; LLR = 3/2 ln(14/2).
+    assert math.isclose(float(llr(3, 6, 14, 0.0, 1.0)), 1.5 * math.log(7))
+    # d = -3, -1 (sum -4, squares 10), H0: 0, H1: 0.5: the mean -2 is below 0 - sd (1):
+    # squares about 0.5: 12.25 + 2.25 = 14.5; about -2: 2; LLR = -ln(14.5 / 2).
+    assert math.isclose(float(llr(2, -4, 10, 0.0, 0.5)), -math.log(7.25))
     # Every value exactly at delta1: no spread around H1, certainty.
     assert float(llr(4, 2.0, 1.0, 0.0, 0.5)) == math.inf
     assert float(llr(0, 0, 0, 0.0, 0.5)) == 0.0
     # Element-wise, as the simulation uses it.
-    both = llr(np.array([3, 2]), np.array([6, -1]), np.array([14, 1]), 0.0, 1.0)
-    assert both.shape == (2,) and math.isclose(both[0], 1.5 * math.log(14 / 5))
+    both = llr(np.array([2, 3]), np.array([3, 6]), np.array([5, 14]), 0.0, 2.0)
+    assert both.shape == (2,) and math.isclose(both[0], math.log(5))
     config = SprtConfig("b", delta1=1.0, min_groups=3)
     v = verdicts(np.array([5.0, 5.0, -5.0, 0.0]), np.array([2, 3, 3, 9]), config)
     assert v.tolist() == [0, 1, -1, 0]  # 2 groups: too few to decide yet
@@ -140,6 +143,10 @@ def test_error_rates_by_simulation(alpha, beta, effect, laplace):
     # Far from both hypotheses the test is nearly always right, and quick.
     strong = simulate(config, 3 * effect, 1.0, runs=500, max_groups=600, seed=13)
     assert strong.h1 > 0.99 and strong.mean_groups < alt.mean_groups
+    # A candidate far better than delta1 (30 times, as a broken baseline would make it)
+    # is accepted as soon as the minimum number of groups is in.
+    crushing = simulate(config, 30 * effect, 1.0, runs=200, max_groups=600, seed=14)
+    assert crushing.h1 == 1.0 and crushing.mean_groups == config.min_groups
     print(f"alpha {alpha} -> {null.h1:.4f}; beta {beta} -> {alt.h0:.4f};", null, alt)
     assert time.monotonic() - started < 30  # a budget, not a benchmark: it takes ~1 s
 
