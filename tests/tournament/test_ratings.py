@@ -219,7 +219,8 @@ def test_progress_on_a_terminal_and_off_it():
     p.message("a note")
     p.close(counts, st.leader())
     text = term.getvalue()
-    assert text.startswith("\r4/10 done | 2 running | 1 failed | ETA ")
+    assert text.startswith("\r4/10 done | 2 running | 1 failed | ")
+    assert "/min | ETA " in text.split("\r")[1]
     assert "leader b (mu " in text and "a note\n" in text and text.endswith("\n")
     plain = io.StringIO()
     p = Progress(plain, tty=False)
@@ -227,3 +228,7 @@ def test_progress_on_a_terminal_and_off_it():
     p.match_done("m0 finished", counts, st.leader())
     assert plain.getvalue().startswith("m0 finished [4/10 done | 2 running | 1 failed")
     assert plain.getvalue().count("\n") == 1
+    # With a sequential test, its state is on the line and the ETA is an upper bound.
+    counts.test = "SPRT LLR +1.20 [-2.94, 2.94] n 5"
+    line = Progress(io.StringIO(), tty=True).status(counts, None)
+    assert "ETA ≤ " in line and line.endswith("| SPRT LLR +1.20 [-2.94, 2.94] n 5")
