@@ -80,7 +80,7 @@ def format_pairwise(names: Sequence[str], pairs: Sequence[PairRow], scoring: str
         cells = [[_cell(lookup.get((a, b))) if a != b else "." for b in names] for a in names]
         width = max(12, *(len(c) for row in cells for c in row), *(len(n) for n in names))
         first = max(len(n) for n in names)
-        out.append(" " * first + "  " + "  ".join(f"{n:<{width}}" for n in names))
+        out.append((" " * first + "  " + "  ".join(f"{n:<{width}}" for n in names)).rstrip())
         for name, row in zip(names, cells, strict=True):
             out.append(f"{name:<{first}}  " + "  ".join(f"{c:<{width}}" for c in row).rstrip())
     else:
