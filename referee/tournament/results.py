@@ -245,27 +245,40 @@ class ResultsFiles:
         self._jsonl: IO[str] | None = None
         self._csv: IO[str] | None = None
 
+    def read(self) -> list[MatchResult]:
+        """The results recorded so far, changing nothing on disk (a dry run): a last
+        line cut short is left out; a match that appears twice counts once."""
+        data = self.jsonl_path.read_bytes() if self.jsonl_path.exists() else b""
+        return self._parse(data[: data.rfind(b"\n") + 1])
+
     def load(self) -> list[MatchResult]:
         """The results recorded so far. A line cut short by a crash is dropped from the
         file; if a match appears twice only its first line counts. results.csv is
         rebuilt from them, so neither file has a partial or repeated row."""
-        results: list[MatchResult] = []
-        seen: set[str] = set()
+        data = b""
         if self.jsonl_path.exists():
             data = self.jsonl_path.read_bytes()
             keep = data.rfind(b"\n") + 1
             if keep != len(data):
                 with open(self.jsonl_path, "r+b") as f:
                     f.truncate(keep)
-            for line in data[:keep].decode("utf-8").splitlines():
-                if not line.strip():
-                    continue
-                result = MatchResult.from_json(json.loads(line))
-                if result.match_id not in seen:
-                    seen.add(result.match_id)
-                    results.append(result)
+            data = data[:keep]
+        results = self._parse(data)
         rows = [CSV_COLUMNS, *(row for r in results for row in csv_rows(r))]
         write_atomic(self.csv_path, _csv_text(rows), sync=False)
+        return results
+
+    @staticmethod
+    def _parse(data: bytes) -> list[MatchResult]:
+        results: list[MatchResult] = []
+        seen: set[str] = set()
+        for line in data.decode("utf-8").splitlines():
+            if not line.strip():
+                continue
+            result = MatchResult.from_json(json.loads(line))
+            if result.match_id not in seen:
+                seen.add(result.match_id)
+                results.append(result)
         return results
 
     def open(self) -> None:
