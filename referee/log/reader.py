@@ -54,14 +54,16 @@ class LogRead:
         return "complete"
 
 
-def parse_line(number: int, raw: str) -> common.LogEntry:
+def parse_line(number: int, raw: str, *, ignore_unknown: bool = False) -> common.LogEntry:
+    """One line as a LogEntry; with ``ignore_unknown``, fields and event kinds this
+    version does not know are skipped (an unknown event kind leaves ``event`` empty)."""
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise LogFormatError(number, f"not JSON ({exc.msg})") from None
     entry = common.LogEntry()
     try:
-        json_format.ParseDict(data, entry)
+        json_format.ParseDict(data, entry, ignore_unknown_fields=ignore_unknown)
     except json_format.ParseError as exc:
         raise LogFormatError(number, f"not a LogEntry ({exc})") from None
     return entry
@@ -76,10 +78,14 @@ def read_log_lines(path: Path) -> tuple[list[str], bool]:
     return [r.decode("utf-8", errors="replace") for r in raw_lines], truncated
 
 
-def read_log(path: Path) -> LogRead:
-    """Read a log; a malformed line before the last raises ``LogFormatError``."""
+def read_log(path: Path, *, ignore_unknown: bool = False) -> LogRead:
+    """Read a log; a malformed line before the last raises ``LogFormatError``.
+
+    ``ignore_unknown`` suits readers that only look at some events (positions, replay of
+    a newer log): fields and event kinds added after this version are skipped.
+    """
     raws, truncated = read_log_lines(path)
     lines: list[LogLine] = []
     for i, raw in enumerate(raws, start=1):
-        lines.append(LogLine(i, raw, parse_line(i, raw)))
+        lines.append(LogLine(i, raw, parse_line(i, raw, ignore_unknown=ignore_unknown)))
     return LogRead(Path(path), lines, truncated)
