@@ -185,6 +185,9 @@ def judge(req: Mapping[str, Any]) -> dict[str, Any]:
             "reason": reason.value if reason else "unparseable_card",
             "message": str(exc),
         }
+    if plays.table is not None and mask & plays.table.mask:
+        shared = format_cards(mask & plays.table.mask, ctx.order)
+        raise RequestError(f'"play" and "table" share cards: {shared}')
     combo = ctx.classify(mask)
     out: dict[str, Any] = {}
     err = plays.why_not(mask)

@@ -72,6 +72,8 @@ def test_a_hand_of_more_than_thirteen_cards_is_an_error():
             },
             '"revolution" cannot have changed yet',
         ),
+        # The cards on the table are nobody's to play.
+        ({"table": "AC", "play": "AC 2S 3H 4D 5C"}, '"play" and "table" share cards: AC'),
         # A misspelt field would silently change the position: it is named instead.
         ({"tabel": "3C", "play": "3D"}, 'unknown field "tabel"'),
     ],
