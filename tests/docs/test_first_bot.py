@@ -70,6 +70,7 @@ def environment(tmp: Path) -> dict[str, str]:
         npm_config_update_notifier="false",
         npm_config_fund="false",
         npm_config_audit="false",
+        npm_config_prefer_offline="true",
         PATH=f"{gopath / 'bin'}:{env.get('PATH', '')}",
     )
     env.pop("VIRTUAL_ENV", None)
@@ -109,6 +110,7 @@ class Newcomer:
             start_new_session=True,
         )
         self.groups.append(proc.pid)
+        started = time.monotonic()
         try:
             out, _ = proc.communicate(timeout=STEP_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -116,6 +118,7 @@ class Newcomer:
             raise
         assert proc.returncode == 0, f"first-bot.md:{line}: exit {proc.returncode}\n{out[-4000:]}"
         self.outputs.append(out)
+        print(f"first-bot.md:{line}: {time.monotonic() - started:.1f} s")  # shown with -s
         return out
 
     def serve(self, body: str) -> None:
