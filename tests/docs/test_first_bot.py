@@ -216,11 +216,10 @@ def pretty_json_objects(stream: Any) -> Iterator[dict[str, Any]]:
             buf = []
 
 
-@pytest.mark.skipif(
-    not all(shutil.which(t) for t in ("node", "npm", "go", "jq")),
-    reason="needs node, npm, go and jq on PATH",
-)
 def test_first_bot_page_works_as_written(tmp_path: Path) -> None:
+    missing = [t for t in ("node", "npm", "go", "jq") if shutil.which(t) is None]
+    if missing:  # the page needs them, so a machine without them cannot check it
+        pytest.fail(f"docs/first-bot.md needs {', '.join(missing)} on PATH", pytrace=False)
     newcomer = Newcomer(tmp_path)
     blocks = doc_blocks()
     ran = {"sh": 0, "file": 0}
