@@ -76,6 +76,9 @@ SERVE_EPILOG = """\
 example:
   referee serve --address 127.0.0.1:50051 --log-dir matches
   grpcurl -plaintext 127.0.0.1:50051 list
+
+A referee started again on the same --log-dir and --state-dir after a crash resumes every
+unfinished match: bots reconnect with their same seat tokens (docs/log-format.md, section 7).
 """
 
 MATCH_EPILOG = """\
@@ -125,19 +128,33 @@ def _count(text: str) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
+    from referee.log.writer import FsyncPolicy
     from referee.logging import configure_logging
     from referee.server.app import RefereeServer
 
     configure_logging(args.log_format, args.log_level)
 
     async def serve() -> None:
-        server = RefereeServer(args.address, Path(args.log_dir), args.keep_finished)
+        server = RefereeServer(
+            args.address,
+            Path(args.log_dir),
+            args.keep_finished,
+            state_dir=Path(args.state_dir),
+            resume=not args.no_resume,
+            fsync=FsyncPolicy(args.fsync),
+        )
         await server.start()  # OSError: the address or the log folder cannot be used
+        for resumed in server.resumed:
+            what = "resumed" if resumed.resumed else f"not resumed: {resumed.problem}"
+            print(f"match {resumed.match_id} {what}", flush=True)
         print(f"referee listening on {server.address}; logs in {args.log_dir}", flush=True)
         await server.wait_for_signal()
 
     try:
         asyncio.run(serve())
+    except ValueError as exc:
+        print(f"referee serve: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
         return 2
@@ -393,6 +410,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="finished matches held in memory for GetMatch and spectators (older ones: "
         "their logs only; default 1000)",
+    )
+    serve.add_argument(
+        "--state-dir",
+        default=".referee",
+        help="private folder for what a restart needs and logs must not show (the seeds of "
+        "running matches); never the log folder (default: .referee)",
+    )
+    serve.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="do not resume the unfinished match logs found in the log folder at start",
+    )
+    serve.add_argument(
+        "--fsync",
+        choices=["every-event", "every-hand", "never"],
+        default="every-hand",
+        help="when match logs are forced to disk (they always reach the OS at once, so a "
+        "killed referee loses nothing; fsync guards against a lost machine; "
+        "default: every-hand)",
     )
     _add_logging_flags(serve)
     serve.set_defaults(func=_cmd_serve, log_level="info")

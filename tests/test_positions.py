@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from referee.convert import rules_pb
 from referee.judge import judge, moves
 from referee.log.positions import PositionsError, read_positions
-from referee.pb import common
+from referee.protocol import common
+from referee.protocol.convert import rules_pb
 from referee.rules import Rules, parse_cards
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from referee.convert import PB_TO_REASON, rules_from_pb
 from referee.log.reader import LogLine, LogRead, read_log
-from referee.pb import common
+from referee.protocol import common
+from referee.protocol.convert import PB_TO_REASON, rules_from_pb
 from referee.rules import (
     PASS,
     PROFILES,

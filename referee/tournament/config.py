@@ -73,12 +73,10 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any, TypeVar
 
-from referee.pb import common, match_service
+from referee.bots import BUILTIN_BOTS
+from referee.match.settings import SettingsError, settings_from_request
+from referee.protocol import common, match_service
 from referee.rules import OptionsError, Rules
-from referee.server.settings import SettingsError, settings_from_request
-
-BUILTIN_NAMES = ("random", "greedy")
-"""Bots that run inside the tournament process (pusoy_client.samples)."""
 
 PLACEHOLDERS = ("address", "token", "python", "seat", "match", "name")
 """What a command may contain in braces; each is replaced when the bot is spawned."""
@@ -601,9 +599,9 @@ def _parse_bots(raw: Any, base: Path) -> list[BotConfig]:
             raise ConfigError(where, "give exactly one of builtin, command or key")
         if kinds[0] == "builtin":
             builtin = b.text("builtin") or ""
-            if builtin not in BUILTIN_NAMES:
+            if builtin not in BUILTIN_BOTS:
                 raise ConfigError(
-                    f"{where}.builtin", f"{builtin!r} is not one of {', '.join(BUILTIN_NAMES)}"
+                    f"{where}.builtin", f"{builtin!r} is not one of {', '.join(BUILTIN_BOTS)}"
                 )
             bot = BotConfig(name, BotKind.BUILTIN, builtin=builtin)
         elif kinds[0] == "key":
@@ -680,7 +678,7 @@ def _check_program(argv: Sequence[str], cwd: Path, where: str) -> None:
 
 
 __all__ = [
-    "BUILTIN_NAMES",
+    "BUILTIN_BOTS",
     "PLACEHOLDERS",
     "BotConfig",
     "BotKind",

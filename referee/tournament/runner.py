@@ -20,7 +20,7 @@ next run with the same configuration and folder, ``prepare`` drops their partial
 kills the bot processes the dead runner left (``ProcessLedger``), and plays them again;
 matches with a results line are never played twice.
 
-Bots: a built-in bot runs in this process as a real gRPC client (``run_bot``); a
+Bots: a built-in bot runs in this process as a real gRPC client (``play_seat``); a
 command is spawned for each match with the placeholders replaced and PUSOY_ADDRESS /
 PUSOY_TOKEN in its environment; a remote bot is sent a seat assignment over the lobby.
 """
@@ -45,10 +45,10 @@ from typing import Any
 
 import structlog
 
-from pusoy_client import MatchOutcome, run_bot
-from pusoy_client.samples import GreedyBot, RandomBot
+from referee.bots import SeatOutcome, builtin_bot, play_seat
+from referee.log.summary import SeatSummary, summarize_log
 from referee.log.verify import verify_log
-from referee.pb import common
+from referee.protocol import common
 from referee.rules import new_seed
 from referee.server.lobby import Assignment, Lobby
 from referee.tournament.config import BotKind, TournamentConfig, identity_changes
@@ -66,9 +66,7 @@ from referee.tournament.results import (
     MatchResult,
     ResultsFiles,
     SeatResult,
-    SeatSummary,
     csv_rows,
-    summarize_log,
     write_atomic,
 )
 from referee.tournament.schedule import MatchSpec, build_schedule
@@ -481,10 +479,8 @@ class Tournament:
             seated.remote.append(name)
             return
         if bot.kind is BotKind.BUILTIN:
-            instance = (
-                RandomBot(_bot_seed(spec.seed, seat)) if bot.builtin == "random" else GreedyBot()
-            )
-            task = asyncio.create_task(run_bot(instance, self.address, token))
+            instance = builtin_bot(bot.builtin, _bot_seed(spec.seed, seat))
+            task = asyncio.create_task(play_seat(instance, self.address, token))
             task.add_done_callback(self._on_exit(seated, seat, match_done))
             seated.tasks.append(task)
             return
@@ -525,7 +521,7 @@ class Tournament:
         def callback(task: asyncio.Task[Any]) -> None:
             raised = not task.cancelled() and task.exception() is not None
             outcome = None if task.cancelled() or raised else task.result()
-            saw_end = isinstance(outcome, MatchOutcome) and outcome.ended is not None
+            saw_end = isinstance(outcome, SeatOutcome) and outcome.ended is not None
             if raised:
                 seated.crashed.add(seat)
             elif not (match_done.is_set() or saw_end):
