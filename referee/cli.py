@@ -37,6 +37,41 @@ def _cmd_moves(args: argparse.Namespace) -> int:
     return 0
 
 
+POSITIONS_EPILOG = """\
+Each line is a judge request (profile, options, hand, table, ...) with the bot's answer
+as "play" and the turn's facts under "about": feed the lines to `referee rules judge`
+or `referee rules moves`. See docs/judge.md.
+
+examples:
+  referee rules positions matches/20261201-101500-1a2b3c4d.jsonl --seat 0 > seat0.jsonl
+  referee rules moves < seat0.jsonl
+"""
+
+
+def _cmd_positions(args: argparse.Namespace) -> int:
+    import json
+
+    from referee.log import LogFormatError
+    from referee.log.positions import PositionsError, read_positions
+
+    try:
+        read, found = read_positions(Path(args.log), args.seat)
+    except (OSError, LogFormatError, PositionsError) as exc:
+        print(f"referee rules positions: {args.log}: {exc}", file=sys.stderr)
+        return 1
+    for request in found:
+        print(json.dumps(request, ensure_ascii=False))
+    if not read.complete:
+        print(f"referee rules positions: {args.log}: {read.status()}", file=sys.stderr)
+    return 0
+
+
+def _seat(text: str) -> int:
+    if text not in ("0", "1", "2", "3"):
+        raise argparse.ArgumentTypeError(f"a seat is 0, 1, 2 or 3, not {text!r}")
+    return int(text)
+
+
 SERVE_EPILOG = """\
 example:
   referee serve --address 127.0.0.1:50051 --log-dir matches
@@ -365,7 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    rules = sub.add_parser("rules", help="the reference judge: check plays without a server")
+    rules = sub.add_parser(
+        "rules", help="the reference judge: check plays without a server (docs/judge.md)"
+    )
     rules_sub = rules.add_subparsers(dest="rules_command", required=True, metavar="COMMAND")
     judge = rules_sub.add_parser(
         "judge",
@@ -381,6 +418,15 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     mv.set_defaults(func=_cmd_moves)
+    pos = rules_sub.add_parser(
+        "positions",
+        help="the positions a seat met in a match log, as judge requests (JSON Lines)",
+        epilog=POSITIONS_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pos.add_argument("log", help="a match's .jsonl event log")
+    pos.add_argument("--seat", type=_seat, required=True, help="the seat: 0, 1, 2 or 3")
+    pos.set_defaults(func=_cmd_positions)
 
     serve = sub.add_parser(
         "serve",
@@ -476,7 +522,10 @@ def build_parser() -> argparse.ArgumentParser:
         "reconnect (default: off)",
     )
     match.add_argument(
-        "--option", action="append", metavar="NAME=VALUE", help="any option of RULES.md section 3"
+        "--option",
+        action="append",
+        metavar="NAME=VALUE",
+        help="any house-rule option of docs/rules.md",
     )
     from referee.rules import OPTION_NAMES
 

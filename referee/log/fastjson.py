@@ -107,7 +107,7 @@ def _table(desc: Any) -> dict[str, tuple[FieldDescriptor, Converter | None]]:
     return table
 
 
-def _fill(msg: Message, data: Any) -> None:
+def _fill(msg: Message, data: Any, lenient: bool = False) -> None:
     desc = msg.DESCRIPTOR
     if desc.full_name == "google.protobuf.Timestamp":
         assert isinstance(msg, Timestamp)
@@ -123,6 +123,8 @@ def _fill(msg: Message, data: Any) -> None:
     for key, value in data.items():
         found = table.get(key)
         if found is None:
+            if lenient:
+                continue
             raise ParseError(f"message {desc.full_name} has no field named {key!r}")
         fd, convert = found
         repeated = fd.is_repeated
@@ -133,23 +135,26 @@ def _fill(msg: Message, data: Any) -> None:
                         raise ParseError(f"{key} must be a list")
                     container = getattr(msg, fd.name)
                     for item in value:
-                        _fill(container.add(), item)
+                        _fill(container.add(), item, lenient)
                 else:
-                    _fill(getattr(msg, fd.name), value)
+                    _fill(getattr(msg, fd.name), value, lenient)
             elif repeated:
                 if not isinstance(value, list):
                     raise ParseError(f"{key} must be a list")
                 getattr(msg, fd.name).extend(convert(v) for v in value)
             else:
                 setattr(msg, fd.name, convert(value))
+        except ParseError:
+            if lenient and fd.type == FieldDescriptor.TYPE_ENUM:
+                continue  # a value from a later version
+            raise
         except (ValueError, TypeError) as exc:
-            if isinstance(exc, ParseError):
-                raise
             raise ParseError(f"{desc.name}.{key}: {exc}") from None
 
 
-def parse_entry(data: Any) -> common.LogEntry:
-    """A LogEntry from a line's parsed JSON; ParseError when it is not one."""
+def parse_entry(data: Any, *, ignore_unknown: bool = False) -> common.LogEntry:
+    """A LogEntry from a line's parsed JSON; ParseError when it is not one.
+    ``ignore_unknown`` skips fields and enum values this version does not know."""
     entry = common.LogEntry()
-    _fill(entry, data)
+    _fill(entry, data, ignore_unknown)
     return entry

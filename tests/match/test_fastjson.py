@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
-from sim import T0, Sim, settings
-from test_properties import write
+from sim import T0, Sim, settings, write_log
 
 from referee.log.fastjson import ParseError, parse_entry
 from referee.protocol import common
@@ -32,7 +31,7 @@ def test_every_fixture_line_reads_the_same(tmp_path):
         if sim.turn.turn_id % 7 == 0:
             sim.act(sim.turn.seat, t, [sim.unheld(sim.turn.seat)])
         sim.play_lowest(t + 1)
-    write(sim, tmp_path / "now.jsonl")
+    write_log(sim, tmp_path / "now.jsonl")
     logs = [*FIXTURES.glob("*/*.jsonl"), tmp_path / "now.jsonl"]
     count = 0
     for log in logs:

@@ -49,7 +49,7 @@ class _CombinationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Combinati
     """A straight all of one suit."""
 
 class Combination(_Combination, metaclass=_CombinationEnumTypeWrapper):
-    """The kind of a play (RULES.md section 1.2)."""
+    """The kind of a play (docs/rules.md, "Plays and how they compare")."""
 
 COMBINATION_UNSPECIFIED: Combination.ValueType  # 0
 """Not set (for example on a pass)."""
@@ -121,8 +121,8 @@ class _RejectionReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Rejec
     """
 
 class RejectionReason(_RejectionReason, metaclass=_RejectionReasonEnumTypeWrapper):
-    """Why the referee rejected an action. One value per case of RULES.md section 4, plus
-    the protocol's own cases. The same codes, in lower case without the prefix, are the
+    """Why the referee rejected an action. One value per case of docs/rules.md ("What the
+    referee rejects"), plus the protocol's own cases. The same codes, in lower case without the prefix, are the
     `reason` strings of the reference judge (`referee rules judge`).
     """
 
@@ -266,8 +266,8 @@ Global___Cards: _TypeAlias = Cards  # noqa: Y015
 
 @_typing.final
 class Rules(_message.Message):
-    """The rules in force: a profile's option values after the match's overrides (RULES.md
-    section 3). Values are the option values of RULES.md, e.g. "clubs-low".
+    """The rules in force: a profile's option values after the match's overrides. Names and
+    values are those of docs/rules.md ("House-rule options"), e.g. "clubs-low".
     """
 
     DESCRIPTOR: _descriptor.Descriptor
