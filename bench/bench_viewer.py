@@ -120,7 +120,7 @@ async def live_delays(moves: int) -> list[float]:
         finally:
             await web.stop()
             await server.stop(grace=0.5)
-        log = entries(runner.log_path)
+        log = entries(server.registry.log_path(created.match_id))
         delays = []
         for seq, entry in enumerate(log, start=1):
             shown = next((r for r in records if r["seq"] >= seq), None)

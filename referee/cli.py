@@ -37,11 +37,49 @@ def _cmd_moves(args: argparse.Namespace) -> int:
     return 0
 
 
+POSITIONS_EPILOG = """\
+Each line is a judge request (profile, options, hand, table, ...) with the bot's answer
+as "play" and the turn's facts under "about": feed the lines to `referee rules judge`
+or `referee rules moves`. See docs/judge.md.
+
+examples:
+  referee rules positions matches/20261201-101500-1a2b3c4d.jsonl --seat 0 > seat0.jsonl
+  referee rules moves < seat0.jsonl
+"""
+
+
+def _cmd_positions(args: argparse.Namespace) -> int:
+    import json
+
+    from referee.log import LogFormatError
+    from referee.log.positions import PositionsError, read_positions
+
+    try:
+        read, found = read_positions(Path(args.log), args.seat)
+    except (OSError, LogFormatError, PositionsError) as exc:
+        print(f"referee rules positions: {args.log}: {exc}", file=sys.stderr)
+        return 1
+    for request in found:
+        print(json.dumps(request, ensure_ascii=False))
+    if not read.complete:
+        print(f"referee rules positions: {args.log}: {read.status()}", file=sys.stderr)
+    return 0
+
+
+def _seat(text: str) -> int:
+    if text not in ("0", "1", "2", "3"):
+        raise argparse.ArgumentTypeError(f"a seat is 0, 1, 2 or 3, not {text!r}")
+    return int(text)
+
+
 SERVE_EPILOG = """\
 examples:
   referee serve --address 127.0.0.1:50051 --log-dir matches
   grpcurl -plaintext 127.0.0.1:50051 list
   referee serve --http 127.0.0.1:8080        # and open http://127.0.0.1:8080/ to watch
+
+A referee started again on the same --log-dir and --state-dir after a crash resumes every
+unfinished match: bots reconnect with their same seat tokens (docs/log-format.md, section 7).
 """
 
 MATCH_EPILOG = """\
@@ -78,7 +116,7 @@ TOURNAMENT_EPILOG = """\
 examples:
   referee tournament examples/tournament.toml    # results in examples/tournament-results
   referee tournament club.toml --out night1 --concurrency 4  # run again to resume
-  referee tournament club.toml --dry-run       # check the config, print the plan
+  referee tournament club.toml --dry-run       # every check of a run, and the plan
   referee verify night1/logs/*.jsonl
 """
 
@@ -109,14 +147,25 @@ def _positive(text: str) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
+    from referee.log.writer import FsyncPolicy
     from referee.logging import configure_logging
     from referee.server.app import RefereeServer
 
     configure_logging(args.log_format, args.log_level)
 
     async def serve() -> None:
-        server = RefereeServer(args.address, Path(args.log_dir), args.keep_finished)
+        server = RefereeServer(
+            args.address,
+            Path(args.log_dir),
+            args.keep_finished,
+            state_dir=Path(args.state_dir),
+            resume=not args.no_resume,
+            fsync=FsyncPolicy(args.fsync),
+        )
         await server.start()  # OSError: the address or the log folder cannot be used
+        for resumed in server.resumed:
+            what = "resumed" if resumed.resumed else f"not resumed: {resumed.problem}"
+            print(f"match {resumed.match_id} {what}", flush=True)
         print(f"referee listening on {server.address}; logs in {args.log_dir}", flush=True)
         web = None
         if args.http:
@@ -143,6 +192,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(serve())
+    except ValueError as exc:
+        print(f"referee serve: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
         return 2
@@ -304,12 +356,13 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     from referee.logging import configure_logging
     from referee.tournament.config import ConfigError, load_config
     from referee.tournament.progress import Progress, format_duration
-    from referee.tournament.runner import (
-        Tournament,
-        TournamentError,
-        TournamentSummary,
+    from referee.tournament.report import (
+        format_pairwise,
         format_standings,
+        referee_program,
+        verify_command,
     )
+    from referee.tournament.runner import Tournament, TournamentError, TournamentSummary
 
     try:
         config = load_config(Path(args.config))
@@ -335,7 +388,32 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         f"{tournament.concurrency} at once; folder {tournament.folder}",
         flush=True,
     )
+    if config.sprt is not None:
+        s = config.sprt
+        print(
+            f"Sequential test: {config.hero} vs {s.baseline}, H0: advantage {s.delta0:g} vs "
+            f"H1: {s.delta1:g} per hand, alpha {s.alpha:g}, beta {s.beta:g}, at least "
+            f"{s.min_groups} deal groups; the tournament stops when it decides",
+            flush=True,
+        )
     if args.dry_run:
+        configure_logging("console", args.log_level, sys.stderr)
+        try:
+            plan = asyncio.run(tournament.dry_run())
+        except TournamentError as exc:
+            print(f"referee tournament: {exc}", file=sys.stderr)
+            return 2
+        state = "resumes the tournament there" if plan.resuming else "starts a new tournament"
+        print(
+            f"Dry run: the configuration, the folder ({state}) and the referee check out.\n"
+            f"Schedule: {plan.matches} matches in {plan.groups} deal groups; "
+            f"{plan.recorded} recorded, {plan.to_play} to play. Nothing was started."
+        )
+        if plan.test is not None:
+            print(
+                f"{plan.test.verdict_text()}; {len(plan.test.groups)} of {plan.groups} "
+                "deal groups seat both bots"
+            )
         return 0
     try:
         tournament.prepare()
@@ -367,15 +445,22 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 130
-    print(format_standings(summary.standings, config.rules.scoring.value))
+    scoring = config.rules.scoring.value
+    print(format_standings(summary.standings, scoring))
+    print()
+    print(format_pairwise([r.name for r in summary.standings], summary.pairwise, scoring))
+    print()
+    if summary.test is not None:
+        print(summary.test.verdict_text())
     print(
         f"{summary.done}/{summary.total} matches recorded ({summary.failed} failed), "
         f"{summary.played_now} played in {format_duration(summary.seconds)}"
     )
-    print(f"Standings: {summary.folder / 'standings.json'} and standings.csv")
+    print(f"Standings: {summary.folder / 'standings.json'}, standings.csv and pairwise.csv")
     print(f"Results: {summary.folder / 'results.jsonl'} and results.csv")
-    print(f"Verify: referee verify {summary.folder / 'logs'}/*.jsonl")
-    return 0 if summary.done == summary.total else 1
+    if any((summary.folder / "logs").glob("*.jsonl")):
+        print(f"Verify: {verify_command(referee_program(), summary.folder / 'logs')}")
+    return 0 if summary.complete else 1
 
 
 def _add_logging_flags(p: argparse.ArgumentParser) -> None:
@@ -397,7 +482,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    rules = sub.add_parser("rules", help="the reference judge: check plays without a server")
+    rules = sub.add_parser(
+        "rules", help="the reference judge: check plays without a server (docs/judge.md)"
+    )
     rules_sub = rules.add_subparsers(dest="rules_command", required=True, metavar="COMMAND")
     judge = rules_sub.add_parser(
         "judge",
@@ -413,6 +500,15 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     mv.set_defaults(func=_cmd_moves)
+    pos = rules_sub.add_parser(
+        "positions",
+        help="the positions a seat met in a match log, as judge requests (JSON Lines)",
+        epilog=POSITIONS_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pos.add_argument("log", help="a match's .jsonl event log")
+    pos.add_argument("--seat", type=_seat, required=True, help="the seat: 0, 1, 2 or 3")
+    pos.set_defaults(func=_cmd_positions)
 
     serve = sub.add_parser(
         "serve",
@@ -429,6 +525,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="finished matches held in memory for GetMatch and spectators (older ones: "
         "their logs only; default 1000)",
+    )
+    serve.add_argument(
+        "--state-dir",
+        default=".referee",
+        help="private folder for what a restart needs and logs must not show (the seeds of "
+        "running matches); never the log folder (default: .referee)",
+    )
+    serve.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="do not resume the unfinished match logs found in the log folder at start",
+    )
+    serve.add_argument(
+        "--fsync",
+        choices=["every-event", "every-hand", "never"],
+        default="every-hand",
+        help="when match logs are forced to disk (they always reach the OS at once, so a "
+        "killed referee loses nothing; fsync guards against a lost machine; "
+        "default: every-hand)",
     )
     serve.add_argument(
         "--http",
@@ -516,7 +631,10 @@ def build_parser() -> argparse.ArgumentParser:
         "reconnect (default: off)",
     )
     match.add_argument(
-        "--option", action="append", metavar="NAME=VALUE", help="any option of RULES.md section 3"
+        "--option",
+        action="append",
+        metavar="NAME=VALUE",
+        help="any house-rule option of docs/rules.md",
     )
     from referee.rules import OPTION_NAMES
 
@@ -594,7 +712,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the referee listens (default: the config's, else 127.0.0.1 on a free port)",
     )
     tour.add_argument(
-        "--dry-run", action="store_true", help="check the config and print the plan, start nothing"
+        "--dry-run",
+        action="store_true",
+        help="make every check a run makes (the configuration, the folder's tournament, the "
+        "referee) and print the schedule's size; start nothing, change nothing",
     )
     tour.add_argument(
         "--log-level", default="warning", help="the referee's log level in DIR/referee.log"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from referee.log.reader import LogRead
-from referee.pb import common
+from referee.protocol import common
 
 _CAUSE = {
     common.DEFAULT_CAUSE_TIMEOUT: "timed out",
@@ -49,6 +49,10 @@ def replay_lines(
         elif kind == "seat_disconnected":
             sd = ev.seat_disconnected
             yield f"  [{names[sd.seat]} disconnected: {sd.cause}]"
+        elif kind == "referee_restarted":
+            rr = ev.referee_restarted
+            torn = f", {rr.torn_bytes} bytes of a torn line cut off" if rr.torn_bytes else ""
+            yield f"  [the referee restarted ({rr.software_version}{torn}): every seat reconnects]"
         elif kind == "hand_dealt":
             hd = ev.hand_dealt
             trick = 1

@@ -18,13 +18,15 @@ Ops (``t`` is the type; every op has ``seq``, the event's sequence number or lin
 - ``seat``: seat, on (connected or not), reconnect, bot, cause
 - ``deal``: hand, cards (four lists, or null when hidden), counts, leader, must
 - ``turn``: seat, turn, bank (a prompt)
-- ``reject``: seat, turn, cards, pass, reason, message, ms, attempt
+- ``reject``: seat, turn, cards, pass, reason, message, ms, attempt, late
 - ``move``: seat, turn, pass, cards, kind, label, ms, cause, strikes, rev, left, forced,
   locks, legal ({pass, plays: {kind: [subset of the seat's cards as index bits]}} or
   null), illegal (what the engine said, for a move that breaks the rules)
 - ``clear``: leader (the trick is over)
 - ``hand_end``: hand, winner, cards (four lists), scores, totals
 - ``end``: status, standings, seed, seed_ok, totals, reason, strikes
+- ``restart``: software, torn (the referee restarted and resumed the match here)
+- ``trailer``: algorithm, key, lines, final_hash (the signature line after the log)
 - ``other``: kind, text (an event kind this version does not know)
 - ``bad``: problem (a line that is not an event at all)
 """
@@ -38,8 +40,8 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from referee.convert import rules_from_pb
-from referee.pb import common
+from referee.protocol import common
+from referee.protocol.convert import rules_from_pb
 from referee.rules import (
     PASS,
     SEATS,
@@ -287,6 +289,7 @@ class Folder:
             "message": text(p.get("message", "")),
             "ms": whole(p.get("elapsed_ms")),
             "attempt": whole(p.get("attempt")),
+            "late": bool(p.get("late")),
         }
 
     def _on_played(self, p: Mapping[str, Any]) -> Op:
@@ -378,6 +381,13 @@ class Folder:
             op["illegal"] = text(error.message)
             self.hand = None
 
+    def _on_referee_restarted(self, p: Mapping[str, Any]) -> Op:
+        return {
+            "t": "restart",
+            "software": text(p.get("software_version"), 60),
+            "torn": whole(p.get("torn_bytes")),
+        }
+
     def _on_trick_cleared(self, p: Mapping[str, Any]) -> Op:
         return {"t": "clear", "leader": _seat(p.get("leader"))}
 
@@ -451,5 +461,6 @@ _KINDS = frozenset(
         "trick_cleared",
         "hand_ended",
         "match_ended",
+        "referee_restarted",
     }
 )

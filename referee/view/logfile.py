@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from referee.view.fold import Folder, Op, text
+from referee.view.fold import Folder, Op, text, whole
 
 MAX_LOG_BYTES = 50 * 1024 * 1024
 """Logs above this size are refused: a page holding them would not be usable."""
@@ -60,6 +60,19 @@ def fold_log(path: Path, limit: int = MAX_LOG_BYTES) -> FoldedLog:
             continue
         if not isinstance(entry, Mapping):
             ops.append({"t": "bad", "seq": number, "problem": "not a log entry"})
+            continue
+        trailer = entry.get("trailer")
+        if isinstance(trailer, Mapping) and "event" not in entry:
+            ops.append(
+                {
+                    "t": "trailer",
+                    "seq": number,
+                    "algorithm": text(trailer.get("algorithm", ""), 40),
+                    "key": text(trailer.get("public_key", ""), 200),
+                    "lines": whole(trailer.get("lines")),
+                    "final_hash": text(trailer.get("final_hash", ""), 128),
+                }
+            )
             continue
         if number == 1:
             folder.match_id = text(entry.get("match_id", ""), 100)

@@ -104,6 +104,8 @@ def seat_lines(ops: Sequence[Op], seat: int, hand: int | None = None) -> Iterato
                 who = " + ".join(names(s) for s in st["seats"])
                 yield f"  {st['place']}. {who}  total {st['total']}, hands won {st['won']}"
             yield f"  seed: {printable(op['seed'])}"
+        elif t == "restart" and showing:
+            yield f"  [the referee restarted here ({printable(op['software'])})]"
         elif t in ("other", "bad") and showing:
             yield f"  [line {op['seq']}: {printable(op.get('kind') or op.get('problem'))}]"
 

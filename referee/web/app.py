@@ -24,7 +24,6 @@ import asyncio
 import collections
 import dataclasses
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +57,9 @@ class WebLimits:
     """Live event streams at once, all matches together."""
     max_viewers_per_match: int = 50
     """Live event streams of one match."""
-    max_backlog: int = 10_000
-    """Events that may wait for a match's feed task before the feed gives up (viewers
-    share one feed per match and keep no buffer of their own)."""
+    max_backlog: int = 4096
+    """Events that may wait for a match's feed task before the server cuts it off
+    (viewers share one feed per match and keep no buffer of their own)."""
     write_timeout_s: float = 10.0
     """How long one write to a viewer may wait for the network."""
     heartbeat_s: float = 15.0
@@ -396,7 +395,6 @@ def _facts_json(m: MatchFacts) -> dict[str, Any]:
         "seat_names": list(m.seat_names),
         "hands_played": m.hands_played,
         "totals": list(m.totals),
-        "created": datetime.fromtimestamp(m.created, UTC).isoformat() if m.created else None,
     }
 
 

@@ -22,7 +22,7 @@ import pytest
 
 from pusoy_client import Bot, Choice, run_bot
 from pusoy_client.samples import GreedyBot, Misbehaving, RandomBot
-from referee.pb import common, match_service, match_service_grpc, play_service
+from referee.protocol import common, match_service, match_service_grpc, play_service
 from referee.server.app import RefereeServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,10 +144,8 @@ async def play_match(
         await asyncio.wait_for(
             asyncio.gather(*(run_bot(b, server.address, t) for b, t in seats)), 120
         )
-        runner = server.registry.get(created.match_id)
-        assert runner is not None
-        await runner.done.wait()
-        return runner.log_path
+        await server.registry.wait_over(created.match_id)
+        return server.registry.log_path(created.match_id)
     finally:
         await server.stop(grace=0.5)
 

@@ -118,7 +118,7 @@ async def test_live_page_follows_the_match_and_never_holds_a_hidden_card(tmp_pat
         await web.stop()
         await server.stop(grace=0.5)
 
-    log = entries(runner.log_path)
+    log = entries(server.registry.log_path(created.match_id))
     assert records and records[-1]["seq"] == len(log), "the page saw the match end"
     # Never a hidden card on the page.
     for rec in records:

@@ -407,7 +407,7 @@ def test_hostile_strings_stay_text(browser, match_logs, tmp_path):
         lines.append(entry)
     # A newer log: an unknown field on an entry, an unknown event kind.
     lines[3]["command"] = {"kind": "hello", "note": HOSTILE[0]}
-    lines.insert(5, {**lines[4], "event": {"referee_restarted": {"note": HOSTILE[1]}}})
+    lines.insert(5, {**lines[4], "event": {"table_moved": {"note": HOSTILE[1]}}})
     for i, entry in enumerate(lines, start=1):
         entry["seq"] = str(i)
     log = tmp_path / "hostile.jsonl"
@@ -431,7 +431,7 @@ def test_hostile_strings_stay_text(browser, match_logs, tmp_path):
         assert pg.page.evaluate("document.title").startswith("Match </script>")
         # The unknown event is shown for what it is.
         pg.go("#hand=1&move=0")
-        assert 'Event "referee_restarted"' in pg.page.inner_text("#notes")
+        assert 'Event "table_moved"' in pg.page.inner_text("#notes")
         # Walk the whole match: no script ever runs.
         pg.page.keyboard.press("End")
         for _ in range(30):

@@ -98,6 +98,9 @@
       case 'end':
         M.end = op;
         break;
+      case 'trailer':
+        M.trailer = op;
+        break;
       default:
         note(op);
     }
@@ -520,6 +523,7 @@
       if (r.cards && r.cards.length) li.appendChild(el('span', 'tried', r.cards.map(cardText).join(' ')));
       else li.appendChild(el('span', 'muted', '(no cards)'));
     }
+    if (r.late) li.appendChild(el('span', 'badge default', 'late: its turn had timed out'));
     li.appendChild(el('span', 'reason', (r.reason || '').replace(/_/g, ' ')));
     li.appendChild(el('span', 'message', r.message));
     if (r.ms) li.appendChild(el('span', 'ms', r.ms + ' ms'));
@@ -539,6 +543,10 @@
     } else if (op.t === 'reject') {
       li.appendChild(el('span', '', 'Answering no prompt in force: '));
       li.appendChild(rejectLine(op, true));
+    } else if (op.t === 'restart') {
+      li.className = 'note restart';
+      li.textContent = clean('The referee restarted here and resumed the match (version ' + op.software +
+        (op.torn ? '; ' + op.torn + ' bytes of a torn last line were cut' : '') + ')');
     } else if (op.t === 'other') {
       li.textContent = clean('Event "' + op.kind + '" (line ' + op.seq + '): ' + op.text);
     } else if (op.t === 'bad') {
@@ -773,6 +781,10 @@
       else if (M.end.seed_ok === false) fact(list, 'Seed check', '\u2718 SHA-256 of the seed does NOT equal the commitment', 'bad');
     } else {
       fact(list, 'Revealed seed', M.end ? 'known at the end of the match' : 'revealed when the match ends');
+    }
+    if (M.trailer) {
+      fact(list, 'Signature', M.trailer.algorithm + ' by key ' + M.trailer.key + ' over ' + M.trailer.lines +
+        ' lines (check it with referee verify --public-key)', 'mono');
     }
     var v = data.verdict;
     if (v) {
