@@ -89,7 +89,8 @@ class Counts:
     malformed: int = 0
     overlong: int = 0
     dropped: int = 0
-    """Answers read while no stream was open (between a drop and the reconnect)."""
+    """Answers not sent: read while no stream was open, or answering a turn that ended
+    with a lost stream."""
     reconnects: int = 0
 
 
@@ -155,7 +156,7 @@ class StdioBridge:
             f"stdio-bot {self.name}: exit {int(code)} ({code.name.lower().replace('_', ' ')}); "
             f"{c.lines_to_bot} lines to the bot, {c.lines_from_bot} from it "
             f"({c.malformed} malformed, {c.overlong} over {self.limits.max_line_bytes} bytes, "
-            f"{c.dropped} while disconnected), {c.reconnects} reconnects"
+            f"{c.dropped} dropped), {c.reconnects} reconnects"
         )
         with contextlib.suppress(OSError, ValueError):
             print(text, file=self.stderr, flush=True)
@@ -249,6 +250,7 @@ class StdioBridge:
             stub = play_service_grpc.PlayServiceStub(channel)
             while True:
                 opened = time.monotonic()
+                self.owed.new_stream()
                 call = stub.Play(None)  # written to with call.write
                 try:
                     await call.write(hello)
@@ -320,6 +322,9 @@ class StdioBridge:
     async def _write_lines(self, proc: asyncio.subprocess.Process) -> None:
         stdin = proc.stdin
         assert stdin is not None
+        # Hold nothing in the transport beyond what is being written, so that the lines
+        # counted as pending are all the bot has not taken, but for the OS pipe's buffer.
+        stdin.transport.set_write_buffer_limits(high=0)
         while True:
             if not self._pending:
                 if self._flush_and_close:
@@ -369,36 +374,37 @@ class StdioBridge:
                     skipping = False
 
     async def _answer_overlong(self) -> None:
-        self.counts.lines_from_bot += 1
         self.counts.overlong += 1
-        turn = self.owed.take()
-        self.note(
-            f"line {self.counts.lines_from_bot}: longer than {self.limits.max_line_bytes} "
-            f"bytes; sent as a malformed action for turn {turn}, the rest of it dropped"
-        )
-        await self._send(Answer(cards=None, malformed="over-long").action(turn))
+        await self._answer_with(Answer(cards=None, malformed="over-long"))
 
     async def _answer(self, raw: bytes) -> None:
+        await self._answer_with(parse_answer(raw))
+
+    async def _answer_with(self, answer: Answer) -> None:
+        """Send one line's answer for the turn it answers, unless that cannot count."""
         self.counts.lines_from_bot += 1
-        answer = parse_answer(raw)
+        where = f"line {self.counts.lines_from_bot}"
         if answer.turn_id:
             self.owed.answered(answer.turn_id)
             turn = answer.turn_id
         else:
-            turn = self.owed.take()  # also when the answer is lost, to stay in step
+            turn = self.owed.take()  # also for an answer that is dropped, to stay in step
+        if turn < 0:
+            self.counts.dropped += 1
+            self.note(f"{where} dropped: turn {-turn} ended with the stream it was prompted on")
+            return
         if self._call is None:
             self.counts.dropped += 1
-            self.note(
-                f"line {self.counts.lines_from_bot} (turn {turn}) dropped: no stream to the "
-                "referee right now"
-            )
+            self.note(f"{where} (turn {turn}) dropped: no stream to the referee right now")
             return
-        if answer.malformed:
-            self.counts.malformed += 1
+        if answer.malformed == "over-long":
             self.note(
-                f"line {self.counts.lines_from_bot}: {answer.malformed}; sent as a malformed "
-                f"action for turn {turn}"
+                f"{where}: longer than {self.limits.max_line_bytes} bytes; sent as a "
+                f"malformed action for turn {turn}, the rest of the line dropped"
             )
+        elif answer.malformed:
+            self.counts.malformed += 1
+            self.note(f"{where}: {answer.malformed}; sent as a malformed action for turn {turn}")
         await self._send(answer.action(turn))
 
     async def _send(self, action: play_service.Action) -> None:

@@ -8,13 +8,15 @@ the message's kind::
     >>> encode(play_service.PlayResponse(result=play_service.ActionResult(turn_id=6)))
     b'{"result":{"turn_id":"6"}}\\n'
 
-From the bot, each line is one answer: cards or ``pass`` as text, or an ``Action`` in
-JSON (also wrapped as a ``PlayRequest``, ``{"action": ...}``)::
+From the bot, each line is one answer: cards or ``pass`` as text, the cards as a JSON
+list, or an ``Action`` in JSON (also wrapped as a ``PlayRequest``, ``{"action": ...}``)::
 
     >>> parse_answer(b"5D 5C")
     Answer(cards=('5D', '5C'), turn_id=0, malformed='')
     >>> parse_answer(b"PASS\\r")
     Answer(cards=None, turn_id=0, malformed='')
+    >>> parse_answer(b'["5D", "5C"]')
+    Answer(cards=('5D', '5C'), turn_id=0, malformed='')
     >>> parse_answer(b'{"action": {"turn_id": "6", "play": {"cards": ["5D"]}}}')
     Answer(cards=('5D',), turn_id=6, malformed='')
 
@@ -84,7 +86,7 @@ def parse_answer(line: bytes) -> Answer:
         text = line.decode("utf-8").strip()
     except UnicodeDecodeError as exc:
         return malformed(f"not UTF-8 text (byte {exc.start})")
-    if text.startswith("{"):
+    if text.startswith(("{", "[")):
         return _parse_json(text)
     if text.lower() == PASS_WORD:
         return Answer(cards=None)
@@ -97,10 +99,14 @@ def _parse_json(text: str) -> Answer:
         data: Any = json.loads(text)
     except json.JSONDecodeError as exc:
         return malformed(f"not JSON ({exc.msg} at column {exc.colno})")
+    if isinstance(data, list):
+        if not all(isinstance(c, str) for c in data):
+            return malformed("a JSON list answer must hold card strings only")
+        return Answer(cards=tuple(data))
     if isinstance(data, dict) and list(data) == ["action"]:
         data = data["action"]
     if not isinstance(data, dict):
-        return malformed("a JSON answer must be an Action object")
+        return malformed("a JSON answer must be an Action object or a list of cards")
     try:
         action = json_format.ParseDict(data, play_service.Action())
     except json_format.ParseError as exc:
@@ -128,29 +134,44 @@ class Owed:
     (6, 10, 10)
     >>> owed.rejected(10, attempts_left=2); owed.take()
     10
+
+    A turn prompted on a stream that has since been lost was closed by the referee when
+    the stream went (a default action), so an answer to it is not worth sending:
+    ``take`` returns ``-turn_id`` for it.
+
+    >>> owed.prompted(14); owed.new_stream(); owed.take()
+    -14
     """
 
     def __init__(self, limit: int = 64) -> None:
-        self._turns: collections.deque[int] = collections.deque(maxlen=limit)
+        self._turns: collections.deque[tuple[int, int]] = collections.deque(maxlen=limit)
+        self._stream = 0
         self.latest = 0
         """The turn id of the latest prompt."""
 
+    def new_stream(self) -> None:
+        """The stream to the referee was opened again: what it owed so far is lost."""
+        self._stream += 1
+
     def prompted(self, turn_id: int) -> None:
         self.latest = turn_id
-        self._turns.append(turn_id)
+        self._turns.append((turn_id, self._stream))
 
     def rejected(self, turn_id: int, attempts_left: int) -> None:
         """A rejection of the current turn with attempts left asks for another answer."""
         if attempts_left > 0 and turn_id == self.latest:
-            self._turns.append(turn_id)
+            self._turns.append((turn_id, self._stream))
 
     def take(self) -> int:
-        """The turn a line without a turn id answers."""
-        return self._turns.popleft() if self._turns else self.latest
+        """The turn a line without a turn id answers; negative for a lost one."""
+        if not self._turns:
+            return self.latest
+        turn_id, stream = self._turns.popleft()
+        return turn_id if stream == self._stream else -turn_id
 
     def answered(self, turn_id: int) -> None:
         """The bot named ``turn_id`` itself: it owes nothing up to that turn any more."""
-        while self._turns and self._turns[0] <= turn_id:
+        while self._turns and self._turns[0][0] <= turn_id:
             self._turns.popleft()
 
     def __len__(self) -> int:
