@@ -329,7 +329,11 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
     if not token:
         print("referee stdio-bot: a seat token is needed: --token or PUSOY_TOKEN", file=sys.stderr)
         return 2
-    limits = Limits(max_line_bytes=args.max_line_bytes, max_pending_bytes=args.max_pending_bytes)
+    limits = Limits(
+        max_line_bytes=args.max_line_bytes,
+        max_pending_bytes=args.max_pending_bytes,
+        reconnect_window_s=args.reconnect_window_s,
+    )
     code = asyncio.run(
         run_bridge(
             command,
@@ -516,6 +520,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="input the bot has not read yet before it is taken for hung and stopped "
         "(default 1048576)",
+    )
+    stdio.add_argument(
+        "--reconnect-window-s",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="give up after this long without a word from the referee (default 30)",
     )
     stdio.add_argument("command", nargs=argparse.REMAINDER, help="-- the bot's command")
     stdio.set_defaults(func=_cmd_stdio_bot)
