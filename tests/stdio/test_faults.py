@@ -47,7 +47,7 @@ def test_a_flood_is_cut_off_by_the_referee_and_the_bridge_reconnects(tmp_path):
         tmp_path,
         [f"stdio:{MISBEHAVING} flood", "greedy", "greedy", "greedy"],
         "--hands",
-        "2",
+        "1",
         "--seed",
         "flood",
     )

@@ -116,6 +116,11 @@ def test_a_bot_that_cannot_start_is_status_127():
     assert "cannot start /nonexistent/bot" in done.stderr
 
 
+def test_help_has_examples():
+    done = referee("stdio-bot", "--help")
+    assert done.returncode == 0 and "examples:" in done.stdout and "Exit status" in done.stdout
+
+
 def test_usage_errors_are_status_2():
     assert referee("stdio-bot", "--token", "t").returncode == 2  # no command
     no_token = subprocess.run(
