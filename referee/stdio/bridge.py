@@ -139,7 +139,12 @@ class StdioBridge:
 
     # -- diagnostics --------------------------------------------------------------
 
-    def note(self, message: str) -> None:
+    def note(self, message: str, *, always: bool = False) -> None:
+        """A diagnostic line on stderr; past ``max_notes`` only those marked ``always``."""
+        if always:
+            with contextlib.suppress(OSError, ValueError):
+                print(f"stdio-bot {self.name}: {message}", file=self.stderr, flush=True)
+            return
         self._notes += 1
         if self._notes <= self.limits.max_notes:
             text = f"stdio-bot {self.name}: {message}"
@@ -173,7 +178,9 @@ class StdioBridge:
                 env=env,
             )
         except OSError as exc:
-            self.note(f"cannot start {shlex.join(self.command)}: {exc.strerror or exc}")
+            self.note(
+                f"cannot start {shlex.join(self.command)}: {exc.strerror or exc}", always=True
+            )
             self._final_note(Exit.CANNOT_START)
             return Exit.CANNOT_START
         self._proc = proc
@@ -200,13 +207,14 @@ class StdioBridge:
                 code = Exit.STOPPED_READING
                 self.note(
                     f"the bot has not read its input: over {self.limits.max_pending_bytes} "
-                    "bytes wait; it is stopped and leaves the seat"
+                    "bytes wait; it is stopped and leaves the seat",
+                    always=True,
                 )
             else:
                 code = Exit.BOT_ENDED
                 status = await _status_soon(proc)
                 what = "closed its stdout" if status is None else _describe_exit(status)
-                self.note(f"the bot {what} before the match ended; it leaves the seat")
+                self.note(f"the bot {what} before the match ended; it leaves the seat", always=True)
         finally:
             stream.cancel()  # leaves the seat, unless the match is over already
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -259,21 +267,23 @@ class StdioBridge:
                         msg = await call.read()
                         if not isinstance(msg, play_service.PlayResponse):
                             break  # the referee ended the stream
+                        outcome = self._on_message(msg)  # raises _SeatTaken
                         last_heard = time.monotonic()
-                        outcome = self._on_message(msg)
                         if outcome is not None:
                             return outcome
-                except _SeatTaken:
-                    pass
+                except (_SeatTaken, asyncio.InvalidStateError):
+                    pass  # the old stream is not gone yet; or this one ended as it opened
                 except grpc.aio.AioRpcError as exc:
                     if exc.code() not in RETRYABLE:
-                        self.note(f"the referee at {self.address} failed: {exc.details()}")
+                        self.note(
+                            f"the referee at {self.address} failed: {exc.details()}", always=True
+                        )
                         return Exit.UNREACHABLE
                 finally:
                     self._call = None
                     call.cancel()
                 if time.monotonic() - last_heard > self.limits.reconnect_window_s:
-                    self.note(f"could not reach the referee at {self.address}")
+                    self.note(f"could not reach the referee at {self.address}", always=True)
                     return Exit.UNREACHABLE
                 # Reconnect at once after a stream that lasted; back off after short ones
                 # (a bot cut off again and again for flooding reconnects about once a second).
@@ -292,7 +302,7 @@ class StdioBridge:
                 self.ended = True  # it ended while this seat was reconnecting
                 return Exit.MATCH_OVER
             reason = play_service.RefusalReason.Name(refusal.reason)
-            self.note(f"the referee refused the seat: {reason}: {refusal.message}")
+            self.note(f"the referee refused the seat: {reason}: {refusal.message}", always=True)
             return Exit.REFUSED
         if kind == "welcome":
             self.seat = msg.welcome.seat
