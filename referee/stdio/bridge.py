@@ -308,8 +308,11 @@ class StdioBridge:
             self.seat = msg.welcome.seat
         elif kind == "prompt":
             self.owed.prompted(msg.prompt.turn_id)
-        elif kind == "result" and not msg.result.accepted:
-            self.owed.rejected(msg.result.turn_id, msg.result.attempts_left)
+        elif kind == "result":
+            result = msg.result
+            self.owed.judged(
+                result.turn_id, accepted=result.accepted, attempts_left=result.attempts_left
+            )
         self._forward(msg)
         if kind == "event" and msg.event.HasField("match_ended"):
             self.ended = True
@@ -415,6 +418,7 @@ class StdioBridge:
         elif answer.malformed:
             self.counts.malformed += 1
             self.note(f"{where}: {answer.malformed}; sent as a malformed action for turn {turn}")
+        self.owed.sent(turn)  # before the write: its result cannot come before this
         await self._send(answer.action(turn))
 
     async def _send(self, action: play_service.Action) -> None:

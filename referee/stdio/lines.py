@@ -126,14 +126,21 @@ class Owed:
     answers the oldest turn still owed: a bot that falls behind gets its late answers
     judged against the turns they were meant for (stale, and so rejected) instead of
     having them taken for a later turn. A line that answers nothing owed is sent for the
-    latest prompt, and the referee judges it (usually out of turn).
+    latest prompt, and the referee judges it.
 
     >>> owed = Owed()
     >>> owed.prompted(6); owed.prompted(10)
-    >>> owed.take(), owed.take(), owed.take()
-    (6, 10, 10)
-    >>> owed.rejected(10, attempts_left=2); owed.take()
+    >>> owed.take(), owed.take()
+    (6, 10)
+    >>> owed.sent(10); owed.judged(10, accepted=False, attempts_left=2); owed.take()
     10
+
+    A rejection asks for another answer only if the bot has not sent one already: a bot
+    that sends a second guess before reading the rejection of its first stays in step.
+
+    >>> owed.sent(10); owed.sent(10); owed.judged(10, accepted=False, attempts_left=1)
+    >>> len(owed)
+    0
 
     A turn prompted on a stream that has since been lost was closed by the referee when
     the stream went (a default action), so an answer to it is not worth sending:
@@ -146,6 +153,10 @@ class Owed:
     def __init__(self, limit: int = 64) -> None:
         self._turns: collections.deque[tuple[int, int]] = collections.deque(maxlen=limit)
         self._stream = 0
+        self._sent = 0
+        """Answers sent for the latest prompt's turn."""
+        self._judged = 0
+        """Results received for the latest prompt's turn."""
         self.latest = 0
         """The turn id of the latest prompt."""
 
@@ -155,12 +166,8 @@ class Owed:
 
     def prompted(self, turn_id: int) -> None:
         self.latest = turn_id
+        self._sent = self._judged = 0
         self._turns.append((turn_id, self._stream))
-
-    def rejected(self, turn_id: int, attempts_left: int) -> None:
-        """A rejection of the current turn with attempts left asks for another answer."""
-        if attempts_left > 0 and turn_id == self.latest:
-            self._turns.append((turn_id, self._stream))
 
     def take(self) -> int:
         """The turn a line without a turn id answers; negative for a lost one."""
@@ -168,6 +175,20 @@ class Owed:
             return self.latest
         turn_id, stream = self._turns.popleft()
         return turn_id if stream == self._stream else -turn_id
+
+    def sent(self, turn_id: int) -> None:
+        """An answer for ``turn_id`` went to the referee."""
+        if turn_id == self.latest:
+            self._sent += 1
+
+    def judged(self, turn_id: int, *, accepted: bool, attempts_left: int) -> None:
+        """A result came: a rejection of the current turn with attempts left, and no
+        answer of the bot's still unjudged, asks for another answer."""
+        if turn_id != self.latest:
+            return
+        self._judged += 1
+        if not accepted and attempts_left > 0 and self._sent <= self._judged:
+            self._turns.append((turn_id, self._stream))
 
     def answered(self, turn_id: int) -> None:
         """The bot named ``turn_id`` itself: it owes nothing up to that turn any more."""

@@ -114,7 +114,7 @@ def test_a_bot_that_stops_reading_is_stopped_once_its_input_passes_the_bound(tmp
         tmp_path,
         [f"{BRIDGE} --max-pending-bytes 2000 -- {MISBEHAVING} silent", *["greedy"] * 3],
         "--hands",
-        "12",  # the bound is passed (beyond the OS pipe's 64 kB) in about 7
+        "24",  # the bound (beyond the OS pipe's 64 kB) is passed in hand 12 or so
         "--seed",
         "stops-reading",
         "--turn-time-ms",
@@ -176,3 +176,20 @@ def test_late_answers_are_judged_stale_not_taken_for_later_turns(tmp_path):
     }
     # Then the bot was back in step: every other turn was its own.
     assert len([d for d in own_defaults(log, 0) if d]) == len(timed_out)
+
+
+def test_a_second_guess_sent_before_the_rejection_is_read_keeps_the_bot_in_step(tmp_path):
+    log, _ = referee_match(
+        tmp_path,
+        [f"stdio:{MISBEHAVING} eager", "greedy", "greedy", "greedy"],
+        "--hands",
+        "2",
+        "--seed",
+        "eager",
+    )
+    assert verify_log(log).ok
+    rejected = events(log, "action_rejected", seat=0)
+    acted = [e for k in ("played", "passed") for e in events(log, k, seat=0)]
+    assert {e.reason for e in rejected} == {common.REJECTION_REASON_CARD_NOT_IN_HAND}
+    assert len(rejected) == len(acted)  # one wrong guess per turn, then the real answer
+    assert not [e for e in acted if e.default_cause]

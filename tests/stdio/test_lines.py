@@ -98,12 +98,31 @@ def test_owed_turns_keep_a_late_bot_in_step():
     owed.prompted(6)
     owed.prompted(10)  # turn 6 timed out; the bot has not answered it yet
     assert owed.take() == 6  # its late answer is judged as turn 6's (stale)
+    owed.sent(6)
+    owed.judged(6, accepted=False, attempts_left=2)  # not the current turn: nothing owed
     assert owed.take() == 10
+    owed.sent(10)
     assert owed.take() == 10  # more lines than prompts: sent for the latest
-    owed.rejected(10, attempts_left=2)
+    owed.sent(10)
+    owed.judged(10, accepted=False, attempts_left=2)  # the bot sent a second line already
+    assert len(owed) == 0
+    owed.judged(10, accepted=False, attempts_left=1)  # the second line was rejected too
     assert owed.take() == 10
-    owed.rejected(10, attempts_left=0)  # the referee played the default
-    owed.rejected(6, attempts_left=2)  # a stale answer's rejection is not the current turn
+    owed.sent(10)
+    owed.judged(10, accepted=False, attempts_left=0)  # the referee played the default
+    assert len(owed) == 0
+
+
+def test_a_bot_that_answers_each_rejection_is_asked_again():
+    owed = Owed()
+    owed.prompted(3)
+    for attempts_left in (2, 1):
+        assert owed.take() == 3
+        owed.sent(3)
+        owed.judged(3, accepted=False, attempts_left=attempts_left)
+    assert owed.take() == 3
+    owed.sent(3)
+    owed.judged(3, accepted=True, attempts_left=1)
     assert len(owed) == 0
 
 

@@ -8,7 +8,9 @@ Standard library only, as a stdio bot in any language would be. Modes:
 - ``overlong``: the first answer in each hand is a 100 kB line; the retry is right;
 - ``silent``: never reads and never answers;
 - ``exit``: exits with status 3 at its second prompt;
-- ``late``: answers its second prompt after ``argv[2]`` seconds, then plays on.
+- ``late``: answers its second prompt after ``argv[2]`` seconds, then plays on;
+- ``eager``: answers each prompt with two lines at once, a card it does not hold and then
+  its real answer, and never answers a rejection.
 """
 
 from __future__ import annotations
@@ -57,13 +59,17 @@ def main() -> int:
                 lines.append(b"3D " * 34000)
             elif mode == "exit" and prompts == 2:
                 return 3
+            elif mode == "eager":
+                held = set(prompt["hand"])
+                missing = next(r + s for r in "3456789TJQKA2" for s in "CSHD" if r + s not in held)
+                lines += [missing.encode(), answer(prompt)]
             else:
                 if mode == "late" and prompts == 2:
                     time.sleep(float(sys.argv[2]))
                 lines.append(answer(prompt))
                 if mode == "flood":
                     lines += [b"pass"] * 200
-        elif "result" in msg:
+        elif "result" in msg and mode != "eager":
             result = msg["result"]
             if (
                 not result.get("accepted")
