@@ -12,11 +12,10 @@ from referee.pb import common
 
 from .conftest import build_samples, events, referee_match, seat_stderr
 
-# The jq bot starts jq for every prompt, so it sits at one table only (and in the drill).
 TABLES = [
     ("pusoy-dos", ["jq", "c", "perl", "greedy"]),
-    ("pusoy-dos-chips", ["c", "perl", "random", "c"]),
-    ("big-two", ["perl", "greedy", "c", "random"]),
+    ("pusoy-dos-chips", ["c", "perl", "random", "jq"]),
+    ("big-two", ["perl", "greedy", "jq", "c"]),
 ]
 
 
