@@ -33,6 +33,7 @@ import dataclasses
 import enum
 import os
 import random
+import resource
 import shlex
 import signal
 import sys
@@ -157,11 +158,13 @@ class StdioBridge:
 
     def _final_note(self, code: Exit) -> None:
         c = self.counts
+        usage = resource.getrusage(resource.RUSAGE_SELF)
         text = (
             f"stdio-bot {self.name}: exit {int(code)} ({code.name.lower().replace('_', ' ')}); "
             f"{c.lines_to_bot} lines to the bot, {c.lines_from_bot} from it "
             f"({c.malformed} malformed, {c.overlong} over {self.limits.max_line_bytes} bytes, "
-            f"{c.dropped} dropped), {c.reconnects} reconnects"
+            f"{c.dropped} dropped), {c.reconnects} reconnects; "
+            f"bridge CPU {usage.ru_utime + usage.ru_stime:.2f} s"
         )
         with contextlib.suppress(OSError, ValueError):
             print(text, file=self.stderr, flush=True)
