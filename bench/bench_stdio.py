@@ -8,9 +8,9 @@ shared machine's load changes from minute to minute:
 1. **latency**: the bot alone at seat 0 against three built-in greedy bots (in the
    referee's process): the referee's own ``elapsed_ms`` from sending each prompt to
    receiving the answer, median and mean over the seat's turns (whole milliseconds);
-2. **bridge CPU per line**: in that match, the bridge's CPU time (user + system, from its
-   last stderr line) less what it spends starting and stopping, per line relayed either
-   way. CPU time hardly depends on what else the machine runs;
+2. **seat CPU**: in that match, the CPU time (user + system) of the seat's whole process
+   tree, the bot and for a stdio bot its bridge, start-up included, measured by
+   bench/cpu_of.py. CPU time depends far less than latency on what else the machine runs;
 3. **moves/s**: four copies of the bot, one match: actions (played + passed) divided by
    the time from the first deal to the end. Each stdio copy adds a bridge process, so on
    a small machine this shows the CPU the bridges take from the referee.
@@ -39,14 +39,21 @@ sys.path.insert(0, str(ROOT))
 from referee.log import read_log  # noqa: E402
 
 KIT = ROOT / "clients" / "stdio"
-UNREACHABLE = ["--address", "127.0.0.1:1", "--token", "t"]
+PY = sys.executable
 BOTS = {
-    "grpc-python": f"{sys.executable} -m pusoy_client greedy",
-    "stdio-python": f"stdio:{sys.executable} {ROOT / 'examples' / 'stdio_bot.py'}",
+    "grpc-python": f"{PY} -m pusoy_client greedy",
+    "stdio-python": f"stdio:{PY} {ROOT / 'examples' / 'stdio_bot.py'}",
     "stdio-c": f"stdio:{KIT / 'c' / 'bot'}",
     "stdio-perl": f"stdio:perl {KIT / 'perl' / 'bot.pl'}",
     "stdio-jq": f"stdio:sh {KIT / 'jq' / 'bot.sh'}",
 }
+
+
+def measured(bot: str) -> str:
+    """The bot's command under bench/cpu_of.py (a stdio bot with its bridge spelled out)."""
+    if bot.startswith("stdio:"):
+        bot = f"{PY} -m referee.cli stdio-bot -- {bot.removeprefix('stdio:')}"
+    return f"{PY} {ROOT / 'bench' / 'cpu_of.py'} {bot}"
 
 
 def play(bots: list[str], hands: int, seed: str) -> Path:
@@ -95,28 +102,12 @@ def actions(log: Path) -> tuple[list[tuple[int, int, int]], float]:
     return out, seconds
 
 
-def bridge_cpu(log: Path, seat: int) -> tuple[float, int] | None:
-    """The bridge's CPU seconds and the lines it relayed, from its last stderr line."""
-    path = log.parent / f"{log.stem}.seat{seat}.stderr"
-    text = path.read_text(errors="replace") if path.exists() else ""
-    found = re.search(r"(\d+) lines to the bot, (\d+) from it.*bridge CPU ([\d.]+) s", text)
+def seat_cpu(log: Path, seat: int) -> float:
+    """The CPU seconds bench/cpu_of.py reported for a seat (its bot and bridge)."""
+    text = (log.parent / f"{log.stem}.seat{seat}.stderr").read_text(errors="replace")
+    found = re.search(r"cpu_of: ([\d.]+) s CPU", text)
     if not found:
-        return None
-    return float(found[3]), int(found[1]) + int(found[2])
-
-
-def startup_cpu() -> float:
-    """The bridge's CPU for starting alone (Python, gRPC, the bot) and stopping at once."""
-    done = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "stdio-bot", *UNREACHABLE, "--", "true"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
-    found = re.search(r"bridge CPU ([\d.]+) s", done.stderr)
-    if not found:
-        raise SystemExit(f"no CPU figure from the bridge:\n{done.stderr}")
+        raise SystemExit(f"no CPU figure for seat {seat} in {log.parent}")
     return float(found[1])
 
 
@@ -132,34 +123,29 @@ def main() -> None:
         subprocess.run(["bash", str(KIT / "build.sh")], check=True, stdout=subprocess.DEVNULL)
     medians: dict[str, list[float]] = {b: [] for b in args.bots}
     means: dict[str, list[float]] = {b: [] for b in args.bots}
-    rates: dict[str, list[float]] = {b: [] for b in args.bots}
     cpu: dict[str, list[float]] = {b: [] for b in args.bots}
+    rates: dict[str, list[float]] = {b: [] for b in args.bots}
     defaults = dict.fromkeys(args.bots, 0)
-    start = statistics.median(startup_cpu() for _ in range(3))
     for r in range(args.rounds):
         for name in args.bots:
-            log = play([BOTS[name], "greedy", "greedy", "greedy"], args.hands, args.seed)
+            log = play([measured(BOTS[name]), "greedy", "greedy", "greedy"], args.hands, args.seed)
             alone, _ = actions(log)
             mine = [ms for seat, ms, cause in alone if seat == 0 and not cause]
             medians[name].append(statistics.median(mine))
             means[name].append(statistics.fmean(mine))
-            used = bridge_cpu(log, 0)
-            if used is not None:
-                cpu[name].append((used[0] - start) / used[1] * 1e6)
+            cpu[name].append(seat_cpu(log, 0))
             four, seconds = actions(play([BOTS[name]] * 4, args.hands, args.seed))
             rates[name].append(len(four) / seconds)
             defaults[name] += sum(1 for *_, cause in alone + four if cause)
             print(f"round {r + 1}: {name} done", file=sys.stderr, flush=True)
-    print(f"bridge start-up and stop, CPU: {start:.2f} s (median of 3)")
     print(
-        f"{'bot':13} {'median ms':>9} {'mean ms':>7} {'bridge µs/line':>14} "
+        f"{'bot':13} {'median ms':>9} {'mean ms':>7} {'seat CPU s':>10} "
         f"{'moves/s (4 bots)':>16}  defaults   (medians over {args.rounds} rounds)"
     )
     for name in args.bots:
-        per_line = f"{statistics.median(cpu[name]):14.0f}" if cpu[name] else f"{'-':>14}"
         print(
             f"{name:13} {statistics.median(medians[name]):9.1f} "
-            f"{statistics.median(means[name]):7.2f} {per_line} "
+            f"{statistics.median(means[name]):7.2f} {statistics.median(cpu[name]):10.2f} "
             f"{statistics.median(rates[name]):16.0f}  {defaults[name]}"
         )
 
