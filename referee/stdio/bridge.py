@@ -43,7 +43,7 @@ from typing import TextIO
 
 import grpc
 
-from referee.pb import PROTOCOL_VERSION, play_service, play_service_grpc
+from referee.protocol import PROTOCOL_VERSION, play_service, play_service_grpc
 from referee.stdio import program_name
 from referee.stdio.lines import Answer, Owed, encode, parse_answer
 

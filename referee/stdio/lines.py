@@ -4,7 +4,7 @@ To the bot, each line is one ``PlayResponse`` of the gRPC stream in the protobuf
 mapping (proto field names, compact, UTF-8), so it is a JSON object with exactly one key,
 the message's kind::
 
-    >>> from referee.pb import play_service
+    >>> from referee.protocol import play_service
     >>> encode(play_service.PlayResponse(result=play_service.ActionResult(turn_id=6)))
     b'{"result":{"turn_id":"6"}}\\n'
 
@@ -41,7 +41,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from referee.pb import common, play_service
+from referee.protocol import common, play_service
 
 PASS_WORD = "pass"
 _SEPARATORS = re.compile(r"[\s,]+")

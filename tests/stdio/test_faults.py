@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 from referee.log.verify import verify_log
-from referee.pb import common
+from referee.protocol import common
 
 from .conftest import MISBEHAVING, events, referee_match, seat_stderr
 

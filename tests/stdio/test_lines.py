@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from referee.pb import common, play_service
+from referee.protocol import common, play_service
 from referee.stdio import bridge_argv, program_name
 from referee.stdio.lines import Owed, encode, parse_answer
 

@@ -13,7 +13,7 @@ import grpc
 import pytest
 
 from referee.log.verify import verify_log
-from referee.pb import match_service, match_service_grpc
+from referee.protocol import match_service, match_service_grpc
 
 from .conftest import ROOT, build_samples, referee
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from referee.log.verify import verify_log
-from referee.pb import common
+from referee.protocol import common
 
 from .conftest import build_samples, events, referee_match, seat_stderr
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Sequence
 
-from referee.pb import common, play_service
+from referee.protocol import common, play_service
 
 Choice = Sequence[str] | None
 """Cards to play, such as ``["3D", "3C"]``, or ``PASS`` (None)."""

@@ -26,7 +26,7 @@ import grpc
 
 from pusoy_client.bot import Bot, MatchOutcome
 from pusoy_client.runner import RECONNECT_WINDOW_S, BotRefused, run_bot
-from referee.pb import PROTOCOL_VERSION, lobby_service, lobby_service_grpc
+from referee.protocol import PROTOCOL_VERSION, lobby_service, lobby_service_grpc
 
 # After the lobby closes, how long the seats still being played may take to finish.
 FINISH_GRACE_S = 30.0

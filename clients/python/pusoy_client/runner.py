@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 import grpc
 
 from pusoy_client.bot import PASS, Bot, Choice, MatchOutcome
-from referee.pb import PROTOCOL_VERSION, common, play_service, play_service_grpc
+from referee.protocol import PROTOCOL_VERSION, common, play_service, play_service_grpc
 
 # Give up reconnecting after this long without a successful connection.
 RECONNECT_WINDOW_S = 30.0

@@ -6,7 +6,7 @@ import random
 from collections.abc import Awaitable
 
 from pusoy_client.bot import PASS, Bot, Choice
-from referee.pb import play_service
+from referee.protocol import play_service
 
 
 class RandomBot(Bot):

@@ -7,7 +7,7 @@ from google.protobuf import text_format
 from pusoy_client import PASS, Bot
 from pusoy_client.runner import _action
 from pusoy_client.samples import GreedyBot, Misbehaving, RandomBot, not_held
-from referee.pb import play_service
+from referee.protocol import play_service
 
 PROMPT = """
 turn_id: 7
