@@ -46,7 +46,7 @@ def create_match(address: str, **fields) -> match_service.CreateMatchResponse:
         return stub.CreateMatch(match_service.CreateMatchRequest(**fields), timeout=10)
 
 
-def test_four_remote_stdio_bots_play_a_match_on_a_server(server):
+def test_four_remote_stdio_bots_play_a_match_on_a_server(server, tmp_path):
     samples = build_samples()
     created = create_match(server, profile="pusoy-dos", seed="remote", hands=2)
     commands = [samples["c"], samples["perl"], samples["c"], samples["perl"]]
@@ -63,7 +63,7 @@ def test_four_remote_stdio_bots_play_a_match_on_a_server(server):
         _, err = bot.communicate(timeout=240)
         assert bot.returncode == 0, err
         assert "exit 0 (match over)" in err
-    report = verify_log(Path(created.match.log_path))
+    report = verify_log(tmp_path / "logs" / f"{created.match_id}.jsonl")
     assert report.ok, report.summary()
 
 
