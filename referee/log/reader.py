@@ -20,6 +20,7 @@ from typing import Protocol
 
 from google.protobuf import json_format
 
+from referee.log.fastjson import parse_entry
 from referee.protocol import SUPPORTED_LOG_SCHEMA_VERSIONS, common
 
 MAX_LINE_BYTES = 1 << 20
@@ -86,9 +87,8 @@ def parse_line(number: int, raw: str) -> common.LogEntry:
         raise LogFormatError(number, f"not JSON ({exc.msg})") from None
     if not isinstance(data, dict):
         raise LogFormatError(number, "not a JSON object")
-    entry = common.LogEntry()
     try:
-        json_format.ParseDict(data, entry)
+        entry = parse_entry(data)
     except json_format.ParseError as exc:
         raise LogFormatError(number, f"not a LogEntry ({exc})") from None
     if entry.schema_version not in SUPPORTED_LOG_SCHEMA_VERSIONS:

@@ -42,6 +42,10 @@ def replay_lines(read: LogRead, *, show_rejections: bool = True) -> Iterator[str
         elif kind == "seat_disconnected":
             sd = ev.seat_disconnected
             yield f"  [{names[sd.seat]} disconnected: {sd.cause}]"
+        elif kind == "referee_restarted":
+            rr = ev.referee_restarted
+            torn = f", {rr.torn_bytes} bytes of a torn line cut off" if rr.torn_bytes else ""
+            yield f"  [the referee restarted ({rr.software_version}{torn}): every seat reconnects]"
         elif kind == "hand_dealt":
             hd = ev.hand_dealt
             trick = 1

@@ -24,6 +24,7 @@ import grpc
 import pytest
 
 from referee.log import read_log
+from referee.log.replay import replay_lines
 from referee.log.verify import verify_log
 from referee.protocol import common, match_service, match_service_grpc, play_service
 from referee.server.app import RefereeServer
@@ -177,6 +178,8 @@ def test_a_referee_killed_mid_match_resumes_it_and_the_log_verifies(tmp_path, po
         assert report.ok, report.summary()
         kinds = [ln.kind for ln in read_log(log).lines]
         assert kinds.count("referee_restarted") == 1
+        replay = "\n".join(replay_lines(read_log(log)))
+        assert "[the referee restarted (" in replay
         assert kinds.index("referee_restarted") == committed.count(b"\n")
         assert kinds[-1] == "match_ended"
         ended = read_log(log).lines[-1].entry.event.match_ended
