@@ -509,10 +509,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--fsync",
         choices=["every-event", "every-hand", "never"],
-        default="every-hand",
-        help="when match logs are forced to disk (they always reach the OS at once, so a "
-        "killed referee loses nothing; fsync guards against a lost machine; "
-        "default: every-hand)",
+        default="never",
+        help="when match logs are forced to disk: every decision before it is sent, at each "
+        "hand's end, or only when a log is closed (default: never). Lines always reach the "
+        "OS at once, so a killed referee loses nothing; fsync guards against a lost machine "
+        "and blocks the server while the disk answers (bench/RESULTS.md)",
     )
     _add_logging_flags(serve)
     serve.set_defaults(func=_cmd_serve, log_level="info")
