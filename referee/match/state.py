@@ -49,6 +49,7 @@ class SeatState:
     ever_connected: bool = False
     bot_name: str = ""
     want_legal_plays: bool = False
+    batch_events: bool = False
     disconnected_at: int | None = None
     """When its last stream ended; None if it never connected or is connected."""
     strikes: int = 0
@@ -226,6 +227,7 @@ def _on_connected(state: MachineState, event: common.Event, at: int) -> None:
     seat.ever_connected = True
     seat.bot_name = ev.bot_name
     seat.want_legal_plays = ev.want_legal_plays
+    seat.batch_events = ev.batch_events
     seat.disconnected_at = None
 
 
