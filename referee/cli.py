@@ -88,6 +88,7 @@ examples:
   referee match --profile big-two --hands 3 --seed demo
   referee match --bot greedy --bot random --bot "python examples/random_bot.py" \\
       --bot "./mybot --address {address} --token {token}" --revolution true
+  referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
 """
 
 REPLAY_EPILOG = """\
@@ -220,7 +221,7 @@ def _match_options(args: argparse.Namespace) -> dict[str, str]:
 def _cmd_match(args: argparse.Namespace) -> int:
     import asyncio
 
-    from referee.local import MatchSetupError, play_match
+    from referee.local import BotSpec, MatchSetupError, play_match
     from referee.logging import configure_logging
     from referee.rules import OptionsError, Rules
 
@@ -228,6 +229,12 @@ def _cmd_match(args: argparse.Namespace) -> int:
     bots = args.bot or DEFAULT_BOTS
     if len(bots) != 4:
         print(f"referee match: give 4 bots (--bot 4 times), got {len(bots)}", file=sys.stderr)
+        return 2
+    try:
+        for bot in bots:
+            BotSpec(bot).argv("check")  # an empty bot, a command shlex cannot split
+    except ValueError as exc:
+        print(f"referee match: --bot: {exc}", file=sys.stderr)
         return 2
     options = _match_options(args)
     try:
@@ -463,6 +470,50 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     return 0 if summary.complete else 1
 
 
+STDIO_BOT_EPILOG = """\
+examples:
+  referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
+  referee stdio-bot --address 127.0.0.1:50051 --token T --name mine -- ./mybot --fast
+
+The bot reads one JSON line per message of the Play stream on stdin and writes one
+answer per line on stdout: cards ("5D 5C"), "pass", or an Action in JSON. See
+docs/protocol.md, section 8. Exit status: 0 the match ended, 2 refused, 3 referee
+unreachable, 4 the bot stopped reading, 5 the bot ended early, 127 it could not start.
+"""
+
+
+def _cmd_stdio_bot(args: argparse.Namespace) -> int:
+    import asyncio
+    import os
+
+    from referee.stdio.bridge import Limits, run_bridge
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        print("referee stdio-bot: give the bot's command after --", file=sys.stderr)
+        return 2
+    token = args.token or os.environ.get("PUSOY_TOKEN", "")
+    if not token:
+        print("referee stdio-bot: a seat token is needed: --token or PUSOY_TOKEN", file=sys.stderr)
+        return 2
+    limits = Limits(
+        max_line_bytes=args.max_line_bytes,
+        max_pending_bytes=args.max_pending_bytes,
+        reconnect_window_s=args.reconnect_window_s,
+    )
+    code = asyncio.run(
+        run_bridge(
+            command,
+            args.address or os.environ.get("PUSOY_ADDRESS", "127.0.0.1:50051"),
+            token,
+            name=args.name or "",
+            want_legal_plays=not args.no_legal_plays,
+            limits=limits,
+        )
+    )
+    return int(code)
+
+
 def _add_logging_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--log-format",
@@ -540,10 +591,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--fsync",
         choices=["every-event", "every-hand", "never"],
-        default="every-hand",
-        help="when match logs are forced to disk (they always reach the OS at once, so a "
-        "killed referee loses nothing; fsync guards against a lost machine; "
-        "default: every-hand)",
+        default="never",
+        help="when match logs are forced to disk: every decision before it is sent, at each "
+        "hand's end, or only when a log is closed (default: never). Lines always reach the "
+        "OS at once, so a killed referee loses nothing; fsync guards against a lost machine "
+        "and blocks the server while the disk answers (bench/RESULTS.md)",
     )
     serve.add_argument(
         "--http",
@@ -585,7 +637,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--bot",
         action="append",
         metavar="BOT",
-        help="a built-in bot (random, greedy) or a command; give 4 "
+        help="a built-in bot (random, greedy), a command, or stdio:COMMAND for a bot that "
+        "speaks JSON lines on stdin/stdout (docs/protocol.md section 8); give 4 "
         f"(default: {' '.join(DEFAULT_BOTS)})",
     )
     match.add_argument(
@@ -691,6 +744,45 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("logs", nargs="+", help="match .jsonl event logs")
     verify.set_defaults(func=_cmd_verify)
+
+    stdio = sub.add_parser(
+        "stdio-bot",
+        help="play a seat with a program that speaks JSON lines on stdin/stdout (no gRPC)",
+        epilog=STDIO_BOT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    stdio.add_argument(
+        "--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)"
+    )
+    stdio.add_argument("--token", help="the seat's token (default: PUSOY_TOKEN)")
+    stdio.add_argument("--name", help="the bot's name for the log (default: the program's name)")
+    stdio.add_argument(
+        "--no-legal-plays", action="store_true", help="leave legal_plays out of the prompts"
+    )
+    stdio.add_argument(
+        "--max-line-bytes",
+        type=_count,
+        default=4096,
+        metavar="N",
+        help="the longest answer line; a longer one is a malformed action (default 4096)",
+    )
+    stdio.add_argument(
+        "--max-pending-bytes",
+        type=_count,
+        default=1 << 20,
+        metavar="N",
+        help="input the bot has not read yet before it is taken for hung and stopped "
+        "(default 1048576)",
+    )
+    stdio.add_argument(
+        "--reconnect-window-s",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="give up after this long without a word from the referee (default 30)",
+    )
+    stdio.add_argument("command", nargs=argparse.REMAINDER, help="-- the bot's command")
+    stdio.set_defaults(func=_cmd_stdio_bot)
 
     tour = sub.add_parser(
         "tournament",

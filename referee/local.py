@@ -3,8 +3,9 @@
 Built-in bots (``random``, ``greedy``) run in this process as real gRPC clients; any
 other bot is a command spawned as its own process, given the referee's address and its
 seat token (``{address}`` and ``{token}`` in the command are replaced, and the
-environment carries PUSOY_ADDRESS and PUSOY_TOKEN). Each spawned bot and all of its
-children are stopped when the match ends.
+environment carries PUSOY_ADDRESS and PUSOY_TOKEN). A ``stdio:COMMAND`` bot is spawned
+behind the stdio bridge (``referee.stdio``). Each spawned bot and all of its children are
+stopped when the match ends.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import grpc
 from referee.bots import BUILTIN_BOTS, builtin_bot, play_seat
 from referee.protocol import common, match_service, match_service_grpc
 from referee.server.app import RefereeServer
+from referee.stdio import PREFIX as STDIO_PREFIX
+from referee.stdio import bridge_argv
 from referee.tournament.procs import BotProcess, expand
 
 
@@ -46,6 +49,15 @@ class BotSpec:
         if not self.text:
             raise ValueError("an empty bot")
         self.builtin = self.text in BUILTIN_BOTS
+        self.stdio = self.text.startswith(STDIO_PREFIX)
+        if self.stdio and not self.text[len(STDIO_PREFIX) :].strip():
+            raise ValueError(f"{self.text!r}: give the stdio bot's command after {STDIO_PREFIX}")
+
+    def argv(self, seat_name: str) -> list[str]:
+        """The command to spawn, placeholders not yet replaced."""
+        if self.stdio:
+            return bridge_argv(shlex.split(self.text[len(STDIO_PREFIX) :]), name=seat_name)
+        return shlex.split(self.text)
 
     @property
     def name(self) -> str:
@@ -62,6 +74,25 @@ class BotSpec:
 
     def __repr__(self) -> str:
         return f"BotSpec({self.text!r})"
+
+
+def distinct_names(names: Sequence[str]) -> list[str]:
+    """Seat names with repeats told apart, so four copies of a bot are four names.
+
+    >>> distinct_names(["greedy", "random", "greedy", "greedy"])
+    ['greedy-1', 'random', 'greedy-2', 'greedy-3']
+    """
+    taken = {n for n in names if names.count(n) == 1}
+    out = []
+    for n in names:
+        if n not in taken:
+            k = 1
+            while f"{n}-{k}" in taken:
+                k += 1
+            n = f"{n}-{k}"
+            taken.add(n)
+        out.append(n)
+    return out
 
 
 async def _create_match(
@@ -95,6 +126,7 @@ async def play_match(
     specs = [BotSpec(b) for b in bots]
     if len(specs) != 4:
         raise ValueError(f"a match needs 4 bots, got {len(specs)}")
+    names = distinct_names([s.name for s in specs])
     server = RefereeServer(address, log_dir)
     try:
         await server.start()
@@ -110,7 +142,7 @@ async def play_match(
                 match_service.CreateMatchRequest(
                     profile=profile,
                     options=dict(options or {}),
-                    seat_names=[s.name for s in specs],
+                    seat_names=names,
                     seed=seed,
                     hands=hands,
                     threshold=threshold,
@@ -135,7 +167,7 @@ async def play_match(
                 else:
                     err = log_dir / f"{match_id}.seat{seat}.stderr"
                     argv = expand(
-                        shlex.split(spec.text), {"address": server.address, "token": token}
+                        spec.argv(names[seat]), {"address": server.address, "token": token}
                     )
                     env = {"PUSOY_ADDRESS": server.address, "PUSOY_TOKEN": token}
                     try:

@@ -1,10 +1,13 @@
-"""Reading a log line's JSON into a LogEntry, ten times faster than ``json_format``.
+"""A log line's JSON to and from a LogEntry, several times faster than ``json_format``.
 
-``json_format.ParseDict`` costs about a millisecond a line, which makes resuming or
-verifying a 10,000-line log take seconds. This reader walks the message descriptors
-(cached per message type) and is as strict for what a log holds: an unknown field, a
-value of the wrong type or out of range is a ``ParseError``. Tests check that it reads
-every log exactly as ``json_format`` does.
+``json_format`` costs about a millisecond a line each way, which makes writing a move
+cost more than all of gRPC's work for it, and resuming or verifying a 10,000-line log
+take seconds. These walk the message descriptors instead (cached per message type).
+The reader is as strict for what a log holds: an unknown field, a value of the wrong
+type or out of range is a ``ParseError``. Tests check that both give exactly what
+``json_format`` gives (``MessageToDict`` with proto field names, ``ParseDict``) on every
+log. The log's messages use no floats, bytes, maps or other well-known types than
+Timestamp; a field of such a type is refused.
 """
 
 from __future__ import annotations
@@ -158,3 +161,48 @@ def parse_entry(data: Any, *, ignore_unknown: bool = False) -> common.LogEntry:
     entry = common.LogEntry()
     _fill(entry, data, ignore_unknown)
     return entry
+
+
+_64BIT = {
+    FieldDescriptor.TYPE_INT64,
+    FieldDescriptor.TYPE_UINT64,
+    FieldDescriptor.TYPE_SINT64,
+    FieldDescriptor.TYPE_FIXED64,
+    FieldDescriptor.TYPE_SFIXED64,
+}
+_writers: dict[str, dict[str, Callable[[Any], Any]]] = {}
+
+
+def _enum_name(fd: FieldDescriptor) -> Callable[[Any], Any]:
+    assert fd.enum_type is not None
+    names = {v.number: v.name for v in fd.enum_type.values}
+    return lambda value: names.get(value, value)
+
+
+def _writer(fd: Any) -> Callable[[Any], Any]:
+    """How ``json_format`` writes one value of ``fd``."""
+    if fd.type == FieldDescriptor.TYPE_MESSAGE:
+        if fd.message_type is not None and fd.message_type.full_name == "google.protobuf.Timestamp":
+            return lambda value: value.ToJsonString()
+        return to_dict
+    if fd.type == FieldDescriptor.TYPE_ENUM:
+        return _enum_name(fd)
+    if fd.type in _64BIT:
+        return str
+    if fd.type in _INTS or fd.type in (FieldDescriptor.TYPE_BOOL, FieldDescriptor.TYPE_STRING):
+        return lambda value: value
+    raise ValueError(f"field {fd.full_name} of a type the log does not use")
+
+
+def to_dict(msg: Message) -> dict[str, Any]:
+    """``json_format.MessageToDict(msg, preserving_proto_field_name=True)``, faster."""
+    desc = msg.DESCRIPTOR
+    table = _writers.get(desc.full_name)
+    if table is None:
+        table = {fd.name: _writer(fd) for fd in desc.fields}
+        _writers[desc.full_name] = table
+    out: dict[str, Any] = {}
+    for fd, value in msg.ListFields():
+        write = table[fd.name]
+        out[fd.name] = [write(v) for v in value] if fd.is_repeated else write(value)
+    return out

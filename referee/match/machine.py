@@ -325,6 +325,7 @@ class _Decider:
                     reconnect=seat.ever_connected,
                     bot_name=_clip(cmd.bot_name, MAX_BOT_NAME_CHARS),
                     want_legal_plays=cmd.want_legal_plays,
+                    batch_events=cmd.batch_events,
                 )
             )
         )

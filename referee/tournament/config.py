@@ -58,6 +58,10 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
     command = "{python} my_bot.py --address {address} --token {token}"
 
     [[bot]]
+    name = "plain"
+    stdio = "./plain_bot --seat {seat}"  # JSON lines on stdin/stdout, through the bridge
+
+    [[bot]]
     name = "far-away"
     key = "a-secret-bot-key"
     max_matches = 2
@@ -85,6 +89,7 @@ from referee.bots import BUILTIN_BOTS
 from referee.match.settings import SettingsError, settings_from_request
 from referee.protocol import common, match_service
 from referee.rules import OptionsError, Rules
+from referee.stdio import bridge_argv
 
 PLACEHOLDERS = ("address", "token", "python", "seat", "match", "name")
 """What a command may contain in braces; each is replaced when the bot is spawned."""
@@ -664,9 +669,9 @@ def _parse_bots(raw: Any, base: Path) -> list[BotConfig]:
             raise ConfigError(f"{where}.name", f"two bots are named {name!r}")
         seen_names.add(name)
         where = b.where = f"bot {name!r}"
-        kinds = [k for k in ("builtin", "command", "key") if b.has(k)]
+        kinds = [k for k in ("builtin", "command", "stdio", "key") if b.has(k)]
         if len(kinds) != 1:
-            raise ConfigError(where, "give exactly one of builtin, command or key")
+            raise ConfigError(where, "give exactly one of builtin, command, stdio or key")
         if kinds[0] == "builtin":
             builtin = b.text("builtin") or ""
             if builtin not in BUILTIN_BOTS:
@@ -685,30 +690,33 @@ def _parse_bots(raw: Any, base: Path) -> list[BotConfig]:
                 name, BotKind.REMOTE, key=key, max_matches=b.whole("max_matches", 0, high=64)
             )
         else:
-            bot = _parse_command(b, name, where, base)
+            bot = _parse_command(b, name, where, base, kinds[0])
         b.done()
         bots.append(bot)
     return bots
 
 
-def _parse_command(b: _Table, name: str, where: str, base: Path) -> BotConfig:
-    raw = b.raw("command")
+def _parse_command(
+    b: _Table, name: str, where: str, base: Path, kind: str = "command"
+) -> BotConfig:
+    """A ``command`` bot, or a ``stdio`` one: its command run behind the stdio bridge."""
+    raw = b.raw(kind)
     if isinstance(raw, str):
         try:
             argv = shlex.split(raw)
         except ValueError as exc:
-            raise ConfigError(f"{where}.command", f"cannot split the command: {exc}") from None
+            raise ConfigError(f"{where}.{kind}", f"cannot split the command: {exc}") from None
     elif isinstance(raw, list) and all(isinstance(x, str) for x in raw):
         argv = list(raw)
     else:
-        raise ConfigError(f"{where}.command", "should be a string or a list of strings")
+        raise ConfigError(f"{where}.{kind}", "should be a string or a list of strings")
     if not argv:
-        raise ConfigError(f"{where}.command", "is empty")
+        raise ConfigError(f"{where}.{kind}", "is empty")
     for word in argv:
         for found in _PLACEHOLDER_RE.findall(word):
             if found not in PLACEHOLDERS:
                 raise ConfigError(
-                    f"{where}.command",
+                    f"{where}.{kind}",
                     f"unknown placeholder {{{found}}} (known: "
                     + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS)
                     + ")",
@@ -724,7 +732,9 @@ def _parse_command(b: _Table, name: str, where: str, base: Path) -> BotConfig:
         if not isinstance(value, str | int | float | bool):
             raise ConfigError(f"{where}.env.{key}", "should be a plain value")
         env.append((key, str(value).lower() if isinstance(value, bool) else str(value)))
-    _check_program(argv, cwd, f"{where}.command")
+    _check_program(argv, cwd, f"{where}.{kind}")
+    if kind == "stdio":
+        argv = bridge_argv(argv, name="{name}", python="{python}")
     return BotConfig(name, BotKind.COMMAND, argv=tuple(argv), env=tuple(sorted(env)), cwd=cwd)
 
 

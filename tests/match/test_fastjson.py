@@ -1,5 +1,5 @@
-"""The fast log-line reader reads every log exactly as protobuf's own json_format does,
-and refuses what json_format refuses."""
+"""The fast log-line reader and writer read and write every log exactly as protobuf's own
+json_format does, and the reader refuses what json_format refuses."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from google.protobuf import json_format
 from sim import T0, Sim, settings, write_log
 
-from referee.log.fastjson import ParseError, parse_entry
+from referee.log.fastjson import ParseError, parse_entry, to_dict
 from referee.protocol import common
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
@@ -37,7 +37,12 @@ def test_every_fixture_line_reads_the_same(tmp_path):
     for log in logs:
         for raw in log.read_text().splitlines():
             data = json.loads(raw)
-            assert parse_entry(data) == slow(data)
+            entry = parse_entry(data)
+            assert entry == slow(data)
+            assert to_dict(entry) == json_format.MessageToDict(
+                entry, preserving_proto_field_name=True
+            )
+            assert list(to_dict(entry)) == list(data)  # the same order of keys
             count += 1
     assert count > 500
 
