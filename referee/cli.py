@@ -73,9 +73,10 @@ def _seat(text: str) -> int:
 
 
 SERVE_EPILOG = """\
-example:
+examples:
   referee serve --address 127.0.0.1:50051 --log-dir matches
   grpcurl -plaintext 127.0.0.1:50051 list
+  referee serve --http 127.0.0.1:8080        # and open http://127.0.0.1:8080/ to watch
 
 A referee started again on the same --log-dir and --state-dir after a crash resumes every
 unfinished match: bots reconnect with their same seat tokens (docs/log-format.md, section 7).
@@ -91,8 +92,19 @@ examples:
 """
 
 REPLAY_EPILOG = """\
-example:
+examples:
   referee replay matches/20261201-101500-1a2b3c4d.jsonl
+  referee replay matches/20261201-101500-1a2b3c4d.jsonl --seat 2 --hand 3
+"""
+
+VIEW_EPILOG = """\
+examples:
+  referee view matches/20261201-101500-1a2b3c4d.jsonl      # writes ...-1a2b3c4d.html beside it
+  referee view match.jsonl -o replay.html                  # one file: mail it, attach it
+  referee view night1                                      # a tournament: night1/view/index.html
+
+The page opens offline in any browser: step with the arrow keys, choose a seat's view, link
+a moment (#hand=3&move=41). It records what `referee verify` says of the log.
 """
 
 VERIFY_EPILOG = """\
@@ -126,6 +138,13 @@ def _count(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -149,7 +168,28 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             what = "resumed" if resumed.resumed else f"not resumed: {resumed.problem}"
             print(f"match {resumed.match_id} {what}", flush=True)
         print(f"referee listening on {server.address}; logs in {args.log_dir}", flush=True)
-        await server.wait_for_signal()
+        web = None
+        if args.http:
+            from referee.web.app import WebFront, WebLimits
+            from referee.web.feed import PublicFeed
+
+            limits = WebLimits(
+                max_connections=args.http_max_connections,
+                max_viewers=args.http_max_viewers,
+                max_viewers_per_match=args.http_max_viewers_per_match,
+            )
+            web = WebFront(PublicFeed(server.registry), args.http, limits)
+            try:
+                await web.start()
+            except OSError:
+                await server.stop(grace=0)
+                raise
+            print(f"spectators' web pages on {web.url}/", flush=True)
+        try:
+            await server.wait_for_signal()
+        finally:
+            if web is not None:
+                await web.stop()
 
     try:
         asyncio.run(serve())
@@ -253,14 +293,56 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from referee.log import LogFormatError, read_log
     from referee.log.replay import replay_lines
 
+    if args.seat is not None:
+        return _seat_replay(args)
     try:
         read = read_log(Path(args.log))
     except (OSError, LogFormatError) as exc:
         print(f"referee replay: {exc}", file=sys.stderr)
         return 1
-    for line in replay_lines(read, show_rejections=not args.no_rejections):
+    for line in replay_lines(read, show_rejections=not args.no_rejections, hand=args.hand):
         print(line)
     return 0 if read.complete else 1
+
+
+def _seat_replay(args: argparse.Namespace) -> int:
+    from referee.view.logfile import LogTooLarge, fold_log
+    from referee.view.text import seat_lines
+
+    try:
+        folded = fold_log(Path(args.log))
+    except (OSError, LogTooLarge) as exc:
+        print(f"referee replay: {exc}", file=sys.stderr)
+        return 1
+    for line in seat_lines(folded.ops, args.seat, args.hand):
+        print(line)
+    complete = any(op["t"] == "end" for op in folded.ops) and not folded.truncated
+    return 0 if complete else 1
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from referee.view.index import write_index
+    from referee.view.logfile import LogTooLarge
+    from referee.view.page import replay_page
+
+    source = Path(args.source)
+    try:
+        if source.is_dir():
+            index, rows = write_index(source, Path(args.output) if args.output else None)
+            bad = sum(1 for r in rows if not r.verified)
+            print(f"{index} ({len(rows)} matches, {bad} that do not verify or cannot be read)")
+            return 0
+        out = Path(args.output) if args.output else source.with_suffix(".html")
+        html = replay_page(source)
+        out.write_text(html, encoding="utf-8")
+    except LogTooLarge as exc:
+        print(f"referee view: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"referee view: {exc}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -515,6 +597,33 @@ def build_parser() -> argparse.ArgumentParser:
         "OS at once, so a killed referee loses nothing; fsync guards against a lost machine "
         "and blocks the server while the disk answers (bench/RESULTS.md)",
     )
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="also serve web pages for spectators here: the matches, a live view of each "
+        "(public information only), and each finished match's replay",
+    )
+    serve.add_argument(
+        "--http-max-connections",
+        type=_positive,
+        default=256,
+        metavar="N",
+        help="open HTTP connections at once (more get 503; default 256)",
+    )
+    serve.add_argument(
+        "--http-max-viewers",
+        type=_positive,
+        default=200,
+        metavar="N",
+        help="live match views at once, all matches together (default 200)",
+    )
+    serve.add_argument(
+        "--http-max-viewers-per-match",
+        type=_positive,
+        default=50,
+        metavar="N",
+        help="live views of one match at once (default 50)",
+    )
     _add_logging_flags(serve)
     serve.set_defaults(func=_cmd_serve, log_level="info")
 
@@ -600,7 +709,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("log", help="a match's .jsonl event log")
     replay.add_argument("--no-rejections", action="store_true", help="hide rejected attempts")
+    replay.add_argument(
+        "--seat",
+        type=int,
+        choices=range(4),
+        metavar="N",
+        help="only what seat N knew: its own cards, public plays, and at each of its turns "
+        "its legal plays, its choice and its rejected attempts",
+    )
+    replay.add_argument("--hand", type=_count, metavar="N", help="only hand N")
     replay.set_defaults(func=_cmd_replay)
+
+    view = sub.add_parser(
+        "view",
+        help="write a match log as one self-contained HTML replay (or a folder's index)",
+        epilog=VIEW_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    view.add_argument("source", metavar="LOG|DIR", help="a match's .jsonl log, or a folder of them")
+    view.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="the page to write (default: the log's name with .html); for a folder, the "
+        "folder for its pages (default: DIR/view)",
+    )
+    view.set_defaults(func=_cmd_view)
 
     verify = sub.add_parser(
         "verify",

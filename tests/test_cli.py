@@ -33,6 +33,7 @@ def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         ["match"],
         ["replay"],
         ["verify"],
+        ["view"],
         ["tournament"],
     ],
 )
