@@ -67,6 +67,15 @@ class Transcript:
     def requires(self) -> list[str]:
         return list(self.data.get("requires", []))
 
+    @property
+    def timed(self) -> bool:
+        """Whether it checks times closely: such transcripts run alone, not in parallel."""
+
+        def tight(step: dict[str, Any]) -> bool:
+            return "after_ms" in step or "silence_ms" in step or step.get("within_ms", 2000) < 1500
+
+        return any(tight(step) for s in self.streams for step in s.get("steps", []))
+
 
 def load(paths: list[Path]) -> list[Transcript]:
     out = []
@@ -411,24 +420,43 @@ def main(argv: list[str]) -> int:
         help="optional protocol features the kit supports; transcripts that require "
         "others are skipped (default: tls)",
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=3,
+        help="transcripts run at once, except those that check times closely (default 3)",
+    )
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("transcripts", nargs="*", type=Path, default=[TRANSCRIPTS])
     args = parser.parse_args(argv)
     bot = shlex.split(args.bot)
     passed = failed = skipped = 0
+    todo: list[Transcript] = []
     for t in load(args.transcripts):
         missing = [f for f in t.requires() if f not in args.features]
         if missing:
             skipped += 1
             print(f"skip {t.name}: needs {', '.join(missing)}")
-            continue
-        ok, detail = run_one(t, bot, args.verbose)
+        else:
+            todo.append(t)
+
+    def report(t: Transcript, ok: bool, detail: str) -> None:
+        nonlocal passed, failed
         if ok:
             passed += 1
             print(f"ok   {t.name} ({detail})", flush=True)
         else:
             failed += 1
             print(f"FAIL {t.name}: {detail}", flush=True)
+
+    loose = [t for t in todo if not t.timed]
+    with futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        running = {pool.submit(run_one, t, bot, args.verbose): t for t in loose}
+        for done in futures.as_completed(running):
+            report(running[done], *done.result())
+    for t in todo:
+        if t.timed:
+            report(t, *run_one(t, bot, args.verbose))
     line = f"conformance: {passed} passed, {failed} failed"
     if skipped:
         line += f", {skipped} skipped"
