@@ -3,12 +3,12 @@ module github.com/pusoy-referee/pusoy-referee/clients/go
 go 1.26.0
 
 require (
+	github.com/bufbuild/protocompile v0.14.1
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
 
 require (
-	github.com/bufbuild/protocompile v0.14.1 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
