@@ -35,7 +35,7 @@ import grpc
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from referee.pb import (  # noqa: E402
+from referee.protocol import (  # noqa: E402
     PROTOCOL_VERSION,
     common,
     match_service,

@@ -29,9 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "clients" / "python"))
 
-from pusoy_client import run_bot  # noqa: E402
-from pusoy_client.samples import GreedyBot  # noqa: E402
-from referee.pb import match_service, match_service_grpc  # noqa: E402
+from referee.bots import GreedyBot, play_seat  # noqa: E402
+from referee.protocol import match_service, match_service_grpc  # noqa: E402
 from referee.server.app import RefereeServer  # noqa: E402
 
 
@@ -62,7 +61,7 @@ async def run(batches: int, per_batch: int, hands: int, log_dir: Path) -> None:
                         )
                     )
                     await asyncio.gather(
-                        *(run_bot(GreedyBot(), server.address, t) for t in created.seat_tokens)
+                        *(play_seat(GreedyBot(), server.address, t) for t in created.seat_tokens)
                     )
                     done += 1
                 gc.collect()

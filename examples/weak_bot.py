@@ -10,7 +10,7 @@ python examples/weak_bot.py --address 127.0.0.1:50051 --token SEAT_TOKEN
 import sys
 
 from pusoy_client import PASS, Bot, Choice, main
-from referee.pb import play_service
+from referee.protocol import play_service
 
 
 class WeakBot(Bot):

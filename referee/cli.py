@@ -41,6 +41,9 @@ SERVE_EPILOG = """\
 example:
   referee serve --address 127.0.0.1:50051 --log-dir matches
   grpcurl -plaintext 127.0.0.1:50051 list
+
+A referee started again on the same --log-dir and --state-dir after a crash resumes every
+unfinished match: bots reconnect with their same seat tokens (docs/log-format.md, section 7).
 """
 
 MATCH_EPILOG = """\
@@ -66,7 +69,7 @@ TOURNAMENT_EPILOG = """\
 examples:
   referee tournament examples/tournament.toml    # results in examples/tournament-results
   referee tournament club.toml --out night1 --concurrency 4  # run again to resume
-  referee tournament club.toml --dry-run       # check the config, print the plan
+  referee tournament club.toml --dry-run       # every check of a run, and the plan
   referee verify night1/logs/*.jsonl
 """
 
@@ -90,19 +93,33 @@ def _count(text: str) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
+    from referee.log.writer import FsyncPolicy
     from referee.logging import configure_logging
     from referee.server.app import RefereeServer
 
     configure_logging(args.log_format, args.log_level)
 
     async def serve() -> None:
-        server = RefereeServer(args.address, Path(args.log_dir), args.keep_finished)
+        server = RefereeServer(
+            args.address,
+            Path(args.log_dir),
+            args.keep_finished,
+            state_dir=Path(args.state_dir),
+            resume=not args.no_resume,
+            fsync=FsyncPolicy(args.fsync),
+        )
         await server.start()  # OSError: the address or the log folder cannot be used
+        for resumed in server.resumed:
+            what = "resumed" if resumed.resumed else f"not resumed: {resumed.problem}"
+            print(f"match {resumed.match_id} {what}", flush=True)
         print(f"referee listening on {server.address}; logs in {args.log_dir}", flush=True)
         await server.wait_for_signal()
 
     try:
         asyncio.run(serve())
+    except ValueError as exc:
+        print(f"referee serve: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
         return 2
@@ -222,12 +239,13 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     from referee.logging import configure_logging
     from referee.tournament.config import ConfigError, load_config
     from referee.tournament.progress import Progress, format_duration
-    from referee.tournament.runner import (
-        Tournament,
-        TournamentError,
-        TournamentSummary,
+    from referee.tournament.report import (
+        format_pairwise,
         format_standings,
+        referee_program,
+        verify_command,
     )
+    from referee.tournament.runner import Tournament, TournamentError, TournamentSummary
 
     try:
         config = load_config(Path(args.config))
@@ -253,7 +271,32 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         f"{tournament.concurrency} at once; folder {tournament.folder}",
         flush=True,
     )
+    if config.sprt is not None:
+        s = config.sprt
+        print(
+            f"Sequential test: {config.hero} vs {s.baseline}, H0: advantage {s.delta0:g} vs "
+            f"H1: {s.delta1:g} per hand, alpha {s.alpha:g}, beta {s.beta:g}, at least "
+            f"{s.min_groups} deal groups; the tournament stops when it decides",
+            flush=True,
+        )
     if args.dry_run:
+        configure_logging("console", args.log_level, sys.stderr)
+        try:
+            plan = asyncio.run(tournament.dry_run())
+        except TournamentError as exc:
+            print(f"referee tournament: {exc}", file=sys.stderr)
+            return 2
+        state = "resumes the tournament there" if plan.resuming else "starts a new tournament"
+        print(
+            f"Dry run: the configuration, the folder ({state}) and the referee check out.\n"
+            f"Schedule: {plan.matches} matches in {plan.groups} deal groups; "
+            f"{plan.recorded} recorded, {plan.to_play} to play. Nothing was started."
+        )
+        if plan.test is not None:
+            print(
+                f"{plan.test.verdict_text()}; {len(plan.test.groups)} of {plan.groups} "
+                "deal groups seat both bots"
+            )
         return 0
     try:
         tournament.prepare()
@@ -285,15 +328,22 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 130
-    print(format_standings(summary.standings, config.rules.scoring.value))
+    scoring = config.rules.scoring.value
+    print(format_standings(summary.standings, scoring))
+    print()
+    print(format_pairwise([r.name for r in summary.standings], summary.pairwise, scoring))
+    print()
+    if summary.test is not None:
+        print(summary.test.verdict_text())
     print(
         f"{summary.done}/{summary.total} matches recorded ({summary.failed} failed), "
         f"{summary.played_now} played in {format_duration(summary.seconds)}"
     )
-    print(f"Standings: {summary.folder / 'standings.json'} and standings.csv")
+    print(f"Standings: {summary.folder / 'standings.json'}, standings.csv and pairwise.csv")
     print(f"Results: {summary.folder / 'results.jsonl'} and results.csv")
-    print(f"Verify: referee verify {summary.folder / 'logs'}/*.jsonl")
-    return 0 if summary.done == summary.total else 1
+    if any((summary.folder / "logs").glob("*.jsonl")):
+        print(f"Verify: {verify_command(referee_program(), summary.folder / 'logs')}")
+    return 0 if summary.complete else 1
 
 
 def _add_logging_flags(p: argparse.ArgumentParser) -> None:
@@ -347,6 +397,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="finished matches held in memory for GetMatch and spectators (older ones: "
         "their logs only; default 1000)",
+    )
+    serve.add_argument(
+        "--state-dir",
+        default=".referee",
+        help="private folder for what a restart needs and logs must not show (the seeds of "
+        "running matches); never the log folder (default: .referee)",
+    )
+    serve.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="do not resume the unfinished match logs found in the log folder at start",
+    )
+    serve.add_argument(
+        "--fsync",
+        choices=["every-event", "every-hand", "never"],
+        default="every-hand",
+        help="when match logs are forced to disk (they always reach the OS at once, so a "
+        "killed referee loses nothing; fsync guards against a lost machine; "
+        "default: every-hand)",
     )
     _add_logging_flags(serve)
     serve.set_defaults(func=_cmd_serve, log_level="info")
@@ -460,7 +529,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the referee listens (default: the config's, else 127.0.0.1 on a free port)",
     )
     tour.add_argument(
-        "--dry-run", action="store_true", help="check the config and print the plan, start nothing"
+        "--dry-run",
+        action="store_true",
+        help="make every check a run makes (the configuration, the folder's tournament, the "
+        "referee) and print the schedule's size; start nothing, change nothing",
     )
     tour.add_argument(
         "--log-level", default="warning", help="the referee's log level in DIR/referee.log"

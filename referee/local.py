@@ -17,9 +17,8 @@ from pathlib import Path
 
 import grpc
 
-from pusoy_client import run_bot
-from pusoy_client.samples import BUILTIN_BOTS
-from referee.pb import common, match_service, match_service_grpc
+from referee.bots import BUILTIN_BOTS, builtin_bot, play_seat
+from referee.protocol import common, match_service, match_service_grpc
 from referee.server.app import RefereeServer
 from referee.tournament.procs import BotProcess, expand
 
@@ -131,8 +130,8 @@ async def play_match(
             match_id = created.match_id
             for seat, (spec, token) in enumerate(zip(specs, created.seat_tokens, strict=True)):
                 if spec.builtin:
-                    bot = BUILTIN_BOTS[spec.text]()
-                    tasks.append(asyncio.create_task(run_bot(bot, server.address, token)))
+                    bot = builtin_bot(spec.text)
+                    tasks.append(asyncio.create_task(play_seat(bot, server.address, token)))
                 else:
                     err = log_dir / f"{match_id}.seat{seat}.stderr"
                     argv = expand(
@@ -144,16 +143,14 @@ async def play_match(
                     except OSError as exc:
                         raise BotStartError(f"cannot start bot {spec.text!r}: {exc}") from exc
                     procs.append(proc)
-            runner = server.registry.get(match_id)
-            assert runner is not None
-            await runner.done.wait()
+            await server.matches.wait_over(match_id)
             info = (await stub.GetMatch(match_service.GetMatchRequest(match_id=match_id))).match
         # Give the bots a moment to see the end, then stop them and their children.
         if tasks:
             await asyncio.wait(tasks, timeout=5)
         for proc in procs:
             await proc.wait(5)
-        return LocalMatchResult(match_id, info, Path(info.log_path))
+        return LocalMatchResult(match_id, info, server.matches.log_path(match_id))
     finally:
         for task in tasks:
             task.cancel()

@@ -37,10 +37,9 @@ import grpc
 from google.protobuf import json_format, text_format
 from google.protobuf.message import Message
 
-from pusoy_client import run_bot
-from pusoy_client.samples import GreedyBot
+from referee.bots import GreedyBot, play_seat
 from referee.logging import configure_logging
-from referee.pb import (
+from referee.protocol import (
     PROTOCOL_VERSION,
     common,
     match_service,
@@ -204,7 +203,7 @@ async def capture(seed: str, log_dir: Path, reject_once: bool, fmt: str) -> list
             )
             await asyncio.wait_for(welcomed.wait(), 10)
             others = [
-                asyncio.create_task(run_bot(GreedyBot(), server.address, token))
+                asyncio.create_task(play_seat(GreedyBot(), server.address, token))
                 for token in created.seat_tokens[1:]
             ]
             await asyncio.wait_for(asyncio.gather(seat0, *others), 30)

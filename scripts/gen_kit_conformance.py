@@ -105,7 +105,7 @@ async def tracker_streams() -> list[str]:
 
     from pusoy_client import Prompt, run_bot
     from pusoy_client.samples import RandomBot
-    from referee.pb import common, match_service, match_service_grpc, play_service
+    from referee.protocol import common, match_service, match_service_grpc, play_service
     from referee.server.app import RefereeServer
 
     lines: list[str] = []

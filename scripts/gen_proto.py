@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Generate the Python code of proto/ (or check it is up to date).
 
-Two copies: ``referee/proto`` for the referee, and ``clients/conformance/fake_referee/_proto``
-for the kits' fake referee, which must run with grpcio and protobuf alone (no referee).
+Three copies: ``referee/proto`` for the referee, ``clients/python/pusoy_client/_proto`` for
+the Python kit (a distribution of its own, which depends on grpcio and protobuf only), and
+``clients/conformance/fake_referee/_proto`` for the kits' fake referee (no referee either).
 protoc writes absolute imports rooted at the proto package (``from pusoy.referee.v1
 import ...``); they are rewritten to live under each copy's package. Nothing else is
 changed. Usage: ``scripts/gen_proto.py`` to regenerate, ``--check`` to fail when the
@@ -26,6 +27,7 @@ OUT_DIR = ROOT / "referee" / "proto"
 # Where each copy goes, and the Python package it is imported as.
 TARGETS = {
     OUT_DIR: "referee.proto",
+    ROOT / "clients" / "python" / "pusoy_client" / "_proto": "pusoy_client._proto",
     ROOT / "clients" / "conformance" / "fake_referee" / "_proto": "fake_referee._proto",
 }
 IMPORT_RE = re.compile(r"^from pusoy\.referee\.v1 import", re.MULTILINE)

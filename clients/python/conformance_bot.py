@@ -21,7 +21,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pusoy_client import PASS, Bot, Choice, Prompt, Rejection, fallback, main
-from referee.pb import common, play_service
+from pusoy_client.protocol import common, play_service
 
 
 class ConformanceBot(Bot):

@@ -1,14 +1,29 @@
-"""Reading event logs: strict about the middle, forgiving about a cut-short end."""
+"""Reading event logs: one typed reader, and visitors that walk what it reads.
+
+Strict about the middle of a log (a line that is not a LogEntry raises LogFormatError
+with its number), forgiving about a cut-short end (a torn last line from a crash is left
+out and reported). The last line may be the signature trailer, outside the hash chain.
+
+Schema versions: 2 adds the ``command`` of each decision and new event kinds; events
+themselves kept their shape, so a schema-1 entry reads as a schema-2 entry without
+commands. Readers of events (replay, summaries, the spectator feed) need nothing else;
+``verify`` keeps the rules of each version.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 from google.protobuf import json_format
 
-from referee.pb import common
+from referee.protocol import SUPPORTED_LOG_SCHEMA_VERSIONS, common
+
+MAX_LINE_BYTES = 1 << 20
+"""No line the referee writes comes near this; a longer one is not a log line."""
 
 
 class LogFormatError(ValueError):
@@ -28,15 +43,24 @@ class LogLine:
     raw: str
     entry: common.LogEntry
 
+    @property
+    def kind(self) -> str:
+        return self.entry.event.WhichOneof("kind") or ""
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class LogRead:
-    """The whole lines of a log, and whether the log ends as a finished match's does."""
+    """The whole lines of a log, its trailer, and how it ends."""
 
     path: Path
     lines: list[LogLine]
     truncated: bool
     """The last line was cut short (a crash while writing) and was left out."""
+    torn_bytes: int = 0
+    """Bytes of that cut-short line."""
+    whole_bytes: int = 0
+    """Bytes of the whole lines (and trailer): where a resumed log continues."""
+    trailer: common.LogTrailer | None = None
 
     @property
     def finished(self) -> bool:
@@ -55,16 +79,34 @@ class LogRead:
 
 
 def parse_line(number: int, raw: str) -> common.LogEntry:
+    """The entry of one line; LogFormatError when it is not one."""
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise LogFormatError(number, f"not JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise LogFormatError(number, "not a JSON object")
     entry = common.LogEntry()
     try:
         json_format.ParseDict(data, entry)
     except json_format.ParseError as exc:
         raise LogFormatError(number, f"not a LogEntry ({exc})") from None
+    if entry.schema_version not in SUPPORTED_LOG_SCHEMA_VERSIONS:
+        raise LogFormatError(number, f"unknown schema version {entry.schema_version}")
     return entry
+
+
+def _trailer(raw: str) -> common.LogTrailer | None:
+    """The trailer a line holds, or None when the line is not one."""
+    if not raw.startswith('{"trailer"'):
+        return None
+    try:
+        data = json.loads(raw)
+        trailer = common.LogTrailer()
+        json_format.ParseDict(data["trailer"], trailer)
+    except (ValueError, KeyError, TypeError, json_format.ParseError):
+        return None
+    return trailer
 
 
 def read_log_lines(path: Path) -> tuple[list[str], bool]:
@@ -78,8 +120,47 @@ def read_log_lines(path: Path) -> tuple[list[str], bool]:
 
 def read_log(path: Path) -> LogRead:
     """Read a log; a malformed line before the last raises ``LogFormatError``."""
-    raws, truncated = read_log_lines(path)
-    lines: list[LogLine] = []
+    data = Path(path).read_bytes()
+    end = data.rfind(b"\n") + 1
+    torn = len(data) - end
+    raws = [r.decode("utf-8", errors="replace") for r in data[:end].split(b"\n")[:-1]]
+    trailer = None
+    if raws:
+        trailer = _trailer(raws[-1])
+        if trailer is not None:
+            raws.pop()
+    lines = []
     for i, raw in enumerate(raws, start=1):
+        if len(raw) > MAX_LINE_BYTES:
+            raise LogFormatError(i, f"a line of {len(raw)} characters is not a log line")
         lines.append(LogLine(i, raw, parse_line(i, raw)))
-    return LogRead(Path(path), lines, truncated)
+    return LogRead(Path(path), lines, torn > 0, torn, end, trailer)
+
+
+class LogVisitor(Protocol):
+    """Something that walks a log's lines in order (replay text, summaries, verify)."""
+
+    def visit(self, line: LogLine) -> None: ...
+
+
+def walk(lines: Iterable[LogLine], *visitors: LogVisitor) -> None:
+    """Show every line, in order, to each visitor."""
+    for line in lines:
+        for visitor in visitors:
+            visitor.visit(line)
+
+
+def decisions(lines: Iterable[LogLine]) -> Iterator[tuple[common.Command | None, list[LogLine]]]:
+    """The lines grouped by decision: each group starts at a line with a command (schema
+    2); lines before the first command (schema 1 logs) come as one group with None."""
+    command: common.Command | None = None
+    group: list[LogLine] = []
+    for line in lines:
+        if line.entry.HasField("command"):
+            if group:
+                yield command, group
+            command, group = line.entry.command, [line]
+        else:
+            group.append(line)
+    if group:
+        yield command, group

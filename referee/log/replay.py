@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from referee.log.reader import LogRead
-from referee.pb import common
+from referee.protocol import common
 
 _CAUSE = {
     common.DEFAULT_CAUSE_TIMEOUT: "timed out",

@@ -1,8 +1,12 @@
-"""Verify a match log: hash chain, deals against the revealed seed, every verdict, scores.
+"""Verify a match log: the hash chain, the seed commitment, and every decision.
 
-Re-runs every event through the rules engine. The first line that does not hold is
-reported with its number; a log that verifies proves the match was played by the rules
-on the deals its seed commits to.
+For a schema-2 log, every logged command is decided again by the same match machine the
+server runs, at the logged time, from the state the log has reached; the log must hold
+exactly the events the machine decides, in order. That covers the deals (from the
+revealed seed), every verdict on an action, every prompt, timeout, strike, default action
+and its cause, the scores and the end. Schema-1 logs are checked by the rules of their
+day (``verify_v1``). The first line that does not hold is reported with its number; a
+bad log never raises.
 """
 
 from __future__ import annotations
@@ -10,30 +14,18 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from referee.actions import check_action, default_action, parse_action
-from referee.convert import KIND_TO_PB, PB_TO_REASON, card_list, rules_from_pb, standings_pb
-from referee.log.reader import LogFormatError, LogLine, read_log
+from google.protobuf import json_format
+
+from referee.log.errors import VerifyError
+from referee.log.reader import LogFormatError, LogLine, LogRead, decisions, read_log
 from referee.log.writer import line_hash
-from referee.pb import LOG_SCHEMA_VERSION, common
-from referee.rules import (
-    HandResult,
-    MatchState,
-    OptionsError,
-    Reason,
-    Rules,
-    SuitOrder,
-    card_text,
-    deal,
-    seed_commitment,
-)
-from referee.rules.errors import RulesError
+from referee.match.machine import decide
+from referee.match.state import EvolveError, MachineState, initial_state
+from referee.protocol import LOG_SCHEMA_VERSION, common
+from referee.protocol.convert import ts_us
+from referee.rules import seed_commitment
 
-
-class VerifyError(Exception):
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}")
-        self.line = line
-        self.message = message
+__all__ = ["VerifyError", "VerifyReport", "verify_log", "verify_read"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -47,6 +39,8 @@ class VerifyReport:
     problem: str | None
     line: int | None
     """The first bad line, from 1; None when the whole file is the problem (unreadable)."""
+    final_hash: str = ""
+    """SHA-256 of the last entry's line."""
 
     def summary(self) -> str:
         if self.ok:
@@ -63,272 +57,140 @@ def verify_log(path: Path) -> VerifyReport:
     except LogFormatError as exc:
         return VerifyReport(path, False, 0, 0, exc.message, exc.line)
     except OSError as exc:
-        return VerifyReport(path, False, 0, 0, f"cannot read the log: {exc}", None)
-    checker = _Checker(read.lines)
+        return VerifyReport(path, False, 0, 0, f"cannot read the log: {exc.strerror}", None)
+    return verify_read(read)
+
+
+def verify_read(read: LogRead) -> VerifyReport:
+    """``verify_log`` on a log already read."""
+    hands = 0
+    final = line_hash(read.lines[-1].raw) if read.lines else ""
     try:
+        if not read.lines:
+            raise VerifyError(1, "the log is empty")
+        check_chain(read.lines)
         if read.truncated:
-            checker.check_chain()
             raise VerifyError(len(read.lines) + 1, "the line is cut short (the log is incomplete)")
-        checker.run()
+        version = read.lines[0].entry.schema_version
+        if version == 1:
+            from referee.log.verify_v1 import check_v1
+
+            hands = check_v1(read)
+        else:
+            hands = _Redecider(read.lines).run()
     except VerifyError as exc:
-        return VerifyReport(path, False, len(read.lines), checker.hands, exc.message, exc.line)
-    return VerifyReport(path, True, len(read.lines), checker.hands, None, None)
+        return VerifyReport(read.path, False, len(read.lines), hands, exc.message, exc.line, final)
+    return VerifyReport(read.path, True, len(read.lines), hands, None, None, final)
 
 
-def _fail(line: LogLine, message: str) -> VerifyError:
-    return VerifyError(line.number, message)
+def check_chain(lines: list[LogLine]) -> None:
+    """Sequence numbers, one match id, one schema version, and each line's prev_hash."""
+    first = lines[0].entry
+    prev = ""
+    for i, line in enumerate(lines, start=1):
+        e = line.entry
+        if e.seq != i:
+            raise VerifyError(line.number, f"sequence number {e.seq}, expected {i}")
+        if e.match_id != first.match_id:
+            raise VerifyError(
+                line.number, f"match id {e.match_id!r} differs from {first.match_id!r}"
+            )
+        if e.schema_version != first.schema_version:
+            raise VerifyError(
+                line.number, f"schema version {e.schema_version} in a log of {first.schema_version}"
+            )
+        if e.prev_hash != prev:
+            raise VerifyError(line.number, "prev_hash is not the SHA-256 of the previous line")
+        prev = line_hash(line.raw)
+    if first.schema_version not in (1, LOG_SCHEMA_VERSION):
+        raise VerifyError(1, f"unknown schema version {first.schema_version}")
 
 
-class _Checker:
+def _describe(event: common.Event) -> str:
+    kind = event.WhichOneof("kind") or "nothing"
+    body = (
+        json_format.MessageToDict(getattr(event, kind), preserving_proto_field_name=True)
+        if kind != "nothing"
+        else {}
+    )
+    text = ", ".join(f"{k}={v}" for k, v in body.items())
+    if len(text) > 160:
+        text = text[:159] + "…"
+    return f"{kind}({text})"
+
+
+class _Redecider:
+    """Decides every logged command again and compares the events."""
+
     def __init__(self, lines: list[LogLine]) -> None:
         self.lines = lines
         self.hands = 0
 
-    def run(self) -> None:
-        self.check_chain()
-        first = self.lines[0]
-        if first.entry.event.WhichOneof("kind") != "match_created":
-            raise _fail(first, "the first event must be match_created")
-        created = first.entry.event.match_created
-        last = self.lines[-1]
-        if last.entry.event.WhichOneof("kind") != "match_ended":
+    def run(self) -> int:
+        first, last = self.lines[0], self.lines[-1]
+        created = first.entry
+        if created.event.WhichOneof("kind") != "match_created" or not created.command.HasField(
+            "create"
+        ):
+            raise VerifyError(1, "the first line must be match_created with the create command")
+        if last.kind != "match_ended":
             raise VerifyError(last.number + 1, "the log ends before the match ended (incomplete)")
         seed = last.entry.event.match_ended.seed
-        if seed_commitment(seed) != created.seed_commitment:
-            raise _fail(last, "SHA-256 of the revealed seed does not match the commitment")
+        if seed_commitment(seed) != created.event.match_created.seed_commitment:
+            raise VerifyError(
+                last.number, "SHA-256 of the revealed seed does not match the commitment"
+            )
+        mc = created.event.match_created
+        if len(mc.token_hashes) != 4 or not mc.token_salt:
+            raise VerifyError(1, "match_created must hold a token salt and four token hashes")
         try:
-            rules = rules_from_pb(created.config.rules)
-        except (OptionsError, ValueError) as exc:
-            raise _fail(first, f"the rules cannot be read: {exc}") from None
-        policy = created.config.fault_policy
-        self._replay(rules, seed, policy.max_rejections_per_turn or 3)
-        # 0: a log from before the limit existed; the server records the value in force.
-        if policy.max_actions_out_of_turn:
-            self.check_out_of_turn_limit(policy.max_actions_out_of_turn)
+            state = initial_state(created.match_id, mc, ts_us(created.time), seed)
+        except EvolveError as exc:
+            raise VerifyError(1, str(exc)) from None
+        groups = decisions(self.lines[1:])
+        for command, group in groups:
+            state = self._check(state, command, group)
+        if not state.over:
+            raise VerifyError(last.number, "the match is not over where the log says it ended")
+        return self.hands
 
-    def check_chain(self) -> None:
-        if not self.lines:
-            raise VerifyError(1, "the log is empty")
-        match_id = self.lines[0].entry.match_id
-        prev = ""
-        for i, line in enumerate(self.lines, start=1):
-            e = line.entry
-            if e.seq != i:
-                raise _fail(line, f"sequence number {e.seq}, expected {i}")
-            if e.match_id != match_id:
-                raise _fail(line, f"match id {e.match_id!r} differs from {match_id!r}")
-            if e.prev_hash != prev:
-                raise _fail(line, "prev_hash is not the SHA-256 of the previous line")
-            if e.schema_version != LOG_SCHEMA_VERSION:
-                raise _fail(line, f"unknown schema version {e.schema_version}")
-            prev = line_hash(line.raw)
-
-    def check_out_of_turn_limit(self, limit: int) -> None:
-        """No seat has more than ``limit`` actions out of turn logged between its prompts.
-
-        An out-of-turn rejection is one outside the seat's own prompted turn: it counts no
-        attempt, so it is logged without one.
-        """
-        since_prompt = [0] * 4
-        for line in self.lines:
-            ev = line.entry.event
-            kind = ev.WhichOneof("kind")
-            if kind == "turn_started":
-                since_prompt[ev.turn_started.seat] = 0
-            elif kind == "action_rejected" and not ev.action_rejected.attempt:
-                seat = ev.action_rejected.seat
-                if not 0 <= seat < 4:
-                    raise _fail(line, f"there is no seat {seat}")
-                since_prompt[seat] += 1
-                if since_prompt[seat] > limit:
-                    raise _fail(
-                        line,
-                        f"seat {seat} sent more than {limit} actions out of turn since its "
-                        "last prompt and was not cut off",
-                    )
-
-    def _replay(self, rules: Rules, seed: str, max_rejections: int) -> None:
-        order = rules.suit_order
-        match = MatchState(rules)
-        expected: list[tuple[str, object]] = []
-        turn_id = 0
-        turn_seat: int | None = None
-        rejections = 0
-        for line in self.lines[1:]:
-            ev = line.entry.event
-            kind = ev.WhichOneof("kind")
-            if expected:
-                want, payload = expected.pop(0)
-                if kind != want:
-                    raise _fail(line, f"expected {want} here, found {kind}")
-                if kind == "trick_cleared" and ev.trick_cleared.leader != payload:
-                    raise _fail(
-                        line, f"the trick was won by seat {payload}, not {ev.trick_cleared.leader}"
-                    )
-                if kind == "hand_ended":
-                    assert isinstance(payload, HandResult)
-                    self._check_hand_end(line, ev.hand_ended, payload, order)
-                continue
-            if kind in ("seat_connected", "seat_disconnected"):
-                continue
-            if kind == "match_created":
-                raise _fail(line, "a second match_created")
-            if kind == "hand_dealt":
-                hd = ev.hand_dealt
-                number = match.hand_number + 1
-                if match.over:
-                    raise _fail(line, "a hand was dealt after the match ended")
-                if hd.hand_number != number:
-                    raise _fail(line, f"hand number {hd.hand_number}, expected {number}")
-                hands = deal(seed, number)
-                for seat, h in enumerate(hands):
-                    got = [sc for sc in hd.hands if sc.seat == seat]
-                    if len(got) != 1 or list(got[0].cards) != card_list(h, order):
-                        raise _fail(line, f"seat {seat}'s cards differ from the deal of the seed")
-                try:
-                    hand = match.start_hand(hands)
-                except (RulesError, ValueError) as exc:
-                    raise _fail(line, f"no hand may start here: {exc}") from None
-                must = card_text(hand.must_include.bit_length() - 1) if hand.must_include else ""
-                if hd.leader != hand.turn or hd.must_include != must:
-                    raise _fail(
-                        line, f"seat {hand.turn} leads (must include {must or '-'}), not as logged"
-                    )
-                self.hands += 1
-                continue
-            if kind == "turn_started":
-                ts = ev.turn_started
-                current = match.hand
-                if current is None or current.is_over or ts.seat != current.turn:
-                    raise _fail(line, f"seat {ts.seat} was prompted out of turn")
-                if ts.turn_id <= turn_id:
-                    raise _fail(line, f"turn id {ts.turn_id} does not increase")
-                turn_id, turn_seat, rejections = ts.turn_id, ts.seat, 0
-                continue
-            if kind == "action_rejected":
-                rejections = self._check_rejection(line, match, turn_id, turn_seat, rejections)
-                continue
-            if kind in ("played", "passed"):
-                self._check_action(
-                    line, match, turn_id, turn_seat, rejections, max_rejections, expected
+    def _check(
+        self, state: MachineState, command: common.Command | None, group: list[LogLine]
+    ) -> MachineState:
+        head = group[0]
+        if command is None:
+            raise VerifyError(head.number, "an entry that follows no command")
+        kind = command.WhichOneof("kind")
+        if kind in (None, "create"):
+            raise VerifyError(head.number, f"a {kind or 'empty'} command in the middle of a match")
+        at = ts_us(head.entry.time)
+        if at < state.clock:
+            raise VerifyError(head.number, "the time goes back")
+        try:
+            decision = decide(state, command, at)
+        except (EvolveError, ValueError) as exc:
+            raise VerifyError(head.number, f"a command the referee cannot take: {exc}") from None
+        except Exception as exc:  # a crafted field no decision expects
+            raise VerifyError(
+                head.number, f"a malformed command ({type(exc).__name__}: {exc})"
+            ) from None
+        for i, line in enumerate(group):
+            if ts_us(line.entry.time) != at:
+                raise VerifyError(line.number, "an event of one decision at another time")
+            if i >= len(decision.events):
+                logged = _describe(line.entry.event)
+                raise VerifyError(
+                    line.number, f"the referee decides nothing more here, the log has {logged}"
                 )
-                turn_seat = None
-                continue
-            if kind in ("trick_cleared", "hand_ended"):
-                raise _fail(line, f"unexpected {kind}: the rules call for no such event here")
-            if kind == "match_ended":
-                me = ev.match_ended
-                if me.status == common.MATCH_STATUS_FINISHED and not match.over:
-                    raise _fail(line, "the match is reported finished before its end")
-                if me.status == common.MATCH_STATUS_CANCELLED and match.over:
-                    raise _fail(line, "the match is reported cancelled after its end")
-                if list(me.totals) != list(match.totals):
-                    raise _fail(line, f"totals {list(me.totals)}, expected {match.totals}")
-                if list(me.standings) != standings_pb(match.standings()):
-                    raise _fail(line, "the standings do not follow from the scores")
-                if line is not self.lines[-1]:
-                    raise _fail(line, "events after match_ended")
-                continue
-            raise _fail(line, f"unknown event {kind}")
-        if expected:
-            raise VerifyError(self.lines[-1].number + 1, f"missing {expected[0][0]} event")
-
-    def _check_rejection(
-        self, line: LogLine, match: MatchState, turn_id: int, turn_seat: int | None, rejections: int
-    ) -> int:
-        rj = line.entry.event.action_rejected
-        hand = match.hand
-        on_turn = turn_seat is not None and rj.seat == turn_seat and rj.turn_id == turn_id
-        reason = PB_TO_REASON.get(rj.reason)
-        if rj.reason == common.REJECTION_REASON_STALE_TURN:
-            if on_turn:
-                raise _fail(line, "a stale-turn rejection of the current turn's action")
-            return rejections + (1 if rj.seat == turn_seat else 0)
-        if rj.reason == common.REJECTION_REASON_MALFORMED_ACTION:
-            if rj.cards or getattr(rj, "pass"):
-                raise _fail(line, "an action with cards or a pass was rejected as malformed")
-            return rejections + 1
-        if reason in (Reason.NOT_YOUR_TURN, Reason.LOCKED_OUT):
-            if hand is not None and hand.turn == rj.seat and on_turn:
-                raise _fail(line, f"seat {rj.seat} was told it was not its turn on its own turn")
-            if reason is Reason.LOCKED_OUT and (hand is None or not hand.locked[rj.seat]):
-                raise _fail(line, f"seat {rj.seat} is not locked out")
-            return rejections
-        if reason is None or not on_turn:
-            raise _fail(line, "a rejection that names no turn of this seat")
-        cards = None if getattr(rj, "pass") else list(rj.cards)
-        _, error = check_action(match, rj.seat, cards)
-        if error is None:
-            raise _fail(line, f"a legal action was rejected ({reason.value})")
-        if error.reason is not reason:
-            raise _fail(line, f"rejected as {reason.value}, but the rules say {error.reason.value}")
-        return rejections + 1
-
-    def _check_action(
-        self,
-        line: LogLine,
-        match: MatchState,
-        turn_id: int,
-        turn_seat: int | None,
-        rejections: int,
-        max_rejections: int,
-        expected: list[tuple[str, object]],
-    ) -> None:
-        ev = line.entry.event
-        is_play = ev.WhichOneof("kind") == "played"
-        body = ev.played if is_play else ev.passed
-        hand = match.hand
-        if hand is None or hand.is_over or body.seat != hand.turn:
-            raise _fail(line, f"seat {body.seat} acted out of turn")
-        cause = body.default_cause
-        prompted = cause in (
-            common.DEFAULT_CAUSE_UNSPECIFIED,
-            common.DEFAULT_CAUSE_TIMEOUT,
-            common.DEFAULT_CAUSE_ILLEGAL_ATTEMPTS,
-        )
-        if prompted and (turn_seat != body.seat or body.turn_id != turn_id):
-            raise _fail(line, f"seat {body.seat} acted without a prompt (turn {body.turn_id})")
-        if cause == common.DEFAULT_CAUSE_ILLEGAL_ATTEMPTS and rejections < max_rejections:
-            raise _fail(
-                line, f"default action after {rejections} rejections, limit {max_rejections}"
-            )
-        try:
-            action = parse_action(list(ev.played.play.cards) if is_play else None)
-        except RulesError as exc:
-            raise _fail(line, f"unreadable play: {exc}") from None
-        if cause != common.DEFAULT_CAUSE_UNSPECIFIED and action != default_action(hand):
-            raise _fail(line, "the default action is not a pass or the lowest legal lead")
-        error = match.check(body.seat, action)
-        if error is not None:
-            raise _fail(
-                line, f"an illegal action was accepted: {error.reason.value}: {error.message}"
-            )
-        outcome, result = match.apply(body.seat, action)
-        if is_play:
-            pl = ev.played
-            if outcome.kind is None or pl.play.combination != KIND_TO_PB[outcome.kind]:
-                raise _fail(line, "the combination is misnamed")
-            if pl.cards_left != hand.hands[body.seat].bit_count():
-                raise _fail(line, "cards_left is wrong")
-            if pl.revolution != hand.revolution:
-                raise _fail(line, "the revolution flag is wrong")
-        elif ev.passed.forced_lead_pass != outcome.forced_lead_pass:
-            raise _fail(line, "forced_lead_pass is wrong")
-        if outcome.trick_cleared:
-            expected.append(("trick_cleared", outcome.next_seat))
-        if result is not None:
-            expected.append(("hand_ended", result))
-
-    def _check_hand_end(
-        self, line: LogLine, he: common.HandEnded, result: HandResult, order: SuitOrder
-    ) -> None:
-        if he.hand_number != result.hand_number or he.winner != result.winner:
-            raise _fail(line, f"hand {result.hand_number} was won by seat {result.winner}")
-        for seat, left in enumerate(result.cards_left):
-            got = [sc for sc in he.hands if sc.seat == seat]
-            if len(got) != 1 or list(got[0].cards) != card_list(left, order):
-                raise _fail(line, f"seat {seat}'s revealed cards are wrong")
-        if list(he.scores) != list(result.scores):
-            raise _fail(line, f"scores {list(he.scores)}, expected {list(result.scores)}")
-        if list(he.totals) != list(result.totals):
-            raise _fail(line, f"totals {list(he.totals)}, expected {list(result.totals)}")
+            want = decision.events[i]
+            if line.entry.event != want:
+                logged = _describe(line.entry.event)
+                raise VerifyError(
+                    line.number, f"the referee decides {_describe(want)} here, the log has {logged}"
+                )
+            if line.kind == "hand_ended":
+                self.hands += 1
+        if len(decision.events) > len(group):
+            missing = decision.events[len(group)]
+            raise VerifyError(group[-1].number + 1, f"missing {_describe(missing)}")
+        return decision.state

@@ -1,16 +1,38 @@
-"""Append-only writer of a match's event log, one hash-chained JSON line per event."""
+"""Append-only writer of a match's event log, one hash-chained JSON line per event.
+
+A decision's entries are written with one ``write`` and reach the OS before ``append``
+returns; the fsync policy says when they are also forced to the disk. A write that fails
+(a full disk) is cut back off the file, so the log never ends in a torn line it wrote.
+"""
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import os
-from datetime import UTC, datetime
+from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from google.protobuf import json_format
 
-from referee.pb import LOG_SCHEMA_VERSION, common
+from referee.protocol import LOG_SCHEMA_VERSION, common
+from referee.protocol.convert import set_ts
+
+
+class FsyncPolicy(enum.StrEnum):
+    """When the log is forced to the disk (it always reaches the OS at once, so a killed
+    referee loses nothing; fsync protects against a lost machine)."""
+
+    EVERY_EVENT = "every-event"
+    EVERY_HAND = "every-hand"
+    NEVER = "never"
+    """Only when the log is closed."""
+
+
+class LogWriteError(OSError):
+    """The log could not be written (the disk is full or gone); the match cannot go on."""
 
 
 def entry_to_line(entry: common.LogEntry) -> str:
@@ -23,44 +45,143 @@ def line_hash(line: str) -> str:
     return hashlib.sha256(line.encode("utf-8")).hexdigest()
 
 
-class EventLogWriter:
-    """Writes events in order; each ``append`` reaches the OS before it returns."""
+_HAND_BOUNDARIES = ("hand_ended", "match_ended")
 
-    def __init__(self, path: Path, match_id: str) -> None:
+
+class EventLogWriter:
+    """Writes a match's entries in order; ``create`` a new log or ``resume`` one."""
+
+    def __init__(
+        self,
+        path: Path,
+        match_id: str,
+        file: BinaryIO,
+        seq: int,
+        prev_hash: str,
+        size: int,
+        fsync: FsyncPolicy,
+    ) -> None:
         self.path = path
         self.match_id = match_id
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "x", encoding="utf-8", newline="\n")  # noqa: SIM115
-        self._seq = 0
-        self._prev_hash = ""
+        self._file = file
+        self._fd = file.fileno()
+        self._seq = seq
+        self._prev_hash = prev_hash
+        self.size = size
+        """Bytes in the file."""
+        self.fsync = fsync
         self.closed = False
+
+    @classmethod
+    def create(
+        cls, path: Path, match_id: str, fsync: FsyncPolicy = FsyncPolicy.NEVER
+    ) -> EventLogWriter:
+        """A new, empty log; FileExistsError when one is there."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        file = open(path, "xb")  # noqa: SIM115
+        return cls(path, match_id, file, 0, "", 0, fsync)
+
+    @classmethod
+    def resume(
+        cls,
+        path: Path,
+        match_id: str,
+        seq: int,
+        last_line: str,
+        size: int,
+        fsync: FsyncPolicy = FsyncPolicy.NEVER,
+    ) -> EventLogWriter:
+        """Continue a log whose whole lines end at byte ``size`` (anything after is cut)."""
+        file = open(path, "r+b")  # noqa: SIM115
+        file.truncate(size)
+        file.seek(size)
+        return cls(
+            path, match_id, file, seq, line_hash(last_line) if last_line else "", size, fsync
+        )
 
     @property
     def seq(self) -> int:
         return self._seq
 
-    def append(self, event: common.Event, when: datetime | None = None) -> common.LogEntry:
+    @property
+    def last_hash(self) -> str:
+        """SHA-256 of the last line written (the log's final hash once it is closed)."""
+        return self._prev_hash
+
+    def append(
+        self,
+        events: Sequence[common.Event],
+        at: int,
+        command: common.Command | None = None,
+    ) -> list[common.LogEntry]:
+        """Write one decision: its events at time ``at`` (µs), the command on the first.
+
+        Raises LogWriteError and leaves the file as it was when the write fails.
+        """
         if self.closed:
-            raise ValueError(f"log {self.path} is closed")
-        entry = common.LogEntry(
-            match_id=self.match_id,
-            seq=self._seq + 1,
-            prev_hash=self._prev_hash,
-            schema_version=LOG_SCHEMA_VERSION,
-            event=event,
-        )
-        entry.time.FromDatetime(when or datetime.now(UTC))
-        line = entry_to_line(entry)
-        self._file.write(line + "\n")
-        self._file.flush()
-        self._seq += 1
-        self._prev_hash = line_hash(line)
-        return entry
+            raise LogWriteError(f"the log of match {self.match_id} is closed")
+        entries: list[common.LogEntry] = []
+        lines: list[str] = []
+        prev = self._prev_hash
+        seq = self._seq
+        for i, event in enumerate(events):
+            seq += 1
+            entry = common.LogEntry(
+                match_id=self.match_id,
+                seq=seq,
+                prev_hash=prev,
+                schema_version=LOG_SCHEMA_VERSION,
+                event=event,
+            )
+            set_ts(entry.time, at)
+            if i == 0 and command is not None:
+                entry.command.CopyFrom(command)
+            line = entry_to_line(entry)
+            prev = line_hash(line)
+            entries.append(entry)
+            lines.append(line)
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        try:
+            written = os.write(self._fd, data)
+            while written < len(data):
+                written += os.write(self._fd, data[written:])
+            if self.fsync is FsyncPolicy.EVERY_EVENT or (
+                self.fsync is FsyncPolicy.EVERY_HAND
+                and any(e.WhichOneof("kind") in _HAND_BOUNDARIES for e in events)
+            ):
+                os.fsync(self._fd)
+        except OSError as exc:
+            self._cut_back()
+            raise LogWriteError(f"cannot write the log of match {self.match_id}: {exc}") from exc
+        self._seq = seq
+        self._prev_hash = prev
+        self.size += len(data)
+        return entries
+
+    def _cut_back(self) -> None:
+        try:
+            os.ftruncate(self._fd, self.size)
+            os.lseek(self._fd, self.size, os.SEEK_SET)
+        except OSError:
+            pass  # the disk is gone: a restart cuts the torn line when it reads the log
+
+    def write_trailer(self, line: str) -> None:
+        """Append a line outside the hash chain (the signature trailer)."""
+        data = (line + "\n").encode("utf-8")
+        try:
+            os.write(self._fd, data)
+        except OSError as exc:
+            self._cut_back()
+            raise LogWriteError(f"cannot write the log of match {self.match_id}: {exc}") from exc
+        self.size += len(data)
 
     def close(self) -> None:
         if self.closed:
             return
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
         self.closed = True
+        try:
+            os.fsync(self._fd)
+        except OSError:
+            pass
+        finally:
+            self._file.close()

@@ -35,6 +35,16 @@ class MatchState:
         self.over = False
         self.last_winner: int | None = None
 
+    def clone(self) -> MatchState:
+        """An independent copy (hand results are shared: they never change)."""
+        other = object.__new__(MatchState)
+        other.__dict__.update(self.__dict__)
+        other.hand = self.hand.clone() if self.hand is not None else None
+        other.totals = list(self.totals)
+        other.hands_won = list(self.hands_won)
+        other.results = list(self.results)
+        return other
+
     def leader_for(self, hands: tuple[int, ...] | list[int]) -> tuple[int, int]:
         """Who leads the next hand and which card the first play must contain (0: none)."""
         opening = 1 << self.rules.opening_card

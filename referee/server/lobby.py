@@ -21,7 +21,7 @@ from typing import Any
 import grpc
 import structlog
 
-from referee.pb import (
+from referee.protocol import (
     PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
     common,

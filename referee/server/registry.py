@@ -1,17 +1,45 @@
-"""All matches of one server: create, find by id or token, cancel, shut down."""
+"""All matches of one server: create, find by id or token, cancel, forget, resume.
+
+This is also the referee's narrow in-process API (``RefereeServer.matches``): what an
+embedded referee's users (``referee match``, tournaments) may do with a match, without
+reaching into a match's task: create it, wait until it is over, read its public facts,
+take its log, cancel it, forget it.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import collections
+import contextlib
+import dataclasses
+import hmac
+import os
 import re
 import secrets
+import shutil
 import time
 from pathlib import Path
 
-from referee.pb import common, match_service
-from referee.server.runner import CancelCmd, MatchRunner
-from referee.server.settings import MatchSettings
+import structlog
+
+from referee import __version__
+from referee.log.reader import LogFormatError, read_log
+from referee.log.writer import EventLogWriter, FsyncPolicy, LogWriteError
+from referee.match import machine
+from referee.match.settings import MatchSettings
+from referee.match.state import EvolveError, MachineState, fold
+from referee.protocol import PROTOCOL_VERSION, common, match_service
+from referee.protocol.convert import standings_pb, ts_us
+from referee.server.host import (
+    DEFAULT_MAX_LOG_BYTES,
+    Clock,
+    Inbound,
+    MatchHost,
+    cancel_command,
+)
+
+log = structlog.get_logger("referee.registry")
 
 
 class ShuttingDown(Exception):
@@ -28,87 +56,303 @@ DEFAULT_KEEP_FINISHED = 1000
 MATCH_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{8}")
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Created:
+    """A new match: its id, the four seat tokens (only ever returned here), the seed's
+    commitment."""
+
+    match_id: str
+    tokens: tuple[str, ...]
+    commitment: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Resumed:
+    """What a restart did with one unfinished log."""
+
+    match_id: str
+    resumed: bool
+    problem: str = ""
+
+
 class MatchRegistry:
-    def __init__(self, log_dir: Path, keep_finished: int = DEFAULT_KEEP_FINISHED) -> None:
+    def __init__(
+        self,
+        log_dir: Path,
+        state_dir: Path,
+        *,
+        keep_finished: int = DEFAULT_KEEP_FINISHED,
+        fsync: FsyncPolicy = FsyncPolicy.NEVER,
+        max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
+        clock: Clock | None = None,
+    ) -> None:
         self.log_dir = log_dir
+        self.state_dir = state_dir
         self.keep_finished = keep_finished
-        self.matches: dict[str, MatchRunner] = {}
-        self.by_token: dict[str, tuple[MatchRunner, int]] = {}
+        self.fsync = fsync
+        self.max_log_bytes = max_log_bytes
+        self.clock = clock or Clock()
+        self.hosts: dict[str, MatchHost] = {}
+        self.by_token: dict[str, tuple[MatchHost, int]] = {}
+        self.resumed: list[MatchHost] = []
+        self.unresumable: dict[str, str] = {}
+        """Logs found unfinished at start that could not be continued: why."""
+        """Resumed matches: their tokens are known by salted hash only."""
         self.accepting = True
+        self._created: dict[str, float] = {}
         self._finished: collections.deque[str] = collections.deque()
 
-    def create(self, settings: MatchSettings) -> MatchRunner:
-        if not self.accepting:
-            raise ShuttingDown("the server is shutting down")
-        match_id = time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(4)
-        runner = MatchRunner(match_id, settings, self.log_dir)
-        try:
-            runner.start()
-        except OSError as exc:
-            raise LogUnavailable(f"cannot create the match log {runner.log_path}: {exc}") from exc
-        self.matches[match_id] = runner
-        for seat, token in enumerate(runner.tokens):
-            self.by_token[token] = (runner, seat)
-        assert runner.task is not None
-        runner.task.add_done_callback(lambda _: self._on_over(match_id))
-        return runner
+    # -- paths ----------------------------------------------------------------------
 
-    def _on_over(self, match_id: str) -> None:
-        self._finished.append(match_id)
-        while len(self._finished) > self.keep_finished:
-            self.forget(self._finished.popleft())
+    def log_path(self, match_id: str) -> Path:
+        return self.log_dir / f"{match_id}.jsonl"
+
+    def _seed_path(self, match_id: str) -> Path:
+        return self.state_dir / "seeds" / f"{match_id}.seed"
 
     def logged(self, match_id: str) -> Path | None:
         """The log of a match this server played, even if it has forgotten the match."""
         if not MATCH_ID.fullmatch(match_id):
             return None  # never a path built from arbitrary text
-        path = self.log_dir / f"{match_id}.jsonl"
+        path = self.log_path(match_id)
         return path if path.is_file() else None
 
-    def get(self, match_id: str) -> MatchRunner | None:
-        return self.matches.get(match_id)
+    # -- creating -------------------------------------------------------------------
 
-    def seat_for(self, token: str) -> tuple[MatchRunner, int] | None:
-        return self.by_token.get(token)
+    def create(self, settings: MatchSettings) -> Created:
+        if not self.accepting:
+            raise ShuttingDown("the server is shutting down")
+        match_id = time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(4)
+        tokens = tuple(secrets.token_hex(24) for _ in range(len(settings.seat_names)))
+        now = self.clock.now()
+        first = machine.create(
+            match_id,
+            settings,
+            now,
+            tokens,
+            software_version=__version__,
+            protocol_version=PROTOCOL_VERSION,
+        )
+        path = self.log_path(match_id)
+        try:
+            self._keep_seed(match_id, settings.seed)
+            writer = EventLogWriter.create(path, match_id, self.fsync)
+        except OSError as exc:
+            self._seed_path(match_id).unlink(missing_ok=True)
+            raise LogUnavailable(f"cannot create the match log: {exc.strerror}") from exc
+        try:
+            writer.append(first.events, first.now, first.command)
+        except LogWriteError as exc:
+            writer.close()
+            path.unlink(missing_ok=True)
+            self._seed_path(match_id).unlink(missing_ok=True)
+            raise LogUnavailable("cannot write the match log (is the disk full?)") from exc
+        host = self._host(first.state, writer)
+        for seat, token in enumerate(tokens):
+            self.by_token[token] = (host, seat)
+        host.start()
+        log.info("match created", match_id=match_id, profile=settings.rules.profile)
+        return Created(match_id, tokens, first.state.commitment)
 
-    def info(self, runner: MatchRunner) -> match_service.MatchInfo:
-        m = runner.match
+    def _keep_seed(self, match_id: str, seed: str) -> None:
+        """The seed, kept (private) until the match's end reveals it, so that a restarted
+        referee can deal the rest of the match."""
+        path = self._seed_path(match_id)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, seed.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _host(self, state: MachineState, writer: EventLogWriter) -> MatchHost:
+        host = MatchHost(
+            state,
+            writer,
+            clock=self.clock,
+            max_log_bytes=self.max_log_bytes,
+            on_closed=self._on_closed,
+        )
+        self.hosts[state.match_id] = host
+        self._created[state.match_id] = time.time()
+        return host
+
+    def _on_closed(self, host: MatchHost) -> None:
+        if not host.failure:  # the log has the seed now; a failed match may yet resume
+            self._seed_path(host.match_id).unlink(missing_ok=True)
+        self._finished.append(host.match_id)
+        while len(self._finished) > self.keep_finished:
+            self.forget(self._finished.popleft())
+
+    # -- finding --------------------------------------------------------------------
+
+    def get(self, match_id: str) -> MatchHost | None:
+        return self.hosts.get(match_id)
+
+    def seat_for(self, token: str) -> tuple[MatchHost, int] | None:
+        found = self.by_token.get(token)
+        if found is not None:
+            return found
+        for host in self.resumed:
+            salt = host.state.token_salt
+            for seat, hashed in enumerate(host.state.token_hashes):
+                if hmac.compare_digest(machine.token_hash(salt, token), hashed):
+                    self.by_token[token] = (host, seat)
+                    return host, seat
+        return None
+
+    def info(self, host: MatchHost) -> match_service.MatchInfo:
+        state = host.state
+        status = state.status
+        if host.failure:
+            status = common.MATCH_STATUS_CANCELLED
         return match_service.MatchInfo(
-            match_id=runner.match_id,
-            status=runner.status,
-            config=runner.settings.config_pb(),
-            connected=[slot.session is not None for slot in runner.seats],
-            hands_played=m.hand_number,
-            totals=list(m.totals),
-            standings=runner.standings,
-            log_path=str(runner.log_path),
-            seed_commitment=runner.commitment,
+            match_id=state.match_id,
+            status=status,
+            config=state.settings.config_pb(),
+            connected=[s is not None and s.seated for s in host.sessions],
+            hands_played=state.rules.hand_number,
+            totals=list(state.rules.totals),
+            standings=standings_pb(state.rules.standings()) if state.over else [],
+            seed_commitment=state.commitment,
+            failure=host.failure,
         )
 
     def list(
         self, status: common.MatchStatus.ValueType = common.MATCH_STATUS_UNSPECIFIED
     ) -> list[match_service.MatchInfo]:
-        runners = sorted(self.matches.values(), key=lambda r: r.created, reverse=True)
-        return [self.info(r) for r in runners if not status or r.status == status]
+        hosts = sorted(self.hosts.values(), key=lambda h: self._created[h.match_id], reverse=True)
+        infos = [self.info(h) for h in hosts]
+        infos += [
+            match_service.MatchInfo(match_id=m, status=common.MATCH_STATUS_CANCELLED, failure=why)
+            for m, why in self.unresumable.items()
+        ]
+        return [i for i in infos if not status or i.status == status]
+
+    # -- the in-process API -----------------------------------------------------------
+
+    async def wait_over(self, match_id: str) -> MatchHost:
+        """Wait until the match is over (finished, cancelled or failed)."""
+        host = self._require(match_id)
+        await host.done.wait()
+        return host
+
+    def cancel(self, match_id: str, reason: str) -> None:
+        host = self._require(match_id)
+        if not host.is_over():
+            host.submit(common.Command(cancel=common.CancelCommand(reason=reason or "cancelled")))
+
+    def take_log(self, match_id: str, dest: Path) -> None:
+        """Move the log of a match that is over to ``dest``."""
+        host = self._require(match_id)
+        if not host.done.is_set():
+            raise RuntimeError(f"match {match_id} is not over")
+        shutil.move(str(self.log_path(match_id)), dest)
 
     def forget(self, match_id: str) -> None:
         """Drop a match that is over from memory (its log stays on disk), so that a server
         that plays thousands of matches does not keep them all; later look-ups miss."""
-        runner = self.matches.get(match_id)
-        if runner is None or not runner.is_over():
+        host = self.hosts.get(match_id)
+        if host is None or not host.done.is_set():
             return
-        del self.matches[match_id]
-        for token in runner.tokens:
-            self.by_token.pop(token, None)
+        del self.hosts[match_id]
+        self._created.pop(match_id, None)
+        if host in self.resumed:
+            self.resumed.remove(host)
+        for token in [t for t, (h, _) in self.by_token.items() if h is host]:
+            del self.by_token[token]
 
-    def cancel(self, runner: MatchRunner, reason: str) -> None:
-        runner.submit(CancelCmd(reason or "cancelled by the organiser"))
+    def _require(self, match_id: str) -> MatchHost:
+        host = self.hosts.get(match_id)
+        if host is None:
+            raise KeyError(f"no match {match_id!r}")
+        return host
 
     async def shutdown(self, reason: str = "server shutting down") -> None:
         """Stop taking matches, cancel the running ones, wait for their logs to close."""
         self.accepting = False
-        running = [r for r in self.matches.values() if not r.is_over()]
-        for runner in running:
-            runner.submit(CancelCmd(reason))
+        running = [h for h in self.hosts.values() if not h.done.is_set()]
+        for host in running:
+            host.submit(common.Command(cancel=common.CancelCommand(reason=reason)))
         if running:
-            await asyncio.gather(*(r.done.wait() for r in running))
+            await asyncio.gather(*(h.done.wait() for h in running))
+
+    async def suspend(self) -> None:
+        """Stop every running match without logging an end; the next start on this log
+        folder (and state folder) resumes them."""
+        self.accepting = False
+        running = [h for h in self.hosts.values() if not h.done.is_set()]
+        for host in running:
+            host.suspend()
+        if running:
+            await asyncio.gather(*(h.done.wait() for h in running))
+
+    # -- resuming after a crash -------------------------------------------------------
+
+    def resume_all(self) -> builtins.list[Resumed]:
+        """Resume every unfinished log in the log folder (called once, at start)."""
+        out = []
+        for path in sorted(self.log_dir.glob("*.jsonl")):
+            if not MATCH_ID.fullmatch(path.stem) or path.stem in self.hosts:
+                continue
+            outcome = self._resume(path)
+            if outcome is not None:
+                out.append(outcome)
+        return out
+
+    def _resume(self, path: Path) -> Resumed | None:
+        match_id = path.stem
+        try:
+            read = read_log(path)
+        except (LogFormatError, OSError) as exc:
+            return self._unresumable(path, f"the log cannot be read: {exc}")
+        if read.finished or read.trailer is not None:
+            return None
+        if not read.lines:
+            path.unlink(missing_ok=True)  # created and crashed before its first line
+            return Resumed(match_id, False, "empty log removed")
+        try:
+            seed = self._seed_path(match_id).read_text("utf-8")
+        except OSError:
+            seed = ""
+        try:
+            state = fold(
+                match_id, ((ln.entry.event, ts_us(ln.entry.time)) for ln in read.lines), seed
+            )
+        except EvolveError as exc:
+            return self._unresumable(path, f"the log does not fold: {exc}")
+        last = read.lines[-1]
+        writer = EventLogWriter.resume(
+            path, match_id, last.entry.seq, last.raw, read.whole_bytes, self.fsync
+        )
+        host = self._host(state, writer)
+        self.resumed.append(host)
+        restart = common.RestartCommand(software_version=__version__, torn_bytes=read.torn_bytes)
+        host.submit_inbound(Inbound(common.Command(restart=restart), self.clock.now()))
+        if not seed:
+            host.submit_inbound(
+                Inbound(
+                    cancel_command("the referee restarted without this match's seed"),
+                    self.clock.now(),
+                )
+            )
+            host.start()
+            return Resumed(match_id, False, "seed lost: the match is cancelled")
+        host.start()
+        log.warning(
+            "match resumed after a restart",
+            match_id=match_id,
+            events=len(read.lines),
+            torn_bytes=read.torn_bytes,
+        )
+        return Resumed(match_id, True)
+
+    def _unresumable(self, path: Path, problem: str) -> Resumed:
+        """A log that cannot be continued is set aside as it is (renamed, so that later
+        starts do not try again) and reported by ListMatches and the server's log."""
+        log.error("match cannot be resumed", log=path.name, problem=problem)
+        self.unresumable[path.stem] = problem
+        with contextlib.suppress(OSError):
+            path.rename(path.with_suffix(".jsonl.unresumable"))
+        return Resumed(path.stem, False, problem)

@@ -41,6 +41,14 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
     lobby_wait_s = 60
     verify_logs = true
 
+    [sprt]                       # gauntlet only: stop once the hero is shown better or not
+    baseline = "old"             # the bot the hero is compared with
+    delta0 = 0.0                 # H0: the hero's advantage in score per hand
+    delta1 = 0.5                 # H1 (required)
+    alpha = 0.05                 # false positive rate
+    beta = 0.05                  # false negative rate
+    min_groups = 10              # no decision before this many deal groups
+
     [[bot]]
     name = "greedy"
     builtin = "greedy"
@@ -73,12 +81,10 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any, TypeVar
 
-from referee.pb import common, match_service
+from referee.bots import BUILTIN_BOTS
+from referee.match.settings import SettingsError, settings_from_request
+from referee.protocol import common, match_service
 from referee.rules import OptionsError, Rules
-from referee.server.settings import SettingsError, settings_from_request
-
-BUILTIN_NAMES = ("random", "greedy")
-"""Bots that run inside the tournament process (pusoy_client.samples)."""
 
 PLACEHOLDERS = ("address", "token", "python", "seat", "match", "name")
 """What a command may contain in braces; each is replaced when the bot is spawned."""
@@ -89,6 +95,7 @@ DEFAULT_CONNECT_TIMEOUT_MS = 10_000
 DEFAULT_MATCH_TIMEOUT_S = 1800.0
 DEFAULT_ADDRESS = "127.0.0.1:0"
 DEFAULT_LOBBY_WAIT_S = 60.0
+DEFAULT_SPRT_MIN_GROUPS = 10
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 _PLACEHOLDER_RE = re.compile(r"\{(\w*)\}")
 _E = TypeVar("_E", bound=enum.StrEnum)
@@ -193,6 +200,25 @@ class RefereeConfig:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class SprtConfig:
+    """A gauntlet's sequential test of its hero against one baseline bot
+    (``referee.tournament.sprt``); differences are in score per hand, positive when
+    the hero does better."""
+
+    baseline: str
+    delta1: float
+    """H1: the hero's advantage is this (the smallest that matters)."""
+    delta0: float = 0.0
+    """H0: the hero's advantage is this (no better)."""
+    alpha: float = 0.05
+    """The chance of accepting H1 when H0 holds."""
+    beta: float = 0.05
+    """The chance of accepting H0 when H1 holds."""
+    min_groups: int = DEFAULT_SPRT_MIN_GROUPS
+    """No decision before this many deal groups are in the test."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class TournamentConfig:
     """A whole tournament, checked."""
 
@@ -217,6 +243,8 @@ class TournamentConfig:
     time: TimeConfig
     faults: FaultConfig
     referee: RefereeConfig
+    sprt: SprtConfig | None = None
+    """The gauntlet's sequential test, if any: the tournament stops when it decides."""
 
     def bot(self, name: str) -> BotConfig:
         return next(b for b in self.bots if b.name == name)
@@ -273,7 +301,7 @@ class TournamentConfig:
         Left out on purpose: the name, concurrency, output folder, listen address, lobby
         wait, log verification and remote bots' keys, which may change between runs.
         """
-        return {
+        identity: dict[str, Any] = {
             "version": IDENTITY_VERSION,
             "bots": [b.identity() for b in self.bots],
             "rules": {"profile": self.rules.profile, **self.rules.options()},
@@ -291,6 +319,10 @@ class TournamentConfig:
             },
             "faults": dataclasses.asdict(self.faults),
         }
+        if self.sprt is not None:
+            # Only when set, so that the identity of a tournament without one is unchanged.
+            identity["sprt"] = dataclasses.asdict(self.sprt)
+        return identity
 
     def identity_hash(self) -> str:
         return identity_hash(self.identity())
@@ -362,7 +394,9 @@ class _Table:
             return default
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ConfigError(self._at(key), f"should be a number, got {value!r}")
-        if value < low or not math.isfinite(value):
+        if not math.isfinite(value):
+            raise ConfigError(self._at(key), f"should be a finite number, got {value}")
+        if value < low:
             raise ConfigError(self._at(key), f"should be at least {low}, got {value}")
         return float(value)
 
@@ -408,6 +442,7 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     tm = top.table("time")
     f = top.table("faults")
     ref = top.table("referee")
+    sp = top.table("sprt") if top.has("sprt") else None
     raw_bots = top.raw("bot")
     top.done()
 
@@ -495,6 +530,8 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
             "referee: leave out server to use one, or give these bots a command",
         )
 
+    sprt = _parse_sprt(sp, fmt, hero, names) if sp is not None else None
+
     config = TournamentConfig(
         source=Path(source),
         name=name,
@@ -514,6 +551,7 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         time=time,
         faults=faults,
         referee=referee,
+        sprt=sprt,
     )
     if has_rounds and has_matches:
         raise ConfigError("tournament.matches", "give either rounds or matches, not both")
@@ -527,6 +565,36 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     except SettingsError as exc:
         raise ConfigError("rules", str(exc)) from None
     return config
+
+
+def _parse_sprt(sp: _Table, fmt: Format, hero: str, names: Sequence[str]) -> SprtConfig:
+    baseline = sp.text("baseline") or ""
+    if not sp.has("delta1"):
+        raise ConfigError(
+            "sprt.delta1", "required: the advantage per hand the test should detect (H1)"
+        )
+    delta1 = sp.number("delta1", 0.0, low=-math.inf)
+    delta0 = sp.number("delta0", 0.0, low=-math.inf)
+    alpha = sp.number("alpha", 0.05, low=0.0)
+    beta = sp.number("beta", 0.05, low=0.0)
+    min_groups = sp.whole("min_groups", DEFAULT_SPRT_MIN_GROUPS, low=2, high=1_000_000)
+    sp.done()
+    if fmt is not Format.GAUNTLET:
+        raise ConfigError("sprt", 'a sequential test needs format = "gauntlet" (hero vs baseline)')
+    if not baseline:
+        raise ConfigError("sprt.baseline", "name the bot the hero is tested against")
+    if baseline not in names:
+        raise ConfigError("sprt.baseline", f"no bot is named {baseline!r}")
+    if baseline == hero:
+        raise ConfigError("sprt.baseline", "should be another bot than the hero")
+    if delta1 <= delta0:
+        raise ConfigError(
+            "sprt.delta1", f"should be greater than delta0 ({delta0:g}): H1 is 'the hero is better'"
+        )
+    for key, value in (("alpha", alpha), ("beta", beta)):
+        if not 0 < value < 0.5:
+            raise ConfigError(f"sprt.{key}", f"should be between 0 and 0.5, got {value:g}")
+    return SprtConfig(baseline, delta1, delta0, alpha, beta, min_groups)
 
 
 def _enum(kind: type[_E], text: str, where: str) -> _E:
@@ -601,9 +669,9 @@ def _parse_bots(raw: Any, base: Path) -> list[BotConfig]:
             raise ConfigError(where, "give exactly one of builtin, command or key")
         if kinds[0] == "builtin":
             builtin = b.text("builtin") or ""
-            if builtin not in BUILTIN_NAMES:
+            if builtin not in BUILTIN_BOTS:
                 raise ConfigError(
-                    f"{where}.builtin", f"{builtin!r} is not one of {', '.join(BUILTIN_NAMES)}"
+                    f"{where}.builtin", f"{builtin!r} is not one of {', '.join(BUILTIN_BOTS)}"
                 )
             bot = BotConfig(name, BotKind.BUILTIN, builtin=builtin)
         elif kinds[0] == "key":
@@ -680,7 +748,7 @@ def _check_program(argv: Sequence[str], cwd: Path, where: str) -> None:
 
 
 __all__ = [
-    "BUILTIN_NAMES",
+    "BUILTIN_BOTS",
     "PLACEHOLDERS",
     "BotConfig",
     "BotKind",
@@ -689,6 +757,7 @@ __all__ = [
     "Format",
     "RefereeConfig",
     "Seatings",
+    "SprtConfig",
     "TimeConfig",
     "TournamentConfig",
     "identity_changes",

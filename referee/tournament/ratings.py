@@ -13,7 +13,15 @@ Per bot, besides the rating: matches, wins (first place, shared or not), the ave
 place, the average score per hand with a 95% confidence interval (Student's t over the
 bot's hands), and the faults the referee recorded: timeouts, turns defaulted after
 rejected attempts, rejected actions, disconnects, crashes, turns played while absent.
-Bots are ordered by the conservative rating ``mu - 3 sigma``.
+Bots are ordered by the conservative rating ``mu - 3 sigma`` (the sort key, shown);
+each rating has a 95% interval ``mu ± 1.96 sigma``, and a row whose interval overlaps
+the row above is marked: those two are not significantly different.
+
+Head to head: for every pair of bots, the difference of their scores per hand on the
+same deals, one value per deal group in which both played and every match finished
+(``group_scores``), summarised by ``referee.tournament.stats.paired``: mean, 95%
+confidence interval, number of groups, likelihood of superiority. Positive means the
+first bot of the pair did better (fewer penalty points, or more chips).
 """
 
 from __future__ import annotations
@@ -28,43 +36,7 @@ from openskill.models import PlackettLuce, PlackettLuceRating
 
 from referee.rules import Scoring
 from referee.tournament.results import MatchResult
-
-# Two-sided 97.5% quantiles of Student's t for 1..30 degrees of freedom.
-_T975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
-
-
-def t975(df: int) -> float:
-    """The 97.5% quantile of Student's t (Cornish-Fisher beyond the table).
-
-    >>> t975(1), round(t975(1000), 3)
-    (12.706, 1.962)
-    """
-    if df < 1:
-        return math.inf
-    if df <= len(_T975):
-        return _T975[df - 1]
-    z = 1.959964
-    return z + (z**3 + z) / (4 * df)
-
-
-def mean_ci95(n: int, total: float, squares: float) -> tuple[float, float, float]:
-    """Mean and 95% confidence interval of ``n`` values given their sum and sum of squares.
-
-    >>> mean_ci95(4, 10, 30)
-    (2.5, 0.446, 4.554)
-    """
-    if n == 0:
-        return (math.nan, math.nan, math.nan)
-    mean = total / n
-    if n == 1:
-        return (mean, -math.inf, math.inf)
-    var = max(0.0, (squares - n * mean * mean) / (n - 1))
-    half = t975(n - 1) * math.sqrt(var / n)
-    return (round(mean, 3), round(mean - half, 3), round(mean + half, 3))
+from referee.tournament.stats import Paired, mean_ci95, overlaps, paired, rating_interval
 
 
 @dataclasses.dataclass
@@ -100,6 +72,12 @@ class StandingRow:
     mu: float
     sigma: float
     ordinal: float
+    """The sort key: ``mu - 3 sigma``."""
+    rating_low: float
+    rating_high: float
+    """The rating's 95% interval, ``mu ± 1.96 sigma``."""
+    overlaps_above: bool
+    """The interval overlaps the one of the row above: not significantly different."""
     matches: int
     wins: int
     avg_place: float
@@ -116,10 +94,79 @@ class StandingRow:
     failed: int
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-            for k, v in dataclasses.asdict(self).items()
-        }
+        return _finite(dataclasses.asdict(self))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PairRow:
+    """Head to head: how much better ``a`` scored than ``b`` per hand on the same deals."""
+
+    a: str
+    b: str
+    groups: int
+    """Deal groups both played, every match finished."""
+    mean: float
+    """a's advantage in score per hand (fewer penalty points, or more chips)."""
+    ci95_low: float
+    ci95_high: float
+    los: float
+    """Likelihood of superiority: the probability that a is the better of the two."""
+    sd: float
+    """Standard deviation of the per-group differences."""
+
+    @classmethod
+    def of(cls, a: str, b: str, p: Paired) -> PairRow:
+        return cls(
+            a,
+            b,
+            p.n,
+            round(p.mean, 4),
+            round(p.ci95_low, 4),
+            round(p.ci95_high, 4),
+            round(p.los, 4),
+            round(p.sd, 4),
+        )
+
+    def flipped(self) -> PairRow:
+        """The same comparison seen from b."""
+        return PairRow(
+            self.b,
+            self.a,
+            self.groups,
+            -self.mean + 0.0,
+            -self.ci95_high + 0.0,
+            -self.ci95_low + 0.0,
+            round(1 - self.los, 4),
+            self.sd,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return _finite(dataclasses.asdict(self))
+
+
+def _finite(d: dict[str, Any]) -> dict[str, Any]:
+    """JSON has no NaN or infinity: null instead."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
+
+
+def group_scores(group: Sequence[MatchResult], scoring: Scoring) -> dict[str, float] | None:
+    """Each bot's score per hand over one deal group, signed so that higher is better
+    (minus penalty points, or chips); None unless every match of it finished.
+
+    Every bot of a group plays every one of its matches, so the difference of two bots'
+    values compares them on exactly the same deals."""
+    if not group or not all(r.finished for r in group):
+        return None
+    sign = -1 if scoring is Scoring.PENALTY else 1
+    points: dict[str, int] = defaultdict(int)
+    hands: dict[str, int] = defaultdict(int)
+    for r in group:
+        for sr in r.seats:
+            points[sr.bot] += sum(sr.summary.scores)
+            hands[sr.bot] += len(sr.summary.scores)
+    if not all(hands.values()):
+        return None
+    return {bot: sign * points[bot] / hands[bot] for bot in points}
 
 
 class Standings:
@@ -135,6 +182,9 @@ class Standings:
         }
         self._groups: dict[int, list[MatchResult]] = defaultdict(list)
         self.results = 0
+        self._order = {name: i for i, name in enumerate(bots)}
+        self.differences: dict[tuple[str, str], list[float]] = defaultdict(list)
+        """Per pair of bots (in configuration order), one score difference per group."""
 
     def add(self, result: MatchResult) -> None:
         self.results += 1
@@ -162,6 +212,12 @@ class Standings:
             self._rate(self._groups.pop(result.group))
 
     def _rate(self, group: list[MatchResult]) -> None:
+        scores = group_scores(group, self.scoring)
+        if scores is not None:
+            names = sorted(scores, key=self._order.__getitem__)
+            for i, a in enumerate(names):
+                for b in names[i + 1 :]:
+                    self.differences[(a, b)].append(scores[a] - scores[b])
         finished = [r for r in group if r.finished]
         if not finished:
             return
@@ -195,6 +251,8 @@ class Standings:
                 )
             )
         rows.sort(key=lambda x: (-x[0], -x[1].mu, x[2].name))
+        intervals = [rating_interval(r[1].mu, r[1].sigma) for r in rows]
+        marks = overlaps(intervals)
         return [
             StandingRow(
                 rank=i + 1,
@@ -202,6 +260,9 @@ class Standings:
                 mu=round(rating.mu, 3),
                 sigma=round(rating.sigma, 3),
                 ordinal=round(ordinal, 3),
+                rating_low=intervals[i][0],
+                rating_high=intervals[i][1],
+                overlaps_above=marks[i],
                 matches=st.matches,
                 wins=st.wins,
                 avg_place=round(st.places / st.matches, 3) if st.matches else math.nan,
@@ -220,9 +281,42 @@ class Standings:
             for i, (ordinal, rating, st, mean, low, high) in enumerate(rows)
         ]
 
+    def pairwise(self, order: Sequence[str] | None = None) -> list[PairRow]:
+        """Head to head for every pair of bots, ``a`` above ``b`` in ``order`` (default:
+        the table's order), pairs in that order too."""
+        names = list(order) if order is not None else [r.name for r in self.table()]
+        out = []
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if self._order[a] < self._order[b]:
+                    out.append(PairRow.of(a, b, paired(self.differences.get((a, b), []))))
+                else:
+                    out.append(PairRow.of(b, a, paired(self.differences.get((b, a), []))).flipped())
+        return out
+
     def leader(self) -> StandingRow | None:
         table = self.table()
         return table[0] if table and self.results else None
+
+
+PAIRWISE_UNIT = (
+    "score per hand on the same deals (a minus b; fewer penalty points or more chips is "
+    "better, so positive means a did better); one value per deal group both played"
+)
+
+
+def table_csv(rows: Sequence[StandingRow]) -> str:
+    """standings.csv: the table, one row per bot."""
+    return _csv([list(StandingRow.__dataclass_fields__), *(r.to_json().values() for r in rows)])
+
+
+def pairwise_csv(pairs: Sequence[PairRow]) -> str:
+    """pairwise.csv: head to head, one row per pair of bots."""
+    return _csv([list(PairRow.__dataclass_fields__), *(p.to_json().values() for p in pairs)])
+
+
+def _csv(rows: Iterable[Iterable[Any]]) -> str:
+    return "\n".join(",".join("" if v is None else str(v) for v in row) for row in rows) + "\n"
 
 
 def replay(
@@ -238,4 +332,14 @@ def replay(
     return standings
 
 
-__all__ = ["BotStats", "StandingRow", "Standings", "mean_ci95", "replay", "t975"]
+__all__ = [
+    "PAIRWISE_UNIT",
+    "BotStats",
+    "PairRow",
+    "StandingRow",
+    "Standings",
+    "group_scores",
+    "pairwise_csv",
+    "replay",
+    "table_csv",
+]

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import grpc
 
-from referee.pb import (
+from referee.match.settings import settings_from_request
+from referee.protocol import (
     common,
     match_service,
     match_service_grpc,
@@ -26,7 +27,6 @@ from referee.pb import (
 )
 from referee.server.app import RefereeServer
 from referee.server.lobby import Lobby
-from referee.server.runner import MatchRunner
 
 OVER = (common.MATCH_STATUS_FINISHED, common.MATCH_STATUS_CANCELLED)
 # How long to wait for a referee server to answer before the tournament gives up on it.
@@ -78,13 +78,12 @@ class Referee(abc.ABC):
 
 
 class LocalReferee(Referee):
-    """A referee server in this process, on a loopback (or given) address."""
+    """A referee server in this process, on a loopback (or given) address; matches are
+    made and followed through its in-process API."""
 
     def __init__(self, listen: str, log_dir: Path) -> None:
         self.server = RefereeServer(listen, log_dir)
         self.lobby = self.server.lobby
-        self._channel: grpc.aio.Channel | None = None
-        self._stub: match_service_grpc.MatchServiceAsyncStub | None = None
 
     async def start(self) -> None:
         try:
@@ -92,47 +91,47 @@ class LocalReferee(Referee):
         except OSError as exc:
             raise RefereeUnavailable(f"the referee cannot start: {exc}") from None
         self.address = self.server.address
-        # Matches are created over gRPC too, like any organiser would.
-        self._channel = grpc.aio.insecure_channel(self.address)
-        self._stub = match_service_grpc.MatchServiceStub(self._channel)
 
     async def stop(self) -> None:
-        if self._channel is not None:
-            await self._channel.close(grace=None)
         await self.server.stop(grace=1.0)
 
     async def create(
         self, request: match_service.CreateMatchRequest
     ) -> match_service.CreateMatchResponse:
-        assert self._stub is not None
-        created: match_service.CreateMatchResponse = await self._stub.CreateMatch(request)
-        return created
-
-    def _runner(self, match_id: str) -> MatchRunner:
-        runner = self.server.registry.get(match_id)
-        if runner is None:
-            raise RuntimeError(f"the referee does not know match {match_id}")
-        return runner
+        matches = self.server.matches
+        created = matches.create(settings_from_request(request))
+        host = matches.get(created.match_id)
+        assert host is not None
+        return match_service.CreateMatchResponse(
+            match_id=created.match_id,
+            seat_tokens=list(created.tokens),
+            seed_commitment=created.commitment,
+            match=matches.info(host),
+        )
 
     def over(self, match_id: str) -> asyncio.Event:
-        return self._runner(match_id).done
+        host = self.server.matches.get(match_id)
+        if host is None:
+            raise RuntimeError(f"the referee does not know match {match_id}")
+        return host.done
 
     async def cancel(self, match_id: str, reason: str) -> None:
-        self.server.registry.cancel(self._runner(match_id), reason)
+        self.server.matches.cancel(match_id, reason)
 
     async def collect_log(self, match_id: str, dest: Path) -> None:
-        os.replace(self._runner(match_id).log_path, dest)
+        self.server.matches.take_log(match_id, dest)
 
     async def discard(self, match_id: str) -> None:
-        runner = self.server.registry.get(match_id)
-        if runner is None:
+        matches = self.server.matches
+        host = matches.get(match_id)
+        if host is None:
             return
-        if not runner.is_over():
-            self.server.registry.cancel(runner, "the tournament runner stopped")
+        if not host.done.is_set():
+            matches.cancel(match_id, "the tournament runner stopped")
         else:
-            self.server.registry.forget(match_id)
+            matches.forget(match_id)
         with contextlib.suppress(OSError):
-            runner.log_path.unlink()  # still there when the match did not end well
+            matches.log_path(match_id).unlink()  # still there when the match did not end well
 
 
 class ServerReferee(Referee):

@@ -1,9 +1,9 @@
-"""What a match came to, read from its log, and the tournament's files on disk.
+"""What a match came to, and the tournament's files on disk.
 
-The event log is the source of truth: ``summarize_log`` reads a match's log line by line
-(plain JSON, the protobuf JSON mapping with proto field names) and counts, per seat,
-its place and scores and every fault the referee recorded. A ``MatchResult`` adds what
-only the tournament knows (the schedule entry, whether a bot process crashed).
+The event log is the source of truth: ``referee.log.summary.summarize_log`` (a visitor
+over the log reader) counts, per seat, its place and scores and every fault the referee
+recorded. A ``MatchResult`` adds what only the tournament knows (the schedule entry,
+whether a bot process crashed).
 
 The folder of a tournament::
 
@@ -31,129 +31,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from referee.log.summary import SeatSummary
+
 STATUS_FINISHED = "finished"
 STATUS_CANCELLED = "cancelled"
 STATUS_FAILED = "failed"
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class SeatSummary:
-    """One seat of a match, as its log tells it."""
-
-    seat: int
-    place: int = 0
-    total: int = 0
-    hands_won: int = 0
-    scores: tuple[int, ...] = ()
-    """The seat's score in each hand (penalty points, or chips won)."""
-    connected: bool = False
-    """The seat's bot connected at least once."""
-    timeouts: int = 0
-    """Turns played by default because the bot did not answer in time."""
-    illegal_defaults: int = 0
-    """Turns played by default after too many rejected attempts."""
-    absent_turns: int = 0
-    """Turns played by default because the bot was not connected."""
-    benched_turns: int = 0
-    """Turns played by default after the strike limit."""
-    rejected: int = 0
-    """Actions the referee rejected (illegal plays, out of turn, stale)."""
-    disconnects: int = 0
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class LogSummary:
-    referee_match_id: str
-    status: str
-    cancel_reason: str
-    seed: str
-    hands: int
-    seats: tuple[SeatSummary, ...]
-    seat_names: tuple[str, ...]
-
-
-def _seat(d: dict[str, Any]) -> int:
-    return int(d.get("seat", 0))  # proto3 JSON leaves out zeros
-
-
-def summarize_log(path: Path) -> LogSummary:
-    """Count what happened to each seat; raises ValueError for a log that did not end."""
-    counters: list[dict[str, Any]] = [
-        {"scores": [], "connected": False, "timeouts": 0, "illegal_defaults": 0}
-        | {"absent_turns": 0, "benched_turns": 0, "rejected": 0, "disconnects": 0}
-        for _ in range(4)
-    ]
-    match_id = ""
-    names: tuple[str, ...] = ()
-    ended: dict[str, Any] | None = None
-    hands = 0
-    causes = {
-        "DEFAULT_CAUSE_TIMEOUT": "timeouts",
-        "DEFAULT_CAUSE_ILLEGAL_ATTEMPTS": "illegal_defaults",
-        "DEFAULT_CAUSE_DISCONNECTED": "absent_turns",
-        "DEFAULT_CAUSE_STRIKE_LIMIT": "benched_turns",
-    }
-    with open(path, encoding="utf-8") as f:
-        for raw in f:
-            if not raw.endswith("\n"):
-                raise ValueError(f"{path}: the last line is cut short")
-            entry = json.loads(raw)
-            match_id = entry.get("match_id", match_id)
-            ((kind, ev),) = entry["event"].items()
-            if kind in ("played", "passed"):
-                cause = ev.get("default_cause")
-                if cause in causes:
-                    counters[_seat(ev)][causes[cause]] += 1
-            elif kind == "action_rejected":
-                counters[_seat(ev)]["rejected"] += 1
-            elif kind == "hand_ended":
-                hands += 1
-                for s, score in enumerate(ev.get("scores", [0, 0, 0, 0])):
-                    counters[s]["scores"].append(int(score))
-            elif kind == "seat_connected":
-                counters[_seat(ev)]["connected"] = True
-            elif kind == "seat_disconnected":
-                counters[_seat(ev)]["disconnects"] += 1
-            elif kind == "match_created":
-                names = tuple(ev.get("config", {}).get("seat_names", ()))
-            elif kind == "match_ended":
-                ended = ev
-    if ended is None:
-        raise ValueError(f"{path}: the log ends before the match did")
-    places = [0, 0, 0, 0]
-    won = [0, 0, 0, 0]
-    for st in ended.get("standings", []):
-        for s in st.get("seats", [0]):
-            places[int(s)] = int(st.get("place", 0))
-            won[int(s)] = int(st.get("hands_won", 0))
-    totals = [int(x) for x in ended.get("totals", [0, 0, 0, 0])]
-    status = ended.get("status", "")
-    seats = tuple(
-        SeatSummary(
-            seat=s,
-            place=places[s],
-            total=totals[s],
-            hands_won=won[s],
-            scores=tuple(counters[s]["scores"]),
-            connected=counters[s]["connected"],
-            timeouts=counters[s]["timeouts"],
-            illegal_defaults=counters[s]["illegal_defaults"],
-            absent_turns=counters[s]["absent_turns"],
-            benched_turns=counters[s]["benched_turns"],
-            rejected=counters[s]["rejected"],
-            disconnects=counters[s]["disconnects"],
-        )
-        for s in range(4)
-    )
-    return LogSummary(
-        referee_match_id=match_id,
-        status=STATUS_FINISHED if status == "MATCH_STATUS_FINISHED" else STATUS_CANCELLED,
-        cancel_reason=ended.get("cancel_reason", ""),
-        seed=ended.get("seed", ""),
-        hands=hands,
-        seats=seats,
-        seat_names=names,
-    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -183,6 +65,7 @@ class SeatResult:
             "benched_turns": s.benched_turns,
             "rejected": s.rejected,
             "disconnects": s.disconnects,
+            "late": s.late,
             "crashed": self.crashed,
             "exit_code": self.exit_code,
         }
@@ -202,6 +85,7 @@ class SeatResult:
             benched_turns=int(d["benched_turns"]),
             rejected=int(d["rejected"]),
             disconnects=int(d["disconnects"]),
+            late=int(d.get("late", 0)),  # results written before late answers were apart
         )
         code = d.get("exit_code")
         return cls(str(d["bot"]), summary, bool(d["crashed"]), None if code is None else int(code))
@@ -361,27 +245,40 @@ class ResultsFiles:
         self._jsonl: IO[str] | None = None
         self._csv: IO[str] | None = None
 
+    def read(self) -> list[MatchResult]:
+        """The results recorded so far, changing nothing on disk (a dry run): a last
+        line cut short is left out; a match that appears twice counts once."""
+        data = self.jsonl_path.read_bytes() if self.jsonl_path.exists() else b""
+        return self._parse(data[: data.rfind(b"\n") + 1])
+
     def load(self) -> list[MatchResult]:
         """The results recorded so far. A line cut short by a crash is dropped from the
         file; if a match appears twice only its first line counts. results.csv is
         rebuilt from them, so neither file has a partial or repeated row."""
-        results: list[MatchResult] = []
-        seen: set[str] = set()
+        data = b""
         if self.jsonl_path.exists():
             data = self.jsonl_path.read_bytes()
             keep = data.rfind(b"\n") + 1
             if keep != len(data):
                 with open(self.jsonl_path, "r+b") as f:
                     f.truncate(keep)
-            for line in data[:keep].decode("utf-8").splitlines():
-                if not line.strip():
-                    continue
-                result = MatchResult.from_json(json.loads(line))
-                if result.match_id not in seen:
-                    seen.add(result.match_id)
-                    results.append(result)
+            data = data[:keep]
+        results = self._parse(data)
         rows = [CSV_COLUMNS, *(row for r in results for row in csv_rows(r))]
         write_atomic(self.csv_path, _csv_text(rows), sync=False)
+        return results
+
+    @staticmethod
+    def _parse(data: bytes) -> list[MatchResult]:
+        results: list[MatchResult] = []
+        seen: set[str] = set()
+        for line in data.decode("utf-8").splitlines():
+            if not line.strip():
+                continue
+            result = MatchResult.from_json(json.loads(line))
+            if result.match_id not in seen:
+                seen.add(result.match_id)
+                results.append(result)
         return results
 
     def open(self) -> None:
@@ -412,12 +309,10 @@ __all__ = [
     "STATUS_CANCELLED",
     "STATUS_FAILED",
     "STATUS_FINISHED",
-    "LogSummary",
     "MatchResult",
     "ResultsFiles",
     "SeatResult",
     "SeatSummary",
     "csv_rows",
-    "summarize_log",
     "write_atomic",
 ]

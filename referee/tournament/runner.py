@@ -20,7 +20,7 @@ next run with the same configuration and folder, ``prepare`` drops their partial
 kills the bot processes the dead runner left (``ProcessLedger``), and plays them again;
 matches with a results line are never played twice.
 
-Bots: a built-in bot runs in this process as a real gRPC client (``run_bot``); a
+Bots: a built-in bot runs in this process as a real gRPC client (``play_seat``); a
 command is spawned for each match with the placeholders replaced and PUSOY_ADDRESS /
 PUSOY_TOKEN in its environment; a remote bot is sent a seat assignment over the lobby.
 """
@@ -35,6 +35,7 @@ import json
 import multiprocessing
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -45,16 +46,24 @@ from typing import Any
 
 import structlog
 
-from pusoy_client import MatchOutcome, run_bot
-from pusoy_client.samples import GreedyBot, RandomBot
+from referee.bots import SeatOutcome, builtin_bot, play_seat
+from referee.log.summary import SeatSummary, summarize_log
 from referee.log.verify import verify_log
-from referee.pb import common
+from referee.protocol import common
 from referee.rules import new_seed
 from referee.server.lobby import Assignment, Lobby
 from referee.tournament.config import BotKind, TournamentConfig, identity_changes
 from referee.tournament.procs import BotProcess, ProcessLedger, expand
 from referee.tournament.progress import Counts, Progress
-from referee.tournament.ratings import StandingRow, Standings, replay
+from referee.tournament.ratings import (
+    PAIRWISE_UNIT,
+    PairRow,
+    StandingRow,
+    Standings,
+    pairwise_csv,
+    replay,
+    table_csv,
+)
 from referee.tournament.referees import (
     LocalReferee,
     Referee,
@@ -66,18 +75,19 @@ from referee.tournament.results import (
     MatchResult,
     ResultsFiles,
     SeatResult,
-    SeatSummary,
     csv_rows,
-    summarize_log,
     write_atomic,
 )
 from referee.tournament.schedule import MatchSpec, build_schedule
+from referee.tournament.sprt import SequentialTest, for_schedule
 
 log = structlog.get_logger("referee.tournament")
 
 STATE_FORMAT = 1
 BOT_EXIT_GRACE_S = 3.0
 """After a match ends, how long its bots have to exit before their groups are killed."""
+PROGRESS_TICK_S = 1.0
+"""How often the progress line is redrawn while matches run."""
 
 
 class TournamentError(Exception):
@@ -93,6 +103,26 @@ class TournamentSummary:
     played_now: int
     standings: list[StandingRow]
     seconds: float
+    pairwise: list[PairRow] = dataclasses.field(default_factory=list)
+    test: SequentialTest | None = None
+    """The gauntlet's sequential test, when configured."""
+
+    @property
+    def complete(self) -> bool:
+        """Every match is recorded, or the sequential test decided (nothing left to play)."""
+        return self.done == self.total or (self.test is not None and self.test.decision is not None)
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What a dry run found: the schedule's size and what a run would play."""
+
+    matches: int
+    groups: int
+    recorded: int
+    to_play: int
+    resuming: bool
+    test: SequentialTest | None
 
 
 @dataclasses.dataclass
@@ -177,6 +207,8 @@ class Tournament:
         self.standings: Standings | None = None
         self.counts = Counts(total=0)
         self.referee: Referee | None = None
+        self.test: SequentialTest | None = None
+        """The gauntlet's sequential test ([sprt]); the run stops when it decides."""
         self._remote_busy: dict[str, int] = {}
         self._wake = asyncio.Event()
         self._prepared = False
@@ -194,26 +226,10 @@ class Tournament:
         state_path = folder / "tournament.json"
         identity = cfg.identity()
         digest = cfg.identity_hash()
-        if state_path.exists():
-            try:
-                state = json.loads(state_path.read_text(encoding="utf-8"))
-            except ValueError as exc:
-                raise TournamentError(f"{state_path} is damaged ({exc})") from None
-            if state.get("config_hash") != digest:
-                changed = identity_changes(state.get("identity", {}), identity)
-                raise TournamentError(
-                    f"{folder} holds a tournament with a different configuration "
-                    f"(changed: {', '.join(changed) or 'format version'}). Run the "
-                    "configuration it was started with to resume it, or give another "
-                    "output folder (--out) to start a new tournament."
-                )
+        state = self._check_folder()
+        if state is not None:
             self.master_seed = str(state["master_seed"])
         else:
-            if folder.exists() and any(folder.iterdir()):
-                raise TournamentError(
-                    f"{folder} is not empty and holds no tournament.json: give an empty or "
-                    "new folder (--out)"
-                )
             folder.mkdir(parents=True, exist_ok=True)
             self.master_seed = cfg.seed or new_seed()
             state = {
@@ -236,9 +252,7 @@ class Tournament:
         if killed:
             log.warning("stopped bots left by an earlier run", groups=killed)
         loaded = self.files.load()
-        stray = [r.match_id for r in loaded if r.match_id not in ids]
-        if stray:
-            raise TournamentError(f"{self.files.jsonl_path} lists matches not in the schedule")
+        self._check_recorded(loaded, ids)
         self.results = {r.match_id: r for r in loaded}
         # Matches that were being played when an earlier run stopped start again.
         shutil.rmtree(self.work / "referee", ignore_errors=True)
@@ -248,6 +262,9 @@ class Tournament:
                 if path.stem not in self.results:
                     path.unlink()
         self.pending = [s for s in self.schedule if s.match_id not in self.results]
+        self.test = for_schedule(cfg, self.schedule, loaded)
+        if self.test is not None and self.test.decision is not None:
+            self.pending = []  # decided in an earlier run: the tournament is over
         self.standings = replay(
             [b.name for b in cfg.bots], cfg.rules.scoring, self.group_sizes, loaded
         )
@@ -255,9 +272,76 @@ class Tournament:
             total=len(self.schedule),
             done=len(self.results),
             failed=sum(not r.finished for r in loaded),
+            test=self.test.status() if self.test is not None else "",
         )
         self._write_standings()
         self._prepared = True
+
+    def _check_folder(self) -> dict[str, Any] | None:
+        """The folder's tournament.json when it holds this tournament, None when the
+        folder is new or empty; changes nothing. Raises TournamentError when it holds
+        another tournament (naming what changed) or something else altogether."""
+        folder = self.folder
+        state_path = folder / "tournament.json"
+        if not state_path.exists():
+            if folder.exists() and any(folder.iterdir()):
+                raise TournamentError(
+                    f"{folder} is not empty and holds no tournament.json: give an empty or "
+                    "new folder (--out)"
+                )
+            return None
+        try:
+            state: dict[str, Any] = json.loads(state_path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise TournamentError(f"{state_path} is damaged ({exc})") from None
+        if state.get("config_hash") != self.config.identity_hash():
+            changed = identity_changes(state.get("identity", {}), self.config.identity())
+            raise TournamentError(
+                f"{folder} holds a tournament with a different configuration "
+                f"(changed: {', '.join(changed) or 'format version'}). Run the "
+                "configuration it was started with to resume it, or give another "
+                "output folder (--out) to start a new tournament."
+            )
+        return state
+
+    def _check_recorded(self, loaded: list[MatchResult], ids: set[str]) -> None:
+        if any(r.match_id not in ids for r in loaded):
+            raise TournamentError(f"{self.files.jsonl_path} lists matches not in the schedule")
+
+    # -- hook: --dry-run -----------------------------------------------------------
+
+    async def dry_run(self) -> Plan:
+        """Every check a run makes before its first match, changing nothing: the folder
+        against the configuration (the resume identity check), the recorded results
+        against the schedule, and the referee (its listen address can be bound, or the
+        referee server answers). Raises TournamentError like ``prepare`` and ``run``."""
+        state = self._check_folder()
+        seed = str(state["master_seed"]) if state is not None else self.config.seed or "dry-run"
+        schedule = build_schedule(self.config, seed)
+        loaded = self.files.read() if state is not None else []
+        self._check_recorded(loaded, {s.match_id for s in schedule})
+        test = for_schedule(self.config, schedule, loaded)
+        with tempfile.TemporaryDirectory(prefix="referee-dry-run-") as scratch:
+            referee: Referee = (
+                ServerReferee(self.config.referee.server)
+                if self.config.referee.server
+                else LocalReferee(self.listen, Path(scratch))
+            )
+            try:
+                await referee.start()
+            except RefereeUnavailable as exc:
+                raise TournamentError(str(exc)) from None
+            await referee.stop()
+        recorded = {r.match_id for r in loaded}
+        decided = test is not None and test.decision is not None
+        return Plan(
+            matches=len(schedule),
+            groups=len({s.group for s in schedule}),
+            recorded=len(recorded),
+            to_play=0 if decided else sum(s.match_id not in recorded for s in schedule),
+            resuming=state is not None,
+            test=test,
+        )
 
     # -- the run ------------------------------------------------------------------
 
@@ -288,6 +372,7 @@ class Tournament:
             # "spawn": never fork a process that runs gRPC threads.
             self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
         self.ready.set()
+        ticker = asyncio.create_task(self._tick(), name="progress")
         if self.config.remote_bots:
             self.progress.message(
                 f"referee listening on {self.address}; remote bots connect to its lobby there"
@@ -300,6 +385,7 @@ class Tournament:
                 "(with a referee that answers) to play the rest."
             ) from None
         finally:
+            ticker.cancel()
             self.files.close()
             if self._pool is not None:
                 self._pool.shutdown(cancel_futures=True)
@@ -317,13 +403,31 @@ class Tournament:
             played_now=self.counts.done - played_before,
             standings=final,
             seconds=time.monotonic() - started,
+            pairwise=self.standings.pairwise() if self.standings is not None else [],
+            test=self.test,
         )
+
+    # -- hook: the progress line on a timer ------------------------------------------
+
+    async def _tick(self) -> None:
+        """Redraw the progress line every second (running matches, rate, ETA), not only
+        when a match ends."""
+        while True:
+            await asyncio.sleep(PROGRESS_TICK_S)
+            self.progress.update(self.counts, self._leader())
+
+    # -- hook: the sequential test stops the run at the end of a deal group ------------
+
+    def _test_decided(self) -> bool:
+        return self.test is not None and self.test.decision is not None
 
     async def _dispatch(self, lobby: Lobby | None) -> None:
         queue = list(self.pending)
         running: dict[asyncio.Task[MatchResult], MatchSpec] = {}
         try:
             while queue or running:
+                if self._test_decided():
+                    break  # the matches still running are dropped (finally), as on Ctrl-C
                 while queue and len(running) < self.concurrency:
                     spec = self._next_startable(queue, lobby)
                     if spec is None:
@@ -481,10 +585,8 @@ class Tournament:
             seated.remote.append(name)
             return
         if bot.kind is BotKind.BUILTIN:
-            instance = (
-                RandomBot(_bot_seed(spec.seed, seat)) if bot.builtin == "random" else GreedyBot()
-            )
-            task = asyncio.create_task(run_bot(instance, self.address, token))
+            instance = builtin_bot(bot.builtin, _bot_seed(spec.seed, seat))
+            task = asyncio.create_task(play_seat(instance, self.address, token))
             task.add_done_callback(self._on_exit(seated, seat, match_done))
             seated.tasks.append(task)
             return
@@ -525,7 +627,7 @@ class Tournament:
         def callback(task: asyncio.Task[Any]) -> None:
             raised = not task.cancelled() and task.exception() is not None
             outcome = None if task.cancelled() or raised else task.result()
-            saw_end = isinstance(outcome, MatchOutcome) and outcome.ended is not None
+            saw_end = isinstance(outcome, SeatOutcome) and outcome.ended is not None
             if raised:
                 seated.crashed.add(seat)
             elif not (match_done.is_set() or saw_end):
@@ -558,6 +660,10 @@ class Tournament:
         self.results[result.match_id] = result
         assert self.standings is not None
         self.standings.add(result)
+        if self.test is not None:
+            if self.test.add(result):
+                self.progress.message(self.test.verdict_text() + "; stopping the tournament")
+            self.counts.test = self.test.status()
         self.counts.done += 1
         self.counts.done_this_run += 1
         self.counts.failed += not result.finished
@@ -584,10 +690,11 @@ class Tournament:
                 self.results.values(),
             )
         rows = self.standings.table()
-        doc = {
+        pairs = self.standings.pairwise([r.name for r in rows])
+        doc: dict[str, Any] = {
             "tournament": self.config.name,
             "config_hash": self.config.identity_hash(),
-            "final": final and self.counts.done == self.counts.total,
+            "final": final and (self.counts.done == self.counts.total or self._test_decided()),
             "matches": {
                 "total": self.counts.total,
                 "done": self.counts.done,
@@ -598,44 +705,25 @@ class Tournament:
             "ordered by mu - 3 sigma",
             "updated": _now(),
             "bots": [r.to_json() for r in rows],
+            "pairwise_unit": PAIRWISE_UNIT,
+            "pairwise": [p.to_json() for p in pairs],
         }
+        if self.test is not None:
+            doc["sprt"] = self.test.to_json()
         write_atomic(
             self.folder / "standings.json",
             json.dumps(doc, indent=2, ensure_ascii=False) + "\n",
             sync=False,
         )
-        fields = list(rows[0].to_json()) if rows else []
-        lines = [",".join(fields)]
-        for r in rows:
-            lines.append(",".join("" if v is None else str(v) for v in r.to_json().values()))
-        write_atomic(self.folder / "standings.csv", "\n".join(lines) + "\n", sync=False)
+        write_atomic(self.folder / "standings.csv", table_csv(rows), sync=False)
+        write_atomic(self.folder / "pairwise.csv", pairwise_csv(pairs), sync=False)
         return rows
 
 
-def format_standings(rows: list[StandingRow], scoring: str) -> str:
-    """The final table as text."""
-    what = "penalty/hand" if scoring == "penalty" else "chips/hand"
-    head = (
-        f"{'#':>2} {'bot':<16} {'mu':>6} {'sigma':>5} {'matches':>7} {'wins':>5} "
-        f"{'place':>5} {what:>13} {'95% CI':>15} {'t/o':>4} {'rej':>4} {'disc':>4} {'crash':>5}"
-    )
-    out = [head, "-" * len(head)]
-    for r in rows:
-        ci = "" if r.ci95_low != r.ci95_low else f"[{r.ci95_low:.2f}, {r.ci95_high:.2f}]"
-        place = f"{r.avg_place:.2f}" if r.avg_place == r.avg_place else "-"
-        score = f"{r.score_per_hand:.2f}" if r.score_per_hand == r.score_per_hand else "-"
-        out.append(
-            f"{r.rank:>2} {r.name:<16} {r.mu:>6.2f} {r.sigma:>5.2f} {r.matches:>7} {r.wins:>5} "
-            f"{place:>5} {score:>13} {ci:>15} {r.timeouts:>4} {r.rejected:>4} "
-            f"{r.disconnects:>4} {r.crashes:>5}"
-        )
-    return "\n".join(out)
-
-
 __all__ = [
+    "Plan",
     "Tournament",
     "TournamentError",
     "TournamentSummary",
     "csv_rows",
-    "format_standings",
 ]

@@ -15,7 +15,7 @@ import pytest
 
 from referee.log import read_log
 from referee.log.verify import verify_log
-from referee.pb import common
+from referee.protocol import common
 
 from .conftest import KITS, ROOT, build
 

@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 import pytest
 
-from referee.pb import (
+from referee.protocol import (
     PROTOCOL_VERSION,
     common,
     match_service,

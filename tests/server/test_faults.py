@@ -13,7 +13,7 @@ import grpc
 
 from referee.log import read_log
 from referee.log.verify import verify_log
-from referee.pb import common, play_service, spectator_service, spectator_service_grpc
+from referee.protocol import common, play_service, spectator_service, spectator_service_grpc
 
 from .conftest import Seat, create, lowest_policy, play_action, rechained, seat_all
 
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def log_of(server, match_id: str) -> Path:
-    return Path(server.registry.get(match_id).log_path)
+    return Path(server.matches.log_path(match_id))
 
 
 def events(path: Path, kind: str) -> list:
@@ -257,4 +257,4 @@ async def test_a_seat_flooding_actions_out_of_turn_is_cut_off_then_may_come_back
     forged.write_text(rechained(entries))
     report = verify_log(forged)
     assert not report.ok and report.line == fifth
-    assert "more than 4 actions out of turn" in (report.problem or "")
+    assert "actions out of turn (more than 4 since the last prompt)" in (report.problem or "")

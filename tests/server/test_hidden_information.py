@@ -9,7 +9,7 @@ import grpc
 import pytest
 from google.protobuf.message import Message
 
-from referee.pb import common, play_service, spectator_service, spectator_service_grpc
+from referee.protocol import common, play_service, spectator_service, spectator_service_grpc
 from referee.rules import deal, parse_card
 
 from .conftest import Seat, create

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pusoy_client import run_bot
-from pusoy_client.samples import GreedyBot, RandomBot
+from referee.bots import GreedyBot, RandomBot, play_seat
 from referee.log import read_log
 from referee.log.replay import replay_lines
 from referee.log.verify import verify_log
-from referee.pb import common, match_service
+from referee.protocol import common, match_service
 from referee.server.app import RefereeServer
 
 from .conftest import create, rechained
@@ -26,7 +25,7 @@ async def play_sample_match(
     created = await create(organiser, profile=profile, hands=hands, seed=seed, **kw)  # type: ignore[arg-type]
     bots = [GreedyBot(), RandomBot(1), GreedyBot(), RandomBot(2)]
     outcomes = await asyncio.gather(
-        *(run_bot(b, server.address, t) for b, t in zip(bots, created.seat_tokens, strict=True))
+        *(play_seat(b, server.address, t) for b, t in zip(bots, created.seat_tokens, strict=True))
     )
     assert all(o.ended is not None for o in outcomes)
     info = await organiser.GetMatch(match_service.GetMatchRequest(match_id=created.match_id))  # type: ignore[attr-defined]
@@ -39,10 +38,10 @@ async def test_full_match_of_each_profile_verifies(server, organiser, profile):
     assert info.status == common.MATCH_STATUS_FINISHED
     assert info.hands_played == 4
     assert len(info.standings) == 4
-    report = verify_log(Path(info.log_path))
+    report = verify_log(server.matches.log_path(info.match_id))
     assert report.ok, report.summary()
     assert report.hands == 4
-    read = read_log(Path(info.log_path))
+    read = read_log(server.matches.log_path(info.match_id))
     assert read.complete
     text = "\n".join(replay_lines(read))
     assert "Hand 4" in text and "Match finished" in text
@@ -50,17 +49,17 @@ async def test_full_match_of_each_profile_verifies(server, organiser, profile):
 
 async def test_pusoy_dos_default_match_ends_at_threshold(server, organiser):
     created = await create(organiser, profile="pusoy-dos", hands=0, seed="threshold")
-    await asyncio.gather(*(run_bot(GreedyBot(), server.address, t) for t in created.seat_tokens))
+    await asyncio.gather(*(play_seat(GreedyBot(), server.address, t) for t in created.seat_tokens))
     info = (
         await organiser.GetMatch(match_service.GetMatchRequest(match_id=created.match_id))
     ).match
     assert max(info.totals) >= 30
-    assert verify_log(Path(info.log_path)).ok
+    assert verify_log(server.matches.log_path(info.match_id)).ok
 
 
 async def test_seed_is_committed_then_revealed(server, organiser):
     info = await play_sample_match(server, organiser, "big-two", hands=1, seed="my seed")
-    lines = read_log(Path(info.log_path)).lines
+    lines = read_log(server.matches.log_path(info.match_id)).lines
     created = lines[0].entry.event.match_created
     ended = lines[-1].entry.event.match_ended
     import hashlib
@@ -81,7 +80,7 @@ async def test_os_random_seed_when_none_given(server, organiser):
 @pytest.fixture
 async def finished_log(server, organiser, tmp_path) -> Path:
     info = await play_sample_match(server, organiser, "big-two", hands=2, seed="tamper")
-    return Path(info.log_path)
+    return server.matches.log_path(info.match_id)
 
 
 def _rewrite(path: Path, lines: list[str], tmp_path: Path) -> Path:
@@ -172,7 +171,7 @@ async def test_organiser_can_list_get_cancel_and_fetch_the_log(server, organiser
     last = json.loads(lines[-1])["event"]["match_ended"]
     assert last["status"] == "MATCH_STATUS_CANCELLED" and last["cancel_reason"] == "testing"
     assert last["seed"] == "cancel me"
-    assert verify_log(Path(got.match.log_path)).ok
+    assert verify_log(server.matches.log_path(got.match.match_id)).ok
     running = await organiser.ListMatches(
         match_service.ListMatchesRequest(status=common.MATCH_STATUS_CANCELLED)
     )
@@ -202,7 +201,7 @@ async def test_a_match_whose_log_cannot_be_created_is_refused_and_the_server_goe
 ):
     import grpc
 
-    log_dir = server.registry.log_dir
+    log_dir = server.matches.log_dir
     log_dir.rmdir()
     log_dir.write_text("a file where the log folder should be\n")
     with pytest.raises(grpc.aio.AioRpcError) as err:
@@ -215,19 +214,17 @@ async def test_a_match_whose_log_cannot_be_created_is_refused_and_the_server_goe
     log_dir.unlink()
     info = await play_sample_match(server, organiser, "big-two", 1, "logged-again")
     assert info.status == common.MATCH_STATUS_FINISHED
-    assert verify_log(Path(info.log_path)).ok
+    assert verify_log(server.matches.log_path(info.match_id)).ok
 
 
 async def test_a_finished_match_is_watched_from_its_log(server, organiser):
     import grpc
 
-    from referee.log.visibility import for_spectator
-    from referee.pb import spectator_service, spectator_service_grpc
+    from referee.match.observer import for_spectator
+    from referee.protocol import spectator_service, spectator_service_grpc
 
     info = await play_sample_match(server, organiser, "big-two", 2, "watch-after")
-    runner = server.registry.get(info.match_id)
-    assert runner.events == []  # a finished match keeps no event list in memory
-    path = Path(info.log_path)
+    path = server.matches.log_path(info.match_id)
     logged = [
         (ln.entry.seq, for_spectator(ln.entry.event))
         for ln in read_log(path).lines
@@ -248,7 +245,7 @@ async def test_a_finished_match_is_watched_from_its_log(server, organiser):
 async def test_a_server_keeps_the_last_finished_matches_and_serves_older_logs(tmp_path):
     import grpc
 
-    from referee.pb import match_service_grpc
+    from referee.protocol import match_service_grpc
 
     server = RefereeServer("127.0.0.1:0", tmp_path / "logs", keep_finished=2)
     await server.start()
@@ -267,10 +264,11 @@ async def test_a_server_keeps_the_last_finished_matches_and_serves_older_logs(tm
                 await organiser.GetMatch(match_service.GetMatchRequest(match_id=oldest.match_id))
             assert err.value.code() == grpc.StatusCode.NOT_FOUND
             assert "no longer held in memory" in (err.value.details() or "")
-            assert oldest.log_path in (err.value.details() or "")
+            assert "GetMatchLog serves its log" in (err.value.details() or "")
             request = match_service.GetMatchLogRequest(match_id=oldest.match_id)
             lines = [r.line async for r in organiser.GetMatchLog(request)]
-            assert lines == [ln.raw for ln in read_log(Path(oldest.log_path)).lines]
+            logged = read_log(server.matches.log_path(oldest.match_id)).lines
+            assert lines == [ln.raw for ln in logged]
             for strange in ("../" * 6 + "etc/passwd", "nope"):
                 with pytest.raises(grpc.aio.AioRpcError) as err:
                     _ = [

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from referee.log import read_log
 from referee.log.verify import verify_log
-from referee.pb import common, play_service
+from referee.protocol import common, play_service
 from referee.rules import PASS, Action, MatchState, Rules, deal, format_cards, parse_cards
 from referee.rules.cards import card_text, iter_cards
 
@@ -72,7 +72,7 @@ async def test_every_reason_on_the_opening_lead(server, organiser):
     me.policy = lowest_policy
     for s in seats:
         await s.finish()
-    info_path = Path(server.registry.get(created.match_id).log_path)
+    info_path = Path(server.matches.log_path(created.match_id))
     report = verify_log(info_path)
     assert report.ok, report.summary()
     logged = [
@@ -120,7 +120,7 @@ async def test_wrong_count_and_not_beating_on_a_response(server, organiser):
     me.send(play_action(prompt.turn_id, None))
     for s in seats:
         await s.finish()
-    assert verify_log(Path(server.registry.get(created.match_id).log_path)).ok
+    assert verify_log(Path(server.matches.log_path(created.match_id))).ok
 
 
 async def test_does_not_beat(server, organiser):
@@ -161,7 +161,7 @@ async def test_does_not_beat(server, organiser):
     me.send(play_action(prompt.turn_id, None))
     for s in seats:
         await s.finish()
-    assert verify_log(Path(server.registry.get(created.match_id).log_path)).ok
+    assert verify_log(Path(server.matches.log_path(created.match_id))).ok
 
 
 async def test_locked_out_after_a_pass(server, organiser):
@@ -181,7 +181,7 @@ async def test_locked_out_after_a_pass(server, organiser):
     me.policy = lowest_policy
     for s in seats:
         await s.finish()
-    assert verify_log(Path(server.registry.get(created.match_id).log_path)).ok
+    assert verify_log(Path(server.matches.log_path(created.match_id))).ok
 
 
 def _simulate_lone_two(seed: str) -> int | None:
@@ -260,7 +260,7 @@ async def test_lone_two_finish_is_rejected_then_the_forced_pass_accepted(server,
     me.send(play_action(prompt.turn_id, None))
     for s in seats:
         await s.finish()
-    path = Path(server.registry.get(created.match_id).log_path)
+    path = Path(server.matches.log_path(created.match_id))
     assert verify_log(path).ok
     forced = [
         ln.entry.event.passed
@@ -294,7 +294,7 @@ async def test_a_play_too_large_to_be_one_is_malformed_and_not_logged_whole(serv
     me.policy = lowest_policy
     for s in seats:
         await s.finish()
-    path = Path(server.registry.get(created.match_id).log_path)
+    path = Path(server.matches.log_path(created.match_id))
     lines = read_log(path).lines
     rejected = [
         ln.entry.event.action_rejected

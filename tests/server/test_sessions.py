@@ -6,7 +6,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from referee.pb import match_service, play_service
+from referee.protocol import match_service, play_service
 
 from .conftest import Seat, create
 

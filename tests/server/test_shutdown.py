@@ -11,7 +11,7 @@ import grpc
 
 from referee.log import read_log
 from referee.log.verify import verify_log
-from referee.pb import common, match_service, match_service_grpc
+from referee.protocol import common, match_service, match_service_grpc
 
 from .conftest import Seat
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from referee.pb import PROTOCOL_VERSION, common, lobby_service, lobby_service_grpc
+from referee.protocol import PROTOCOL_VERSION, common, lobby_service, lobby_service_grpc
 from referee.server.app import RefereeServer
 from referee.server.lobby import Assignment, LobbyError
 

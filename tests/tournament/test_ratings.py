@@ -7,7 +7,7 @@ import math
 import random
 
 from referee.rules import Scoring
-from referee.tournament.ratings import Standings, mean_ci95, replay, t975
+from referee.tournament.ratings import Standings, group_scores, replay
 from referee.tournament.results import (
     STATUS_FAILED,
     STATUS_FINISHED,
@@ -15,6 +15,7 @@ from referee.tournament.results import (
     SeatResult,
     SeatSummary,
 )
+from referee.tournament.stats import los, mean_ci95, overlaps, paired, rating_interval, t_quantile
 
 
 def result(
@@ -53,12 +54,73 @@ def result(
 
 
 def test_student_t_and_interval():
-    assert t975(1) == 12.706 and t975(30) == 2.042
-    assert abs(t975(200) - 1.972) < 0.002
+    # Against the printed table of Student's t (two-sided 95%).
+    for df, printed in [(1, 12.706), (2, 4.303), (10, 2.228), (30, 2.042), (120, 1.980)]:
+        assert round(t_quantile(df), 3) == printed
     mean, _, high = mean_ci95(3, 6, 14)  # 1, 2, 3
     assert mean == 2.0 and math.isclose(high - mean, 4.303 * 1 / math.sqrt(3), abs_tol=1e-3)
     assert mean_ci95(1, 5, 25)[1] == -math.inf
     assert math.isnan(mean_ci95(0, 0, 0)[0])
+
+
+def test_paired_differences_by_hand():
+    # d = 2, 4, 9: mean 5, sd sqrt(13) (squares about the mean 9 + 1 + 16 = 26, / 2),
+    # se sqrt(13 / 3) = 2.0817; t(2) = 4.3027, so the half-width is 8.957.
+    p = paired([2.0, 4.0, 9.0])
+    assert p.n == 3 and p.mean == 5.0
+    assert math.isclose(p.sd, math.sqrt(13))
+    assert math.isclose(p.ci95_low, 5 - 8.957, abs_tol=1e-3)
+    assert math.isclose(p.ci95_high, 5 + 8.957, abs_tol=1e-3)
+    # t = 5 / 2.0817 = 2.4019 with 2 df: P(T < 2.4019) = 0.9308 (from the t CDF
+    # 1/2 + t / (2 sqrt(2 + t^2)) for 2 degrees of freedom).
+    t = 5 / math.sqrt(13 / 3)
+    assert math.isclose(p.los, 0.5 + t / (2 * math.sqrt(2 + t * t)), abs_tol=1e-9)
+    # One degree of freedom is the Cauchy: P(T < 1) = 3/4.
+    assert math.isclose(los(1.0, 1.0, 1), 0.75)
+    assert paired([]).n == 0 and math.isnan(paired([1.0]).ci95_low)
+    assert paired([1.0, 1.0]).los == 1.0 and paired([-1.0, -1.0]).los == 0.0
+
+
+def test_rating_intervals_and_overlap_marks():
+    low, high = rating_interval(30.0, 5.0)
+    assert math.isclose(low, 30 - 9.8, abs_tol=1e-3) and math.isclose(high, 39.8, abs_tol=1e-3)
+    assert overlaps([(20, 40), (19, 21), (10, 18.9)]) == [False, True, False]
+    # Touching counts as overlapping: nothing separates the two.
+    assert overlaps([(5, 6), (4, 5)]) == [False, True]
+
+
+def test_head_to_head_pairs_bots_on_the_same_deals():
+    bots = ["a", "b", "c", "d"]
+    # One group, rotations: a's penalty points over the group are 4 + 2 + 0 + 2 = 8 in
+    # four one-hand matches; b's 10. Per hand a is 0.5 better than b.
+    st = Standings(bots, Scoring.PENALTY, {0: 4, 1: 4, 2: 4})
+    rot = [["a", "b", "c", "d"], ["b", "c", "d", "a"], ["c", "d", "a", "b"], ["d", "a", "b", "c"]]
+    points = {"a": [4, 2, 0, 2], "b": [1, 3, 3, 3], "c": [5, 5, 5, 5], "d": [6, 6, 6, 6]}
+    for i, seating in enumerate(rot):
+        st.add(result(i, 0, seating, [points[b][i] for b in seating]))
+    assert group_scores([], Scoring.PENALTY) is None
+    ab = next(p for p in st.pairwise(bots) if (p.a, p.b) == ("a", "b"))
+    assert ab.groups == 1 and ab.mean == 0.5
+    assert math.isnan(ab.los)  # one group: no interval, no likelihood yet
+    # Two more groups: a ahead by 1.0 point per hand, then behind by 1.0.
+    for g, (pa, pb) in [(1, (0, 1)), (2, (3, 2))]:
+        for i, seating in enumerate(rot):
+            totals = {"a": pa, "b": pb, "c": 9, "d": 9}
+            st.add(result(4 * g + i, g, seating, [totals[b] for b in seating]))
+    expected = paired([0.5, 1.0, -1.0])
+    pairs = {(p.a, p.b): p for p in st.pairwise(["b", "a", "c", "d"])}
+    ba = pairs[("b", "a")]  # seen from b: the same numbers, negated
+    assert ba.groups == 3
+    assert math.isclose(ba.mean, -expected.mean, abs_tol=1e-4)
+    assert math.isclose(ba.ci95_low, -expected.ci95_high, abs_tol=1e-4)
+    assert math.isclose(ba.los, 1 - expected.los, abs_tol=1e-4)
+    # c is 1 point per hand better than d in group 0, level in the other two.
+    assert len(pairs) == 6 and pairs[("c", "d")].mean == round(1 / 3, 4)
+    # A group with a failed match is left out of head to head.
+    st2 = Standings(bots, Scoring.PENALTY, {0: 2})
+    st2.add(result(0, 0, bots, [1, 2, 3, 4]))
+    st2.add(result(1, 0, bots, [0, 0, 0, 0], status=STATUS_FAILED))
+    assert all(p.groups == 0 for p in st2.pairwise())
 
 
 def test_a_bot_that_always_loses_ranks_last():
@@ -75,6 +137,8 @@ def test_a_bot_that_always_loses_ranks_last():
     assert table[-1].name == "d"
     assert table[-1].wins == 0 and table[-1].avg_place == 4.0
     assert all(r.sigma < 25 / 3 for r in table)
+    assert not table[-1].overlaps_above  # 30 straight last places: clearly apart
+    assert [r.overlaps_above for r in table[:3]] == [False, True, True]
 
 
 def test_a_group_is_one_rating_event_ranked_by_summed_places():
@@ -155,7 +219,8 @@ def test_progress_on_a_terminal_and_off_it():
     p.message("a note")
     p.close(counts, st.leader())
     text = term.getvalue()
-    assert text.startswith("\r4/10 done | 2 running | 1 failed | ETA ")
+    assert text.startswith("\r4/10 done | 2 running | 1 failed | ")
+    assert "/min | ETA " in text.split("\r")[1]
     assert "leader b (mu " in text and "a note\n" in text and text.endswith("\n")
     plain = io.StringIO()
     p = Progress(plain, tty=False)
@@ -163,3 +228,7 @@ def test_progress_on_a_terminal_and_off_it():
     p.match_done("m0 finished", counts, st.leader())
     assert plain.getvalue().startswith("m0 finished [4/10 done | 2 running | 1 failed")
     assert plain.getvalue().count("\n") == 1
+    # With a sequential test, its state is on the line and the ETA is an upper bound.
+    counts.test = "SPRT LLR +1.20 [-2.94, 2.94] n 5"
+    line = Progress(io.StringIO(), tty=True).status(counts, None)
+    assert "ETA ≤ " in line and line.endswith("| SPRT LLR +1.20 [-2.94, 2.94] n 5")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -121,21 +122,40 @@ def test_kill_the_runner_then_run_again(tmp_path):
     third = referee("tournament", str(path))
     assert third.returncode == 0 and "16/16 matches recorded (0 failed), 0 played" in third.stdout
     assert results.read_text().splitlines() == lines
+    # The closing hint is a command that works as it is pasted.
+    hint = next(ln for ln in third.stdout.splitlines() if ln.startswith("Verify: "))
+    pasted = subprocess.run(
+        ["bash", "-c", hint.removeprefix("Verify: ")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert pasted.returncode == 0, pasted.stderr
+    assert pasted.stdout.count("OK: ") == 16
 
 
 def test_a_changed_config_is_refused_for_an_existing_folder(tmp_path):
     Tournament(load_config(config(tmp_path, hands=2))).prepare()  # the folder is started
     out = tmp_path / "out"
     assert (out / "tournament.json").exists()
+    before = [p.name for p in out.iterdir()]
     path = config(tmp_path, hands=3)
     done = referee("tournament", str(path))
     assert done.returncode == 2
     assert "holds a tournament with a different configuration" in done.stderr
     assert "(changed: rules.match_end)" in done.stderr
     assert not (out / "logs").exists()
+    # A dry run makes the same identity check, and changes nothing.
+    done = referee("tournament", str(path), "--dry-run")
+    assert done.returncode == 2 and "(changed: rules.match_end)" in done.stderr
+    assert sorted(p.name for p in out.iterdir()) == sorted(before)
     # Concurrency and the output folder are not part of a tournament's identity.
     done = referee("tournament", str(config(tmp_path, hands=2)), "--concurrency", "1", "--dry-run")
-    assert done.returncode == 0
+    assert done.returncode == 0, done.stderr
+    assert "the folder (resumes the tournament there)" in done.stdout
+    assert "Schedule: 16 matches in 4 deal groups; 0 recorded, 16 to play." in done.stdout
 
 
 def test_a_folder_that_is_not_a_tournament_is_refused(tmp_path):
@@ -165,5 +185,16 @@ def test_help_and_dry_run(tmp_path):
     done = referee("tournament", str(path), "--dry-run", "--concurrency", "3")
     assert done.returncode == 0, done.stderr
     assert "1 table x 4 rounds x 4 seatings = 16 matches, 3 at once" in done.stdout
+    assert "(starts a new tournament)" in done.stdout
+    assert "Schedule: 16 matches in 4 deal groups; 0 recorded, 16 to play." in done.stdout
+    assert not (tmp_path / "out").exists()
+    # The referee's address is checked too: one that is taken fails the dry run as it
+    # would fail the run.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = referee("tournament", str(path), "--dry-run", "--address", f"127.0.0.1:{port}")
+    assert done.returncode == 2 and "the referee cannot start" in done.stderr, done.stderr
     assert not (tmp_path / "out").exists()
     assert os.path.exists(path)

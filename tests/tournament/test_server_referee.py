@@ -95,6 +95,9 @@ def test_an_unreachable_referee_server_is_reported_before_any_match(tmp_path):
     path = write_config(
         tmp_path, four_bots(), referee={"server": "127.0.0.1:1"}, tournament={"rounds": 1}
     )
+    done = referee("tournament", str(path), "--dry-run")  # a dry run checks it too
+    assert done.returncode == 2 and "cannot reach the referee at 127.0.0.1:1" in done.stderr
+    assert not (tmp_path / "out").exists()
     done = referee("tournament", str(path))
     assert done.returncode != 0
     assert "cannot reach the referee at 127.0.0.1:1" in done.stderr

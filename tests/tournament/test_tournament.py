@@ -10,7 +10,7 @@ from pathlib import Path
 
 from referee.log import read_log
 from referee.log.verify import verify_log
-from referee.pb import common
+from referee.protocol import common
 from referee.tournament.config import load_config
 from referee.tournament.runner import Tournament
 
@@ -67,9 +67,13 @@ def check_results_match_logs(folder: Path) -> list[dict]:
             assert seat["timeouts"] == causes[common.DEFAULT_CAUSE_TIMEOUT]
             assert seat["illegal_defaults"] == causes[common.DEFAULT_CAUSE_ILLEGAL_ATTEMPTS]
             assert seat["absent_turns"] == causes[common.DEFAULT_CAUSE_DISCONNECTED]
-            assert seat["rejected"] == sum(
-                e.HasField("action_rejected") and e.action_rejected.seat == s for e in events
-            )
+            rejected = [
+                e.action_rejected
+                for e in events
+                if e.HasField("action_rejected") and e.action_rejected.seat == s
+            ]
+            assert seat["rejected"] == sum(not rj.late for rj in rejected)
+            assert seat["late"] == sum(rj.late for rj in rejected)
             assert seat["disconnects"] == sum(
                 e.HasField("seat_disconnected") and e.seat_disconnected.seat == s for e in events
             )

@@ -22,5 +22,10 @@ def run(argv: list[str]) -> int:
     return main(bot, rest)
 
 
+def entry() -> int:
+    """The ``pusoy-sample-bot`` command."""
+    return run(sys.argv[1:])
+
+
 if __name__ == "__main__":
     sys.exit(run(sys.argv[1:]))

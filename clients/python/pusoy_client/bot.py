@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Awaitable
 
 from pusoy_client.prompt import PASS, Choice, Prompt, Rejection, fallback
-from referee.pb import common, play_service
+from pusoy_client.protocol import common, play_service
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,8 +26,8 @@ import grpc
 
 from pusoy_client.bot import Bot, MatchOutcome
 from pusoy_client.options import RECONNECT_WINDOW_S
+from pusoy_client.protocol import PROTOCOL_VERSION, lobby_service, lobby_service_grpc
 from pusoy_client.runner import BotRefused, RpcFailed, run_bot
-from referee.pb import PROTOCOL_VERSION, lobby_service, lobby_service_grpc
 
 # After the lobby closes, how long the seats still being played may take to finish.
 FINISH_GRACE_S = 30.0

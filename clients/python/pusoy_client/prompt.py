@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from referee.pb import common, play_service
+from pusoy_client.protocol import common, play_service
 
 Choice = Sequence[str] | None
 """Cards to play, such as ``["3D", "3C"]``, or ``PASS`` (None)."""

@@ -29,7 +29,7 @@ from pusoy_client.options import (
     from_command_line,
 )
 from pusoy_client.prompt import Budget, Choice, Prompt, Rejection, as_cards, fallback
-from referee.pb import PROTOCOL_VERSION, common, play_service, play_service_grpc
+from pusoy_client.protocol import PROTOCOL_VERSION, common, play_service, play_service_grpc
 
 T = TypeVar("T")
 

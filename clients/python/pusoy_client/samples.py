@@ -7,9 +7,9 @@ from collections.abc import Awaitable
 
 from pusoy_client.bot import PASS, Bot, Choice
 from pusoy_client.prompt import Prompt, Rejection
+from pusoy_client.protocol import common, play_service
 from pusoy_client.rules import Rules, classify
 from pusoy_client.tracker import TrackingBot
-from referee.pb import common, play_service
 
 
 class RandomBot(Bot):

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 
 from pusoy_client.bot import Bot
+from pusoy_client.protocol import common, play_service
 from pusoy_client.rules import Rules, sort_cards
-from referee.pb import common, play_service
 
 
 @dataclasses.dataclass

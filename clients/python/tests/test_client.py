@@ -12,7 +12,7 @@ from google.protobuf import text_format
 from pusoy_client import PASS, Bot, Budget, Prompt, fallback
 from pusoy_client.runner import _action
 from pusoy_client.samples import GreedyBot, Misbehaving, RandomBot, not_held
-from referee.pb import play_service
+from referee.protocol import play_service
 
 PROMPT = """
 turn_id: 7
@@ -90,7 +90,7 @@ BUDGET_UNDER_TZ = """
 import time
 from google.protobuf import text_format
 from pusoy_client import Budget
-from referee.pb import play_service
+from pusoy_client.protocol import play_service
 m = play_service.TurnPrompt(turn_time_ms=60000)
 wall = time.time()
 m.deadline.FromNanoseconds(int((wall + 2.0) * 1e9))

@@ -8,7 +8,7 @@ from pathlib import Path
 from google.protobuf import json_format
 
 from pusoy_client import Rules, Tracker, beats, classify
-from referee.pb import common, play_service
+from pusoy_client.protocol import common, play_service
 
 DATA = Path(__file__).resolve().parents[2] / "conformance"
 

@@ -5,7 +5,7 @@ import sys
 
 from pusoy_client import Choice, main
 from pusoy_client.samples import GreedyBot
-from referee.pb import play_service
+from referee.protocol import play_service
 
 
 class CheatBot(GreedyBot):

@@ -362,6 +362,7 @@ class TimeControl(_message.Message):
     TURN_TIME_MS_FIELD_NUMBER: _builtins.int
     TIME_BANK_MS_FIELD_NUMBER: _builtins.int
     RECONNECT_GRACE_MS_FIELD_NUMBER: _builtins.int
+    RESUME_GRACE_MS_FIELD_NUMBER: _builtins.int
     connect_timeout_ms: _builtins.int
     """How long the seats have to connect before play starts; seats still missing then
     get default actions until they connect. Default 30000.
@@ -377,6 +378,10 @@ class TimeControl(_message.Message):
     from the moment it disconnected; after that its turns get default actions at once
     until it reconnects. Never longer than the turn's own limit. Default 1000.
     """
+    resume_grace_ms: _builtins.int
+    """After a referee restart, how long every seat has to reconnect before its turns are
+    played by default (default 10000 ms); the acting seat's clock starts again then.
+    """
     def __init__(
         self,
         *,
@@ -384,10 +389,11 @@ class TimeControl(_message.Message):
         turn_time_ms: _builtins.int = ...,
         time_bank_ms: _builtins.int = ...,
         reconnect_grace_ms: _builtins.int = ...,
+        resume_grace_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["connect_timeout_ms", b"connect_timeout_ms", "reconnect_grace_ms", b"reconnect_grace_ms", "time_bank_ms", b"time_bank_ms", "turn_time_ms", b"turn_time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connect_timeout_ms", b"connect_timeout_ms", "reconnect_grace_ms", b"reconnect_grace_ms", "resume_grace_ms", b"resume_grace_ms", "time_bank_ms", b"time_bank_ms", "turn_time_ms", b"turn_time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -755,6 +761,7 @@ class Event(_message.Message):
     TRICK_CLEARED_FIELD_NUMBER: _builtins.int
     HAND_ENDED_FIELD_NUMBER: _builtins.int
     MATCH_ENDED_FIELD_NUMBER: _builtins.int
+    REFEREE_RESTARTED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def match_created(self) -> Global___MatchCreated:
         """The match was created (first event of every log)."""
@@ -799,6 +806,10 @@ class Event(_message.Message):
     def match_ended(self) -> Global___MatchEnded:
         """The match ended: standings and the revealed seed."""
 
+    @_builtins.property
+    def referee_restarted(self) -> Global___RefereeRestarted:
+        """The referee was restarted (after a crash) and resumed the match from its log."""
+
     def __init__(
         self,
         *,
@@ -813,12 +824,13 @@ class Event(_message.Message):
         trick_cleared: Global___TrickCleared | None = ...,
         hand_ended: Global___HandEnded | None = ...,
         match_ended: Global___MatchEnded | None = ...,
+        referee_restarted: Global___RefereeRestarted | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action_rejected", b"action_rejected", "hand_dealt", b"hand_dealt", "hand_ended", b"hand_ended", "kind", b"kind", "match_created", b"match_created", "match_ended", b"match_ended", "passed", b"passed", "played", b"played", "seat_connected", b"seat_connected", "seat_disconnected", b"seat_disconnected", "trick_cleared", b"trick_cleared", "turn_started", b"turn_started"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action_rejected", b"action_rejected", "hand_dealt", b"hand_dealt", "hand_ended", b"hand_ended", "kind", b"kind", "match_created", b"match_created", "match_ended", b"match_ended", "passed", b"passed", "played", b"played", "referee_restarted", b"referee_restarted", "seat_connected", b"seat_connected", "seat_disconnected", b"seat_disconnected", "trick_cleared", b"trick_cleared", "turn_started", b"turn_started"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_rejected", b"action_rejected", "hand_dealt", b"hand_dealt", "hand_ended", b"hand_ended", "kind", b"kind", "match_created", b"match_created", "match_ended", b"match_ended", "passed", b"passed", "played", b"played", "seat_connected", b"seat_connected", "seat_disconnected", b"seat_disconnected", "trick_cleared", b"trick_cleared", "turn_started", b"turn_started"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_rejected", b"action_rejected", "hand_dealt", b"hand_dealt", "hand_ended", b"hand_ended", "kind", b"kind", "match_created", b"match_created", "match_ended", b"match_ended", "passed", b"passed", "played", b"played", "referee_restarted", b"referee_restarted", "seat_connected", b"seat_connected", "seat_disconnected", b"seat_disconnected", "trick_cleared", b"trick_cleared", "turn_started", b"turn_started"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["match_created", "seat_connected", "seat_disconnected", "hand_dealt", "turn_started", "action_rejected", "played", "passed", "trick_cleared", "hand_ended", "match_ended"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["match_created", "seat_connected", "seat_disconnected", "hand_dealt", "turn_started", "action_rejected", "played", "passed", "trick_cleared", "hand_ended", "match_ended", "referee_restarted"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -834,6 +846,8 @@ class MatchCreated(_message.Message):
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     SOFTWARE_VERSION_FIELD_NUMBER: _builtins.int
     PROTOCOL_VERSION_FIELD_NUMBER: _builtins.int
+    TOKEN_SALT_FIELD_NUMBER: _builtins.int
+    TOKEN_HASHES_FIELD_NUMBER: _builtins.int
     seed_commitment: _builtins.str
     """SHA-256 of the seed's UTF-8 bytes, in lower-case hex; the seed is revealed in
     match_ended so anyone can check every deal.
@@ -842,9 +856,17 @@ class MatchCreated(_message.Message):
     """The referee's software version."""
     protocol_version: _builtins.int
     """The bot protocol version the referee speaks."""
+    token_salt: _builtins.str
+    """A random salt (hex) for token_hashes."""
     @_builtins.property
     def config(self) -> Global___MatchConfig:
         """The configuration in force."""
+
+    @_builtins.property
+    def token_hashes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """SHA-256 (hex) of token_salt followed by each seat's token, seats 0..3: a restarted
+        referee recognises the same tokens again without the log ever holding a token.
+        """
 
     def __init__(
         self,
@@ -853,10 +875,12 @@ class MatchCreated(_message.Message):
         seed_commitment: _builtins.str = ...,
         software_version: _builtins.str = ...,
         protocol_version: _builtins.int = ...,
+        token_salt: _builtins.str = ...,
+        token_hashes: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "protocol_version", b"protocol_version", "seed_commitment", b"seed_commitment", "software_version", b"software_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "protocol_version", b"protocol_version", "seed_commitment", b"seed_commitment", "software_version", b"software_version", "token_hashes", b"token_hashes", "token_salt", b"token_salt"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -871,22 +895,26 @@ class SeatConnected(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     RECONNECT_FIELD_NUMBER: _builtins.int
     BOT_NAME_FIELD_NUMBER: _builtins.int
+    WANT_LEGAL_PLAYS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat."""
     reconnect: _builtins.bool
     """Whether the seat had been connected before in this match."""
     bot_name: _builtins.str
     """The bot's self-reported name from its Hello."""
+    want_legal_plays: _builtins.bool
+    """Whether the bot asked for the legal plays in its prompts."""
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         reconnect: _builtins.bool = ...,
         bot_name: _builtins.str = ...,
+        want_legal_plays: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "reconnect", b"reconnect", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "reconnect", b"reconnect", "seat", b"seat", "want_legal_plays", b"want_legal_plays"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1008,6 +1036,7 @@ class ActionRejected(_message.Message):
     MESSAGE_FIELD_NUMBER: _builtins.int
     ELAPSED_MS_FIELD_NUMBER: _builtins.int
     ATTEMPT_FIELD_NUMBER: _builtins.int
+    LATE_FIELD_NUMBER: _builtins.int
     turn_id: _builtins.int
     """The turn the action named."""
     seat: _builtins.int
@@ -1020,6 +1049,10 @@ class ActionRejected(_message.Message):
     """Milliseconds from the prompt to this action."""
     attempt: _builtins.int
     """Rejected attempts in this turn so far, this one included."""
+    late: _builtins.bool
+    """A STALE_TURN rejection of an answer to the seat's last prompt, after that turn
+    had been played for it by default on the timeout: the answer came too late.
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards as sent (raw text); empty for a pass."""
@@ -1034,10 +1067,11 @@ class ActionRejected(_message.Message):
         message: _builtins.str = ...,
         elapsed_ms: _builtins.int = ...,
         attempt: _builtins.int = ...,
+        late: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "cards", b"cards", "elapsed_ms", b"elapsed_ms", "message", b"message", "pass", b"pass", "reason", b"reason", "seat", b"seat", "turn_id", b"turn_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "cards", b"cards", "elapsed_ms", b"elapsed_ms", "late", b"late", "message", b"message", "pass", b"pass", "reason", b"reason", "seat", b"seat", "turn_id", b"turn_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1263,6 +1297,7 @@ class LogEntry(_message.Message):
     PREV_HASH_FIELD_NUMBER: _builtins.int
     SCHEMA_VERSION_FIELD_NUMBER: _builtins.int
     EVENT_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match."""
     seq: _builtins.int
@@ -1272,7 +1307,7 @@ class LogEntry(_message.Message):
     on the first line.
     """
     schema_version: _builtins.int
-    """The log schema version (1)."""
+    """The log schema version: 2 since commands are logged; 1 for older logs."""
     @_builtins.property
     def time(self) -> _timestamp_pb2.Timestamp:
         """When the event happened."""
@@ -1280,6 +1315,13 @@ class LogEntry(_message.Message):
     @_builtins.property
     def event(self) -> Global___Event:
         """The event."""
+
+    @_builtins.property
+    def command(self) -> Global___Command:
+        """What the referee decided on, on the first entry of each decision (schema 2): the
+        entries up to the next entry with a command are exactly what the match machine
+        decides for this command at this entry's time. Absent in schema 1 logs.
+        """
 
     def __init__(
         self,
@@ -1290,11 +1332,323 @@ class LogEntry(_message.Message):
         prev_hash: _builtins.str = ...,
         schema_version: _builtins.int = ...,
         event: Global___Event | None = ...,
+        command: Global___Command | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "time", b"time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "event", b"event", "time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "match_id", b"match_id", "prev_hash", b"prev_hash", "schema_version", b"schema_version", "seq", b"seq", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "event", b"event", "match_id", b"match_id", "prev_hash", b"prev_hash", "schema_version", b"schema_version", "seq", b"seq", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LogEntry: _TypeAlias = LogEntry  # noqa: Y015
+
+@_typing.final
+class Command(_message.Message):
+    """An input the match machine decided on, logged so that `referee verify` can decide the
+    whole match again from the log alone (docs/log-format.md).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREATE_FIELD_NUMBER: _builtins.int
+    CONNECT_FIELD_NUMBER: _builtins.int
+    DISCONNECT_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    TIMER_FIELD_NUMBER: _builtins.int
+    CANCEL_FIELD_NUMBER: _builtins.int
+    RESTART_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def create(self) -> Global___CreateCommand:
+        """The match was created (the first entry; match_created holds its settings)."""
+
+    @_builtins.property
+    def connect(self) -> Global___ConnectCommand:
+        """A bot's Hello for a seat was accepted by the server (token and version checked)."""
+
+    @_builtins.property
+    def disconnect(self) -> Global___DisconnectCommand:
+        """A seat's stream ended, or the server closed it."""
+
+    @_builtins.property
+    def action(self) -> Global___ActionCommand:
+        """A seat sent an Action."""
+
+    @_builtins.property
+    def timer(self) -> Global___TimerCommand:
+        """A timer the machine asked for fired (a deadline, the connect limit, a grace)."""
+
+    @_builtins.property
+    def cancel(self) -> Global___CancelCommand:
+        """The organiser or the server cancelled the match."""
+
+    @_builtins.property
+    def restart(self) -> Global___RestartCommand:
+        """The referee restarted and resumed the match from its log."""
+
+    def __init__(
+        self,
+        *,
+        create: Global___CreateCommand | None = ...,
+        connect: Global___ConnectCommand | None = ...,
+        disconnect: Global___DisconnectCommand | None = ...,
+        action: Global___ActionCommand | None = ...,
+        timer: Global___TimerCommand | None = ...,
+        cancel: Global___CancelCommand | None = ...,
+        restart: Global___RestartCommand | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "cancel", b"cancel", "connect", b"connect", "create", b"create", "disconnect", b"disconnect", "kind", b"kind", "restart", b"restart", "timer", b"timer"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "cancel", b"cancel", "connect", b"connect", "create", b"create", "disconnect", b"disconnect", "kind", b"kind", "restart", b"restart", "timer", b"timer"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["create", "connect", "disconnect", "action", "timer", "cancel", "restart"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___Command: _TypeAlias = Command  # noqa: Y015
+
+@_typing.final
+class CreateCommand(_message.Message):
+    """The creation of a match; no fields (see match_created)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateCommand: _TypeAlias = CreateCommand  # noqa: Y015
+
+@_typing.final
+class ConnectCommand(_message.Message):
+    """A bot took a seat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    BOT_NAME_FIELD_NUMBER: _builtins.int
+    WANT_LEGAL_PLAYS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat its token is for."""
+    bot_name: _builtins.str
+    """The name it gave in its Hello (at most 100 characters)."""
+    want_legal_plays: _builtins.bool
+    """Whether it asked for legal plays in its prompts."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        bot_name: _builtins.str = ...,
+        want_legal_plays: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "seat", b"seat", "want_legal_plays", b"want_legal_plays"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConnectCommand: _TypeAlias = ConnectCommand  # noqa: Y015
+
+@_typing.final
+class DisconnectCommand(_message.Message):
+    """A seat's stream ended."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    CAUSE_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat."""
+    cause: _builtins.str
+    """Why, in words ("stream cancelled by the bot", "not reading its stream", ...)."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        cause: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DisconnectCommand: _TypeAlias = DisconnectCommand  # noqa: Y015
+
+@_typing.final
+class ActionCommand(_message.Message):
+    """An action as a seat sent it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    TURN_ID_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    PASS_FIELD_NUMBER: _builtins.int
+    MALFORMED_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat that sent it (the seat of the stream, never a field the bot chose)."""
+    turn_id: _builtins.int
+    """The turn id the bot gave."""
+    malformed: _builtins.bool
+    """Neither a play nor a pass, or a play too large to be one (cards are then dropped)."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The cards as sent, when it was a play."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        turn_id: _builtins.int = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+        malformed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "malformed", b"malformed", "pass", b"pass", "seat", b"seat", "turn_id", b"turn_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActionCommand: _TypeAlias = ActionCommand  # noqa: Y015
+
+@_typing.final
+class TimerCommand(_message.Message):
+    """A timer fired; the entry's time is when."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TimerCommand: _TypeAlias = TimerCommand  # noqa: Y015
+
+@_typing.final
+class CancelCommand(_message.Message):
+    """A cancel."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REASON_FIELD_NUMBER: _builtins.int
+    reason: _builtins.str
+    """The reason given (at most 500 characters)."""
+    def __init__(
+        self,
+        *,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelCommand: _TypeAlias = CancelCommand  # noqa: Y015
+
+@_typing.final
+class RestartCommand(_message.Message):
+    """A restart of the referee."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOFTWARE_VERSION_FIELD_NUMBER: _builtins.int
+    TORN_BYTES_FIELD_NUMBER: _builtins.int
+    software_version: _builtins.str
+    """The version of the referee that resumed the match."""
+    torn_bytes: _builtins.int
+    """Bytes of a torn last line that were cut off the log before resuming."""
+    def __init__(
+        self,
+        *,
+        software_version: _builtins.str = ...,
+        torn_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["software_version", b"software_version", "torn_bytes", b"torn_bytes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RestartCommand: _TypeAlias = RestartCommand  # noqa: Y015
+
+@_typing.final
+class RefereeRestarted(_message.Message):
+    """The referee restarted and resumed this match from its log: every seat must connect
+    again (with its same token) within time_control.resume_grace_ms.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOFTWARE_VERSION_FIELD_NUMBER: _builtins.int
+    TORN_BYTES_FIELD_NUMBER: _builtins.int
+    software_version: _builtins.str
+    """The version of the referee that resumed the match."""
+    torn_bytes: _builtins.int
+    """Bytes of a last line cut short by the crash that were cut off the log, if any."""
+    def __init__(
+        self,
+        *,
+        software_version: _builtins.str = ...,
+        torn_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["software_version", b"software_version", "torn_bytes", b"torn_bytes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RefereeRestarted: _TypeAlias = RefereeRestarted  # noqa: Y015
+
+@_typing.final
+class LogTrailer(_message.Message):
+    """The last line of a closed log, outside the hash chain: the referee's signature over
+    the log's final hash, as the line {"trailer": {...}} (docs/log-format.md).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    LINES_FIELD_NUMBER: _builtins.int
+    FINAL_HASH_FIELD_NUMBER: _builtins.int
+    ALGORITHM_FIELD_NUMBER: _builtins.int
+    PUBLIC_KEY_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The match."""
+    lines: _builtins.int
+    """How many entries the log holds."""
+    final_hash: _builtins.str
+    """SHA-256 (lower-case hex) of the last entry's line."""
+    algorithm: _builtins.str
+    """The signature algorithm: "ed25519"."""
+    public_key: _builtins.str
+    """The signer's public key, base64 of the raw 32 bytes."""
+    signature: _builtins.str
+    """Base64 of the signature over "pusoy-referee-log-v1\\n<match_id>\\n<lines>\\n<final_hash>"."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        lines: _builtins.int = ...,
+        final_hash: _builtins.str = ...,
+        algorithm: _builtins.str = ...,
+        public_key: _builtins.str = ...,
+        signature: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["algorithm", b"algorithm", "final_hash", b"final_hash", "lines", b"lines", "match_id", b"match_id", "public_key", b"public_key", "signature", b"signature"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LogTrailer: _TypeAlias = LogTrailer  # noqa: Y015

@@ -158,6 +158,7 @@ class MatchInfo(_message.Message):
     STANDINGS_FIELD_NUMBER: _builtins.int
     LOG_PATH_FIELD_NUMBER: _builtins.int
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
+    FAILURE_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match's id."""
     status: _common_pb2.MatchStatus.ValueType
@@ -168,6 +169,10 @@ class MatchInfo(_message.Message):
     """The log file's path on the server."""
     seed_commitment: _builtins.str
     """The seed commitment."""
+    failure: _builtins.str
+    """Why the match stopped without an end in its log (its log could not be written),
+    or why a log found at start could not be resumed; empty otherwise.
+    """
     @_builtins.property
     def config(self) -> _common_pb2.MatchConfig:
         """The configuration in force."""
@@ -196,10 +201,11 @@ class MatchInfo(_message.Message):
         standings: _abc.Iterable[_common_pb2.Standing] | None = ...,
         log_path: _builtins.str = ...,
         seed_commitment: _builtins.str = ...,
+        failure: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "connected", b"connected", "hands_played", b"hands_played", "log_path", b"log_path", "match_id", b"match_id", "seed_commitment", b"seed_commitment", "standings", b"standings", "status", b"status", "totals", b"totals"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "connected", b"connected", "failure", b"failure", "hands_played", b"hands_played", "log_path", b"log_path", "match_id", b"match_id", "seed_commitment", b"seed_commitment", "standings", b"standings", "status", b"status", "totals", b"totals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

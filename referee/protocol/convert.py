@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from referee.pb import common
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from referee.protocol import common
 from referee.rules import Kind, Reason, Rules, Standing, SuitOrder, sorted_cards
 from referee.rules.cards import card_text
 
@@ -61,3 +63,14 @@ def seat_cards(hands: Iterable[int], order: SuitOrder) -> list[common.SeatCards]
         common.SeatCards(seat=s, cards=card_list(h, order), count=h.bit_count())
         for s, h in enumerate(hands)
     ]
+
+
+def ts_us(ts: Timestamp) -> int:
+    """Microseconds of a protobuf Timestamp (the log's and the machine's time unit)."""
+    return ts.seconds * 1_000_000 + ts.nanos // 1000
+
+
+def set_ts(ts: Timestamp, us: int) -> None:
+    """Set a protobuf Timestamp to ``us`` microseconds."""
+    ts.seconds, rest = divmod(us, 1_000_000)
+    ts.nanos = rest * 1000

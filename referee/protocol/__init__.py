@@ -1,4 +1,5 @@
-"""The generated protobuf modules under short names (generated code lives in referee/proto)."""
+"""The protocol: the generated protobuf modules under short names (generated code lives in
+referee/proto), and the translation between rules values and messages (convert)."""
 
 from referee.proto.pusoy.referee.v1 import common_pb2 as common
 from referee.proto.pusoy.referee.v1 import lobby_service_pb2 as lobby_service
@@ -12,7 +13,8 @@ from referee.proto.pusoy.referee.v1 import spectator_service_pb2_grpc as spectat
 
 PROTOCOL_VERSION = 1
 SUPPORTED_PROTOCOL_VERSIONS = (1,)
-LOG_SCHEMA_VERSION = 1
+LOG_SCHEMA_VERSION = 2
+SUPPORTED_LOG_SCHEMA_VERSIONS = (1, 2)
 
 __all__ = [
     "LOG_SCHEMA_VERSION",

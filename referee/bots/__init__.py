@@ -1,0 +1,19 @@
+"""Built-in bots: simple strategies the referee plays itself, as real gRPC clients.
+
+They belong to the referee (``referee match``, tournaments, tests, benchmarks), not to
+the Python starter kit, which bot authors install on its own.
+"""
+
+from referee.bots.client import SeatOutcome, SeatRefused, play_seat
+from referee.bots.strategies import BUILTIN_BOTS, GreedyBot, RandomBot, Strategy, builtin_bot
+
+__all__ = [
+    "BUILTIN_BOTS",
+    "GreedyBot",
+    "RandomBot",
+    "SeatOutcome",
+    "SeatRefused",
+    "Strategy",
+    "builtin_bot",
+    "play_seat",
+]

@@ -1,0 +1,169 @@
+"""What a match came to, per seat, as its log tells it: a visitor over the log reader.
+
+Used for tournament results and ``referee match``'s summary: places and scores, and every
+fault the referee recorded (timeouts, rejected and late answers, default actions by
+cause, disconnects).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from referee.log.reader import LogLine, read_log, walk
+from referee.protocol import common
+from referee.rules import SEATS
+
+_CAUSES = {
+    common.DEFAULT_CAUSE_TIMEOUT: "timeouts",
+    common.DEFAULT_CAUSE_ILLEGAL_ATTEMPTS: "illegal_defaults",
+    common.DEFAULT_CAUSE_DISCONNECTED: "absent_turns",
+    common.DEFAULT_CAUSE_STRIKE_LIMIT: "benched_turns",
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SeatSummary:
+    """One seat of a match, as its log tells it."""
+
+    seat: int
+    place: int = 0
+    total: int = 0
+    hands_won: int = 0
+    scores: tuple[int, ...] = ()
+    """The seat's score in each hand (penalty points, or chips won)."""
+    connected: bool = False
+    """The seat's bot connected at least once."""
+    timeouts: int = 0
+    """Turns played by default because the bot did not answer in time."""
+    illegal_defaults: int = 0
+    """Turns played by default after too many rejected attempts."""
+    absent_turns: int = 0
+    """Turns played by default because the bot was not connected."""
+    benched_turns: int = 0
+    """Turns played by default after the strike limit."""
+    rejected: int = 0
+    """Actions the referee rejected (illegal plays, out of turn, stale), late ones aside."""
+    disconnects: int = 0
+    late: int = 0
+    """Answers that came after their turn had timed out (not counted as rejected)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LogSummary:
+    referee_match_id: str
+    status: str
+    """finished or cancelled."""
+    cancel_reason: str
+    seed: str
+    hands: int
+    seats: tuple[SeatSummary, ...]
+    seat_names: tuple[str, ...]
+
+
+@dataclasses.dataclass
+class _Counts:
+    scores: list[int] = dataclasses.field(default_factory=list)
+    connected: bool = False
+    timeouts: int = 0
+    illegal_defaults: int = 0
+    absent_turns: int = 0
+    benched_turns: int = 0
+    rejected: int = 0
+    disconnects: int = 0
+    late: int = 0
+
+
+class Summarizer:
+    """A log visitor that counts what happened to each seat."""
+
+    def __init__(self) -> None:
+        self.counts = [_Counts() for _ in range(SEATS)]
+        self.match_id = ""
+        self.names: tuple[str, ...] = ()
+        self.ended: common.MatchEnded | None = None
+        self.hands = 0
+
+    def _seat(self, seat: int) -> _Counts:
+        if not 0 <= seat < SEATS:
+            raise ValueError(f"no seat {seat}")
+        return self.counts[seat]
+
+    def visit(self, line: LogLine) -> None:
+        ev = line.entry.event
+        kind = line.kind
+        self.match_id = line.entry.match_id
+        if kind in ("played", "passed"):
+            body = ev.played if kind == "played" else ev.passed
+            field = _CAUSES.get(body.default_cause)
+            if field is not None:
+                counts = self._seat(body.seat)
+                setattr(counts, field, getattr(counts, field) + 1)
+        elif kind == "action_rejected":
+            counts = self._seat(ev.action_rejected.seat)
+            if ev.action_rejected.late:
+                counts.late += 1
+            else:
+                counts.rejected += 1
+        elif kind == "hand_ended":
+            self.hands += 1
+            for seat, score in enumerate(ev.hand_ended.scores):
+                self._seat(seat).scores.append(score)
+        elif kind == "seat_connected":
+            self._seat(ev.seat_connected.seat).connected = True
+        elif kind == "seat_disconnected":
+            self._seat(ev.seat_disconnected.seat).disconnects += 1
+        elif kind == "match_created":
+            self.names = tuple(ev.match_created.config.seat_names)
+        elif kind == "match_ended":
+            self.ended = ev.match_ended
+
+    def summary(self) -> LogSummary:
+        """The counts; ValueError when the log ended before the match did."""
+        ended = self.ended
+        if ended is None:
+            raise ValueError("the log ends before the match did")
+        places = [0] * SEATS
+        won = [0] * SEATS
+        for st in ended.standings:
+            for seat in st.seats:
+                places[seat] = st.place
+                won[seat] = st.hands_won
+        totals = list(ended.totals) or [0] * SEATS
+        seats = tuple(
+            SeatSummary(
+                seat=s,
+                place=places[s],
+                total=totals[s],
+                hands_won=won[s],
+                **{
+                    **dataclasses.asdict(self.counts[s]),
+                    "scores": tuple(self.counts[s].scores),
+                },
+            )
+            for s in range(SEATS)
+        )
+        finished = ended.status == common.MATCH_STATUS_FINISHED
+        return LogSummary(
+            referee_match_id=self.match_id,
+            status="finished" if finished else "cancelled",
+            cancel_reason=ended.cancel_reason,
+            seed=ended.seed,
+            hands=self.hands,
+            seats=seats,
+            seat_names=self.names,
+        )
+
+
+def summarize_log(path: Path) -> LogSummary:
+    """Count what happened to each seat; ValueError for a log that did not end (or is
+    cut short), LogFormatError for one that is not a log."""
+    read = read_log(path)
+    if read.truncated:
+        raise ValueError(f"{path}: the last line is cut short")
+    summarizer = Summarizer()
+    walk(read.lines, summarizer)
+    try:
+        return summarizer.summary()
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None

@@ -1,0 +1,128 @@
+"""What ``referee tournament`` prints: the ratings table, head to head, the plan of a
+dry run, the sequential test, and a verify command that can be pasted as it is."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from referee.tournament.ratings import PairRow, StandingRow
+
+MATRIX_MAX_BOTS = 8
+"""Beyond this many bots the head-to-head matrix is too wide for a terminal: the table's
+neighbours are listed instead (every pair is in standings.json and pairwise.csv)."""
+
+
+def _num(x: float, fmt: str = ".2f") -> str:
+    return "-" if x != x else format(x, fmt)
+
+
+def format_standings(rows: Sequence[StandingRow], scoring: str) -> str:
+    """The ratings table: the sort key, each rating with its 95% interval, and ``~``
+    where a bot's interval overlaps the one of the bot above."""
+    what = "penalty/hand" if scoring == "penalty" else "chips/hand"
+    head = (
+        f"{'#':>2}   {'bot':<16} {'mu-3σ':>6} {'mu':>6} {'95% interval':>15} {'matches':>7} "
+        f"{'wins':>5} {'place':>5} {what:>12} {'95% CI':>15} {'t/o':>4} {'rej':>4} "
+        f"{'disc':>4} {'crash':>5}"
+    )
+    out = [
+        "Ratings: OpenSkill (Plackett-Luce), one rating event per deal group; "
+        "sorted by mu - 3 sigma (mu-3σ)",
+        head,
+        "-" * len(head),
+    ]
+    for r in rows:
+        ci = "" if r.ci95_low != r.ci95_low else f"[{r.ci95_low:.2f}, {r.ci95_high:.2f}]"
+        interval = f"[{r.rating_low:.1f}, {r.rating_high:.1f}]"
+        mark = "~" if r.overlaps_above else " "
+        out.append(
+            f"{r.rank:>2} {mark} {r.name:<16} {r.ordinal:>6.2f} {r.mu:>6.2f} {interval:>15} "
+            f"{r.matches:>7} {r.wins:>5} {_num(r.avg_place):>5} {_num(r.score_per_hand):>12} "
+            f"{ci:>15} {r.timeouts:>4} {r.rejected:>4} {r.disconnects:>4} {r.crashes:>5}"
+        )
+    if any(r.overlaps_above for r in rows):
+        out.append(
+            "~ its rating interval (mu ± 1.96 sigma) overlaps the one above: "
+            "not significantly different"
+        )
+    return "\n".join(out)
+
+
+def _cell(p: PairRow | None) -> str:
+    if p is None or p.groups == 0:
+        return "-"
+    if p.groups < 2:
+        return f"{p.mean:+.2f} ({p.groups})"
+    half = (p.ci95_high - p.ci95_low) / 2
+    return f"{p.mean:+.2f}±{half:.2f} {p.los * 100:.0f}% ({p.groups})"
+
+
+def format_pairwise(names: Sequence[str], pairs: Sequence[PairRow], scoring: str) -> str:
+    """Head to head on the terminal: a matrix (row bot against column bot) for up to
+    ``MATRIX_MAX_BOTS`` bots, else each bot against the one below it in the table."""
+    unit = "penalty points" if scoring == "penalty" else "chips"
+    lookup: dict[tuple[str, str], PairRow] = {}
+    for p in pairs:
+        lookup[(p.a, p.b)] = p
+        lookup[(p.b, p.a)] = p.flipped()
+    out = [
+        f"Head to head: how many {unit} per hand the first bot did better than the other on "
+        "the same deals;",
+        "mean ± 95% CI, likelihood of superiority, (deal groups). Every pair: pairwise.csv",
+    ]
+    if len(names) <= MATRIX_MAX_BOTS:
+        cells = [[_cell(lookup.get((a, b))) if a != b else "." for b in names] for a in names]
+        width = max(12, *(len(c) for row in cells for c in row), *(len(n) for n in names))
+        first = max(len(n) for n in names)
+        out.append((" " * first + "  " + "  ".join(f"{n:<{width}}" for n in names)).rstrip())
+        for name, row in zip(names, cells, strict=True):
+            out.append(f"{name:<{first}}  " + "  ".join(f"{c:<{width}}" for c in row).rstrip())
+    else:
+        first = max(len(n) for n in names)
+        for a, b in itertools.pairwise(names):
+            out.append(f"{a:>{first}} vs {b:<{first}}  {_cell(lookup.get((a, b)))}")
+    return "\n".join(out)
+
+
+def referee_program() -> str:
+    """How to run this ``referee`` again from the same shell: ``referee`` when that is
+    what PATH finds, else the path it was started by, or ``python -m referee.cli``."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if Path(argv0).name == "referee":
+        found = shutil.which("referee")
+        try:
+            if found is not None and os.path.samefile(found, argv0):
+                return "referee"
+        except OSError:
+            pass
+        return shlex.quote(argv0)
+    return f"{shlex.quote(sys.executable)} -m referee.cli"
+
+
+def verify_command(program: str, logs: Path, cwd: Path | None = None) -> str:
+    """A shell command that re-checks every log in ``logs``: the folder quoted, the
+    ``*.jsonl`` left for the shell to expand; relative to ``cwd`` when inside it.
+
+    >>> verify_command("referee", Path("/home/me/club night/logs"), Path("/home/me"))
+    "referee verify 'club night/logs'/*.jsonl"
+    """
+    here = Path.cwd() if cwd is None else cwd
+    shown = logs
+    if logs.is_absolute() and logs.is_relative_to(here):
+        shown = logs.relative_to(here)
+    return f"{program} verify {shlex.quote(str(shown))}/*.jsonl"
+
+
+__all__ = [
+    "MATRIX_MAX_BOTS",
+    "format_pairwise",
+    "format_standings",
+    "referee_program",
+    "verify_command",
+]
