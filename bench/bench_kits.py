@@ -51,8 +51,9 @@ def build(root: Path, kit: str) -> tuple[float, float]:
 
 
 def measure(kit: str, hands: int, seed: str, root: Path = ROOT) -> tuple[int, float, int]:
-    """(moves, seconds, default actions) of one match of four bots of ``kit``."""
-    bot = str(root / "clients" / kit / "bot")
+    """(moves, seconds, default actions) of one match of four bots of ``kit`` (``greedy``:
+    the referee's built-in bots, in its own process: the same run's reference)."""
+    bot = "greedy" if kit == "greedy" else str(root / "clients" / kit / "bot")
     with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run(
             [
@@ -113,6 +114,9 @@ def main() -> None:
             # build makes the clone's own .venv for its bot.
         head = f"{'kit':12} {'build s':>8} {'build CPU s':>11} {'moves':>7} {'seconds':>8}"
         print(f"{head} {'moves/s':>8}  defaults")
+        moves, seconds, defaults = measure("greedy", args.hands, args.seed, root)
+        ref = moves / seconds
+        print(f"{'(reference: built-in greedy bots)':50} {ref:8.0f}  {defaults}", flush=True)
         for kit in args.kits:
             wall = cpu = float("nan")
             if not args.no_build:
@@ -120,7 +124,7 @@ def main() -> None:
             moves, seconds, defaults = measure(kit, args.hands, args.seed, root)
             print(
                 f"{kit:12} {wall:8.0f} {cpu:11.0f} {moves:7d} {seconds:8.2f} "
-                f"{moves / seconds:8.0f}  {defaults}",
+                f"{moves / seconds:8.0f}  {defaults}   {moves / seconds / ref:.2f} x reference",
                 flush=True,
             )
 
