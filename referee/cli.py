@@ -362,6 +362,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 
     from referee.logging import configure_logging
     from referee.tournament.config import ConfigError, load_config
+    from referee.tournament.director import Tournament, TournamentError, TournamentSummary
     from referee.tournament.progress import Progress, format_duration
     from referee.tournament.report import (
         format_pairwise,
@@ -369,7 +370,6 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         referee_program,
         verify_command,
     )
-    from referee.tournament.runner import Tournament, TournamentError, TournamentSummary
 
     try:
         config = load_config(Path(args.config))

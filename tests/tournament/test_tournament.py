@@ -12,7 +12,7 @@ from referee.log import read_log
 from referee.log.verify import verify_log
 from referee.protocol import common
 from referee.tournament.config import load_config
-from referee.tournament.runner import Tournament
+from referee.tournament.director import Tournament
 
 from .conftest import bot_entry, example_bot, read_results, spawned_bot, write_config
 
