@@ -24,14 +24,14 @@ example:
 
 
 def _cmd_judge(args: argparse.Namespace) -> int:
-    from referee.judge import judge, run_lines
+    from referee.rules.judge import judge, run_lines
 
     run_lines(judge, sys.stdin, sys.stdout)
     return 0
 
 
 def _cmd_moves(args: argparse.Namespace) -> int:
-    from referee.judge import moves, run_lines
+    from referee.rules.judge import moves, run_lines
 
     run_lines(moves, sys.stdin, sys.stdout)
     return 0
@@ -149,8 +149,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from referee.log.writer import FsyncPolicy
-    from referee.logging import configure_logging
     from referee.server.app import RefereeServer
+    from referee.server.logging import configure_logging
 
     configure_logging(args.log_format, args.log_level)
 
@@ -222,8 +222,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
     import asyncio
 
     from referee.local import BotSpec, MatchSetupError, play_match
-    from referee.logging import configure_logging
     from referee.rules import OptionsError, Rules
+    from referee.server.logging import configure_logging
 
     configure_logging(args.log_format, args.log_level)
     bots = args.bot or DEFAULT_BOTS
@@ -360,7 +360,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     import asyncio
     import signal
 
-    from referee.logging import configure_logging
+    from referee.server.logging import configure_logging
     from referee.tournament.config import ConfigError, load_config
     from referee.tournament.director import Tournament, TournamentError, TournamentSummary
     from referee.tournament.progress import Progress, format_duration
