@@ -23,7 +23,7 @@ from referee.protocol import common, match_service, match_service_grpc
 from referee.server.app import RefereeServer
 from referee.stdio import PREFIX as STDIO_PREFIX
 from referee.stdio import bridge_argv
-from referee.tournament.procs import BotProcess, expand
+from referee.table.procs import BotProcess, expand
 
 
 @dataclasses.dataclass(frozen=True)

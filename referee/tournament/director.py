@@ -1,7 +1,7 @@
 """The tournament runner: plays the schedule through a referee, resumably.
 
 The referee is embedded in this process by default, or a running ``referee serve``
-(``referee.tournament.referees``). One asyncio task dispatches matches in schedule order,
+(``referee.table.referees``). One asyncio task dispatches matches in schedule order,
 up to the concurrency limit (and, for a remote bot, up to the number of matches it said
 it can play at once). Each match is one task that creates the match over gRPC
 (MatchService.CreateMatch), seats its four bots, waits for the referee to end it, then
@@ -52,8 +52,14 @@ from referee.log.verify import verify_log
 from referee.protocol import common
 from referee.rules import new_seed
 from referee.server.lobby import Assignment, Lobby
+from referee.table.procs import BotProcess, ProcessLedger, expand
+from referee.table.referees import (
+    LocalReferee,
+    Referee,
+    RefereeUnavailable,
+    ServerReferee,
+)
 from referee.tournament.config import BotKind, TournamentConfig, identity_changes
-from referee.tournament.procs import BotProcess, ProcessLedger, expand
 from referee.tournament.progress import Counts, Progress
 from referee.tournament.ratings import (
     PAIRWISE_UNIT,
@@ -63,12 +69,6 @@ from referee.tournament.ratings import (
     pairwise_csv,
     replay,
     table_csv,
-)
-from referee.tournament.referees import (
-    LocalReferee,
-    Referee,
-    RefereeUnavailable,
-    ServerReferee,
 )
 from referee.tournament.results import (
     STATUS_FAILED,
