@@ -17,7 +17,7 @@ from pathlib import Path
 
 import grpc
 
-from referee.match.settings import settings_from_request
+from referee.match.settings import MatchSettings, settings_from_request
 from referee.protocol import (
     common,
     match_service,
@@ -27,6 +27,7 @@ from referee.protocol import (
 )
 from referee.server.app import RefereeServer
 from referee.server.lobby import Lobby
+from referee.server.registry import Created
 
 OVER = (common.MATCH_STATUS_FINISHED, common.MATCH_STATUS_CANCELLED)
 # How long to wait for a referee server to answer before the tournament gives up on it.
@@ -56,9 +57,9 @@ class Referee(abc.ABC):
     async def stop(self) -> None: ...
 
     @abc.abstractmethod
-    async def create(
-        self, request: match_service.CreateMatchRequest
-    ) -> match_service.CreateMatchResponse: ...
+    async def create(self, settings: MatchSettings) -> Created:
+        """Create a match; settings it refuses raise SettingsError (in this process) or
+        grpc's error (a server)."""
 
     @abc.abstractmethod
     def over(self, match_id: str) -> asyncio.Event:
@@ -95,19 +96,9 @@ class LocalReferee(Referee):
     async def stop(self) -> None:
         await self.server.stop(grace=1.0)
 
-    async def create(
-        self, request: match_service.CreateMatchRequest
-    ) -> match_service.CreateMatchResponse:
-        matches = self.server.matches
-        created = matches.create(settings_from_request(request))
-        host = matches.get(created.match_id)
-        assert host is not None
-        return match_service.CreateMatchResponse(
-            match_id=created.match_id,
-            seat_tokens=list(created.tokens),
-            seed_commitment=created.commitment,
-            match=matches.info(host),
-        )
+    async def create(self, settings: MatchSettings) -> Created:
+        # Checked as a server checks a CreateMatch request, so both referees take the same.
+        return self.server.matches.create(settings_from_request(settings.request_pb()))
 
     def over(self, match_id: str) -> asyncio.Event:
         host = self.server.matches.get(match_id)
@@ -170,18 +161,18 @@ class ServerReferee(Referee):
         if self._channel is not None:
             await self._channel.close(grace=None)
 
-    async def create(
-        self, request: match_service.CreateMatchRequest
-    ) -> match_service.CreateMatchResponse:
+    async def create(self, settings: MatchSettings) -> Created:
         assert self._matches is not None
         try:
-            created: match_service.CreateMatchResponse = await self._matches.CreateMatch(request)
+            created: match_service.CreateMatchResponse = await self._matches.CreateMatch(
+                settings.request_pb()
+            )
         except grpc.aio.AioRpcError as exc:
             raise self._lost_or(exc) from None
         event = asyncio.Event()
         task = asyncio.create_task(self._watch(created.match_id, event))
         self._over[created.match_id] = (event, task)
-        return created
+        return Created(created.match_id, tuple(created.seat_tokens), created.seed_commitment)
 
     def _lost_or(self, exc: grpc.aio.AioRpcError) -> Exception:
         """RefereeUnavailable when the server cannot be reached, else the error itself."""

@@ -494,11 +494,12 @@ class Tournament:
         seated = _Seated()
         referee_id = ""
         try:
-            created = await referee.create(self.config.match_request(spec.seed, spec.bots))
+            settings = self.config.match_settings(spec.seed, spec.bots)
+            created = await referee.create(settings)
             referee_id = created.match_id
             over = referee.over(referee_id)
-            config_pb = created.match.config
-            for seat, (name, token) in enumerate(zip(spec.bots, created.seat_tokens, strict=True)):
+            config_pb = settings.config_pb()
+            for seat, (name, token) in enumerate(zip(spec.bots, created.tokens, strict=True)):
                 await self._seat(spec, seat, name, token, referee_id, config_pb, seated, over)
             try:
                 await asyncio.wait_for(over.wait(), self.config.time.match_timeout_s)
