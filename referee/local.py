@@ -23,7 +23,8 @@ from referee.protocol import common, match_service, match_service_grpc
 from referee.server.app import RefereeServer
 from referee.stdio import PREFIX as STDIO_PREFIX
 from referee.stdio import bridge_argv
-from referee.table.procs import BotProcess, expand
+from referee.table.bots import expand
+from referee.table.procs import BotProcess
 
 
 @dataclasses.dataclass(frozen=True)

@@ -74,11 +74,8 @@ import enum
 import hashlib
 import json
 import math
-import os
 import re
 import shlex
-import shutil
-import sys
 import tomllib
 from collections.abc import Mapping, Sequence
 from itertools import combinations
@@ -99,9 +96,13 @@ from referee.match.settings import (
 )
 from referee.rules import OptionsError, Rules
 from referee.stdio import bridge_argv
-
-PLACEHOLDERS = ("address", "token", "python", "seat", "match", "name")
-"""What a command may contain in braces; each is replaced when the bot is spawned."""
+from referee.table.bots import (
+    PLACEHOLDERS,
+    BuiltinBot,
+    CommandBot,
+    RemoteBot,
+    check_program,
+)
 
 IDENTITY_VERSION = 1
 DEFAULT_MATCH_TIMEOUT_S = 1800.0
@@ -168,6 +169,14 @@ class BotConfig:
     key: str = dataclasses.field(default="", repr=False)
     max_matches: int = 0
     """Remote bots: the organiser's limit on matches at once (0: the bot's own)."""
+
+    def table_bot(self) -> BuiltinBot | CommandBot | RemoteBot:
+        """The bot as a table seats it."""
+        if self.kind is BotKind.BUILTIN:
+            return BuiltinBot(self.builtin)
+        if self.kind is BotKind.REMOTE:
+            return RemoteBot(self.name)
+        return CommandBot(self.argv, self.env, self.cwd)
 
     def identity(self) -> dict[str, Any]:
         """What defines the bot for the tournament (a remote bot's key is left out)."""
@@ -735,21 +744,9 @@ def _parse_command(
 
 def _check_program(argv: Sequence[str], cwd: Path, where: str) -> None:
     """The program must exist; for ``{python} script.py`` (or ``python …``) the script too."""
-    program = argv[0].replace("{python}", sys.executable)
-    if "{" in program:
-        return  # built from a placeholder at spawn time: cannot be checked now
-    if os.sep in program or (os.altsep and os.altsep in program):
-        path = cwd / program
-        if not path.is_file():
-            raise ConfigError(where, f"program {program!r} not found (looked in {cwd})")
-        if not os.access(path, os.X_OK):
-            raise ConfigError(where, f"program {program!r} is not executable")
-    elif shutil.which(program) is None:
-        raise ConfigError(where, f"program {program!r} not found on PATH")
-    if Path(program).name.startswith("python") and len(argv) > 1:
-        script = argv[1]
-        if not script.startswith("-") and "{" not in script and not (cwd / script).is_file():
-            raise ConfigError(where, f"script {script!r} not found (looked in {cwd})")
+    problem = check_program(argv, cwd)
+    if problem is not None:
+        raise ConfigError(where, problem)
 
 
 __all__ = [
