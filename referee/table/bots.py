@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from referee.bots import BUILTIN_BOTS
+from referee.stdio import PREFIX as STDIO_PREFIX
+from referee.stdio import bridge_argv
 
 PLACEHOLDERS = ("address", "token", "python", "seat", "match", "name")
 """What a command may contain in braces; each is replaced when the bot is spawned."""
@@ -40,6 +42,14 @@ class CommandBot:
     env: tuple[tuple[str, str], ...] = ()
     """Added to the environment (which also gets PUSOY_ADDRESS and PUSOY_TOKEN)."""
     cwd: Path | None = None
+    program: tuple[str, ...] = ()
+    """For a stdio bot, whose command is the bridge: the bot's own command (the seat is
+    named after it, and it is what must exist)."""
+
+    @property
+    def own_argv(self) -> tuple[str, ...]:
+        """The bot's own command: ``program`` for a stdio bot, else ``argv``."""
+        return self.program or self.argv
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -61,24 +71,35 @@ class Seat:
 
 
 def parse_bot(text: str) -> Bot:
-    """A bot as the command line gives it: a built-in name, or a command (split like a
-    shell would; no shell runs). Raises ValueError for an empty or unsplittable one.
+    """A bot as the command line gives it: a built-in name, a command (split like a shell
+    would; no shell runs), or ``stdio:COMMAND`` for a bot that speaks JSON lines on
+    stdin/stdout (spawned behind the stdio bridge, ``referee.stdio``). Raises ValueError
+    for an empty or unsplittable one.
 
     >>> parse_bot("greedy")
     BuiltinBot(strategy='greedy')
-    >>> parse_bot("./mybot --token={token}")
-    CommandBot(argv=('./mybot', '--token={token}'), env=(), cwd=None)
+    >>> parse_bot("./mybot --token={token}").argv
+    ('./mybot', '--token={token}')
+    >>> parse_bot("stdio:./plain --fast").argv[1:]
+    ('-m', 'referee.cli', 'stdio-bot', '--name', '{name}', '--', './plain', '--fast')
     """
     text = text.strip()
     if not text:
         raise ValueError("an empty bot: give a built-in name or a command")
     if text in BUILTIN_BOTS:
         return BuiltinBot(text)
+    stdio = text.startswith(STDIO_PREFIX)
+    command = text[len(STDIO_PREFIX) :].strip() if stdio else text
+    if not command:
+        raise ValueError(f"{text!r}: give the stdio bot's command after {STDIO_PREFIX}")
     try:
-        argv = shlex.split(text)
+        argv = tuple(shlex.split(command))
     except ValueError as exc:
-        raise ValueError(f"cannot split the command {text!r}: {exc}") from None
-    return CommandBot(tuple(argv))
+        raise ValueError(f"cannot split the command {command!r}: {exc}") from None
+    if stdio:
+        bridge = bridge_argv(argv, name="{name}", python="{python}")
+        return CommandBot(tuple(bridge), program=argv)
+    return CommandBot(argv)
 
 
 def expand(argv: Sequence[str], values: Mapping[str, str]) -> list[str]:
@@ -103,6 +124,8 @@ _WITH_VALUE = ("-cp", "-classpath", "--class-path", "-X", "-W", "-r", "--require
 """Interpreter options whose next word is their value, not the program."""
 _NAMING = ("-m", "-jar")
 """Interpreter options whose next word names the program (a module, a jar)."""
+_INLINE = ("-c", "-e", "--eval")
+"""Interpreter options that give the program inline: the interpreter names it."""
 _GENERIC = ("bot", "main", "index", "run", "start", "app", "__main__", "client")
 _EXTENSIONS = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".jar", ".lua", ".php")
 
@@ -118,12 +141,14 @@ def bot_name(bot: Bot) -> str:
     'go-bot'
     >>> bot_name(CommandBot(("java", "-jar", "target/mybot.jar")))
     'mybot'
+    >>> bot_name(CommandBot(("/usr/bin/python3", "-c", "import sys; sys.exit(1)")))
+    'python3'
     """
     if isinstance(bot, BuiltinBot):
         return bot.strategy
     if isinstance(bot, RemoteBot):
         return bot.name
-    words = [w for w in bot.argv]
+    words = list(bot.own_argv)
     while words and "=" in words[0] and not words[0].startswith(("/", ".", "{")):
         words.pop(0)  # FOO=bar before the program (as env(1) takes them)
     if words and Path(words[0]).name == "env":
@@ -139,6 +164,8 @@ def bot_name(bot: Bot) -> str:
         i = 0
         while i < len(rest):
             word = rest[i]
+            if word in _INLINE:
+                break
             if word in _NAMING and i + 1 < len(rest):
                 program = rest[i + 1].rsplit(".", 1)[-1] if word == "-m" else rest[i + 1]
                 break
@@ -165,16 +192,20 @@ def _short(program: str) -> str:
     return name[:MAX_SEAT_NAME_CHARS] or "bot"
 
 
-def distinct_names(names: Sequence[str]) -> list[str]:
-    """Seat names with repeats told apart, so four copies of a bot are four names.
+def distinct_names(names: Sequence[str], reserved: Sequence[str] = ()) -> list[str]:
+    """Seat names with repeats told apart, so four copies of a bot are four names;
+    ``reserved`` names (given by a person for other seats) are not used either.
 
     >>> distinct_names(["greedy", "random", "greedy", "greedy"])
     ['greedy-1', 'random', 'greedy-2', 'greedy-3']
+    >>> distinct_names(["greedy", "random"], reserved=["random"])
+    ['greedy', 'random-1']
     """
-    taken = {n for n in names if names.count(n) == 1}
+    unique = {n for n in names if names.count(n) == 1 and n not in reserved}
+    taken = unique | set(reserved)
     out = []
     for n in names:
-        if n not in taken:
+        if n not in unique:
             k = 1
             while f"{n}-{k}" in taken:
                 k += 1

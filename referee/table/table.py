@@ -366,7 +366,7 @@ class Table:
     async def _gone(self, run: _Run, ended: BotExit) -> None:
         """Report a bot that ended early, and tell the referee not to wait for it."""
         run.exits[ended.seat] = ended
-        log.warning(
+        log.info(
             "bot ended before its match",
             match_id=run.match_id,
             seat=ended.seat,
