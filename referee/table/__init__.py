@@ -1,6 +1,30 @@
 """One table: four bots seated at a referee for one match, played and reported.
 
-``referees`` is the narrow referee interface with its two implementations (a referee in
-this process, or a running ``referee serve`` over its organiser API); ``procs`` spawns and
-stops bot processes.
+``table`` plays the match (the one place a match's orchestration lives, for ``referee
+match`` and for every match of a tournament); ``bots`` says what a seat holds (a built-in
+strategy, a command, a remote bot) and names it; ``referees`` is the narrow referee
+interface with its two implementations (a referee in this process, or a running
+``referee serve`` over its organiser API); ``procs`` spawns and stops bot processes;
+``summary`` reads from a match's log what it came to for each seat; ``report`` tells a
+played match to a person (``referee match``'s notices, summary and exit status).
 """
+
+from referee.table.bots import BuiltinBot, CommandBot, RemoteBot, Seat
+from referee.table.referees import LocalReferee, Referee, RefereeUnavailable, ServerReferee
+from referee.table.table import BotExit, MatchReport, SeatReport, Table, play_match
+
+__all__ = [
+    "BotExit",
+    "BuiltinBot",
+    "CommandBot",
+    "LocalReferee",
+    "MatchReport",
+    "Referee",
+    "RefereeUnavailable",
+    "RemoteBot",
+    "Seat",
+    "SeatReport",
+    "ServerReferee",
+    "Table",
+    "play_match",
+]
