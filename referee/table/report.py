@@ -32,9 +32,8 @@ EXIT_BOT_NEVER_CONNECTED = 4
 def exit_notice(ended: BotExit, *, prefix: str = "") -> str:
     """What to print the moment a bot ends before its match: the seat, the command, its
     exit status or signal, the last lines of its output and the file that holds it."""
-    lines = [f"{prefix}seat {ended.seat} ({ended.name}) {ended.what} before the match ended"]
-    lines.append(f"  command: {ended.command}")
-    if ended.stderr_path is not None:
+    lines = [f"{prefix}{ended.headline}", f"  command: {ended.command}"]
+    if ended.stderr_path is not None and ended.started:
         if ended.tail:
             last = "last line" if len(ended.tail) == 1 else f"last {len(ended.tail)} lines"
             lines.append(f"  its output, {last} (all of it in {ended.stderr_path}):")
@@ -111,7 +110,7 @@ def problem_lines(report: MatchReport) -> list[str]:
     for s in report.seats:
         if s.crashed and s.exit is not None:
             where = f"; its output: {s.stderr_path}" if s.stderr_path is not None else ""
-            out.append(f"seat {s.seat} ({s.name}) {s.exit.what} before the match ended{where}")
+            out.append(f"{s.exit.headline}{where}")
         elif not s.connected:
             limit = report.settings.connect_timeout_ms / 1000
             where = f"; its output: {s.stderr_path}" if s.stderr_path is not None else ""

@@ -66,6 +66,14 @@ class BotExit:
     """The file that holds the bot's standard output and error."""
     tail: tuple[str, ...] = ()
     """The last lines of that file, made safe to print."""
+    started: bool = True
+    """False for a bot that could not be started at all."""
+
+    @property
+    def headline(self) -> str:
+        """``seat 2 (mybot) exited with status 1 before the match ended``."""
+        when = " before the match ended" if self.started else ""
+        return f"seat {self.seat} ({self.name}) {self.what}{when}"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -317,7 +325,8 @@ class Table:
             with contextlib.suppress(OSError):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(f"the referee could not start this bot: {exc}\n")
-            await self._gone(run, BotExit(seat, spec.name, command, why, None, path))
+            ended = BotExit(seat, spec.name, command, why, None, path, started=False)
+            await self._gone(run, ended)
             return
         if self.ledger is not None:
             self.ledger.add(proc)

@@ -523,10 +523,8 @@ class Tournament:
 
         def notice(ended: BotExit) -> None:
             output = self._relative(ended.stderr_path)
-            self.progress.message(
-                f"{spec.match_id}: seat {ended.seat} ({ended.name}) {ended.what} before the "
-                "match ended" + (f"; its output: {output}" if output else "")
-            )
+            where = f"; its output: {output}" if output else ""
+            self.progress.message(f"{spec.match_id}: {ended.headline}{where}")
 
         return notice
 

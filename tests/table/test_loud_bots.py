@@ -79,11 +79,14 @@ def test_a_bot_that_crashes_mid_match_is_reported_at_once_and_the_match_finishes
 def test_bots_that_die_before_connecting_do_not_hold_the_match(tmp_path):
     missing = "import sys; print('Error: Cannot find module mybot', file=sys.stderr); sys.exit(1)"
     killed = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    not_a_program = tmp_path / "not-a-program"
+    not_a_program.write_bytes(b"\x00\x01garbage")
+    not_a_program.chmod(0o755)
     done, seconds = match(
         tmp_path,
         *("--hands", "1", "--seed", "loud", *CONNECT_LIMIT),
         *("--bot", "greedy", "--bot", f"{PY} -c {missing!r}", "--name", "node-bot"),
-        *("--bot", f"{PY} -c {killed!r}", "--bot", "random"),
+        *("--bot", f"{PY} -c {killed!r}", "--bot", str(not_a_program)),
     )
     assert done.returncode == 3, done.stdout + done.stderr
     assert seconds < WELL_BEFORE_THE_LIMIT_S
@@ -91,10 +94,12 @@ def test_bots_that_die_before_connecting_do_not_hold_the_match(tmp_path):
     assert "seat 1 (node-bot) exited with status 1 before the match ended" in err
     assert "  | Error: Cannot find module mybot" in err
     assert "was killed by signal 9 (SIGKILL) before the match ended" in err
+    assert "seat 3 (not-a-program) could not be started: Exec format error" in err
     assert "finished after 1 hand " in done.stdout
     table = rows(done)
     assert table["node-bot"].endswith("crashed: exited with status 1")
     assert table[Path(PY).name].endswith("crashed: was killed by signal 9 (SIGKILL)")
+    assert table["not-a-program"].endswith("crashed: could not be started: Exec format error")
     assert verify_log(log_of(done)).ok
 
 
