@@ -340,14 +340,14 @@ def _cmd_match(args: argparse.Namespace) -> int:
     from referee.match.settings import MatchSettings, SettingsError, settings_from_request
     from referee.rules import OptionsError, Rules
     from referee.server.logging import configure_logging
-    from referee.table.referees import RefereeUnavailable
-    from referee.table.report import (
+    from referee.table.readout import (
         EXIT_USAGE,
         exit_notice,
         exit_status,
         problem_lines,
         summary_lines,
     )
+    from referee.table.referees import RefereeUnavailable
     from referee.table.table import BotExit, play_match
 
     configure_logging(args.log_format, args.log_level)

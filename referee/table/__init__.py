@@ -5,8 +5,9 @@ match`` and for every match of a tournament); ``bots`` says what a seat holds (a
 strategy, a command, a remote bot) and names it; ``referees`` is the narrow referee
 interface with its two implementations (a referee in this process, or a running
 ``referee serve`` over its organiser API); ``procs`` spawns and stops bot processes;
-``summary`` reads from a match's log what it came to for each seat; ``report`` tells a
-played match to a person (``referee match``'s notices, summary and exit status).
+``readout`` tells a played match to a person (``referee match``'s notices, summary table
+and exit status). What a match came to per seat is read from its log by
+``referee.log.summary``.
 """
 
 from referee.table.bots import BuiltinBot, CommandBot, RemoteBot, Seat
