@@ -46,7 +46,7 @@ def require_chromium() -> None:
     if not CHROMIUM.exists():
         pytest.fail(
             f"{CHROMIUM} is missing: the browser tests need Debian's chromium "
-            "(./scripts/install-chromium, which ./scripts/test runs)"
+            "(./scripts/system-packages, which ./scripts/test runs)"
         )
 
 
