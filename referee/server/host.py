@@ -164,6 +164,13 @@ class MatchHost:
 
     def start(self) -> None:
         self.task = asyncio.create_task(self._run(), name=f"match {self.match_id}")
+        self.task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        # A task cancelled before its first step never runs its own ``finally``: close
+        # here, or a server stopped right after start waits for ``done`` forever.
+        if not self.done.is_set():
+            self._close()
 
     def submit(self, command: common.Command, session: Session | None = None) -> None:
         self.queue.append(Inbound(command, self.clock.now(), session))
