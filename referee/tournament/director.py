@@ -382,10 +382,9 @@ class Tournament:
         execution = self.config.execution
         self._ray = RayBackend(execution, on_retry=self._retry_notice)
         try:
-            self._ray.start()
-        except RayNotInstalled as exc:
-            raise TournamentError(str(exc)) from None
-        except RefereeUnavailable as exc:
+            if self.pending:  # nothing left to play: no cluster needed
+                self._ray.start()
+        except (RayNotInstalled, RefereeUnavailable) as exc:
             raise TournamentError(str(exc)) from None
         self.files.open()
         if self.pending:
