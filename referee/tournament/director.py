@@ -31,6 +31,7 @@ import asyncio
 import dataclasses
 import json
 import multiprocessing
+import os
 import shutil
 import sys
 import tempfile
@@ -388,7 +389,12 @@ class Tournament:
             raise TournamentError(str(exc)) from None
         self.files.open()
         if self.pending:
-            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            # Every log of the cluster is verified here: with no referee or bots in this
+            # process, each core can verify one (a cluster's logs arrive faster than one
+            # process verifies them: about 0.1 s a one-hand log).
+            self._pool = ProcessPoolExecutor(
+                max(1, os.cpu_count() or 1), mp_context=multiprocessing.get_context("spawn")
+            )
         self.ready.set()
         ticker = asyncio.create_task(self._tick(), name="progress")
         where = execution.address or "a Ray started on this machine"

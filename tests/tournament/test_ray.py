@@ -58,8 +58,7 @@ def config(folder: Path, execution: dict[str, Any] | None = None, name: str = "t
 def comparable(folder: Path) -> dict[str, dict[str, Any]]:
     """results.jsonl by match (lines are in the order matches ended), timing aside."""
     return {
-        r["match_id"]: {k: v for k, v in r.items() if k not in TIMING}
-        for r in read_results(folder)
+        r["match_id"]: {k: v for k, v in r.items() if k not in TIMING} for r in read_results(folder)
     }
 
 
