@@ -41,6 +41,12 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
     lobby_wait_s = 60
     verify_logs = true
 
+    [execution]                  # where matches are played
+    backend = "local"            # local (this process) | ray (tasks on a Ray cluster)
+    # address = "auto"           # ray: "auto", a cluster's host:port, or unset for a local Ray
+    cpus_per_match = 1           # ray: CPUs a match task asks for
+    max_attempts = 3             # ray: plays of a match whose node dies before it is lost
+
     [sprt]                       # gauntlet only: stop once the hero is shown better or not
     baseline = "old"             # the bot the hero is compared with
     delta0 = 0.0                 # H0: the hero's advantage in score per hand
@@ -109,6 +115,7 @@ DEFAULT_MATCH_TIMEOUT_S = 1800.0
 DEFAULT_ADDRESS = "127.0.0.1:0"
 DEFAULT_LOBBY_WAIT_S = 60.0
 DEFAULT_SPRT_MIN_GROUPS = 10
+DEFAULT_MAX_ATTEMPTS = 3
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 _PLACEHOLDER_RE = re.compile(r"\{(\w*)\}")
 _E = TypeVar("_E", bound=enum.StrEnum)
@@ -147,6 +154,15 @@ class Seatings(enum.StrEnum):
     @property
     def per_group(self) -> int:
         return {"rotations": 4, "permutations": 24, "none": 1}[self.value]
+
+
+class Backend(enum.StrEnum):
+    """Where a tournament's matches are played (``referee.tournament.backends``)."""
+
+    LOCAL = "local"
+    """At tables in this process, with the tournament's own referee."""
+    RAY = "ray"
+    """As Ray tasks on a cluster: each task runs a referee and the match's bots."""
 
 
 class BotKind(enum.StrEnum):
@@ -221,6 +237,22 @@ class RefereeConfig:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class ExecutionConfig:
+    """Where matches are played. Not part of the tournament's identity: a tournament
+    started on one backend may be resumed on the other (same seeds, same results)."""
+
+    backend: Backend = Backend.LOCAL
+    address: str | None = None
+    """Ray: ``auto`` (the cluster this machine belongs to), a cluster's ``host:port``,
+    or None for a Ray started by the tournament on this machine alone."""
+    cpus_per_match: float = 1.0
+    """Ray: the CPUs each match task asks for (its referee and its bots)."""
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    """Ray: how often a match whose node dies is played (from scratch) before the
+    tournament stops, the cluster being unusable."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class SprtConfig:
     """A gauntlet's sequential test of its hero against one baseline bot
     (``referee.tournament.sprt``); differences are in score per hand, positive when
@@ -262,6 +294,7 @@ class TournamentConfig:
     referee: RefereeConfig
     sprt: SprtConfig | None = None
     """The gauntlet's sequential test, if any: the tournament stops when it decides."""
+    execution: ExecutionConfig = ExecutionConfig()
 
     def bot(self, name: str) -> BotConfig:
         return next(b for b in self.bots if b.name == name)
@@ -307,7 +340,8 @@ class TournamentConfig:
         """Everything that decides which matches are played and how, as plain JSON.
 
         Left out on purpose: the name, concurrency, output folder, listen address, lobby
-        wait, log verification and remote bots' keys, which may change between runs.
+        wait, log verification, the execution backend and remote bots' keys, which may
+        change between runs.
         """
         identity: dict[str, Any] = {
             "version": IDENTITY_VERSION,
@@ -451,6 +485,7 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     f = top.table("faults")
     ref = top.table("referee")
     sp = top.table("sprt") if top.has("sprt") else None
+    ex = top.table("execution")
     raw_bots = top.raw("bot")
     top.done()
 
@@ -543,6 +578,7 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         )
 
     sprt = _parse_sprt(sp, fmt, hero, names) if sp is not None else None
+    execution = _parse_execution(ex, referee, remote)
 
     config = TournamentConfig(
         source=Path(source),
@@ -561,6 +597,7 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         faults=faults,
         referee=referee,
         sprt=sprt,
+        execution=execution,
     )
     if has_rounds and has_matches:
         raise ConfigError("tournament.matches", "give either rounds or matches, not both")
@@ -604,6 +641,48 @@ def _parse_sprt(sp: _Table, fmt: Format, hero: str, names: Sequence[str]) -> Spr
         if not 0 < value < 0.5:
             raise ConfigError(f"sprt.{key}", f"should be between 0 and 0.5, got {value:g}")
     return SprtConfig(baseline, delta1, delta0, alpha, beta, min_groups)
+
+
+def _parse_execution(ex: _Table, referee: RefereeConfig, remote: Sequence[str]) -> ExecutionConfig:
+    backend = _enum(Backend, ex.text("backend", Backend.LOCAL.value) or "", "execution.backend")
+    address = ex.text("address")
+    cpus = ex.number("cpus_per_match", 1.0)
+    attempts = ex.whole("max_attempts", DEFAULT_MAX_ATTEMPTS, low=1, high=100)
+    ex.done()
+    if backend is Backend.LOCAL:
+        for key in ("address", "cpus_per_match", "max_attempts"):
+            if ex.has(key):
+                raise ConfigError(f"execution.{key}", 'only for backend = "ray"')
+        return ExecutionConfig()
+    if (
+        address is not None
+        and address != "auto"
+        and not re.fullmatch(r"[\w.\-\[\]:]+:\d+", address)
+    ):
+        raise ConfigError(
+            "execution.address",
+            f'should be "auto" or a Ray cluster\'s host:port, got {address!r} (leave it out '
+            "for a Ray started by the tournament)",
+        )
+    if cpus <= 0:
+        raise ConfigError("execution.cpus_per_match", "should be more than 0")
+    if remote:
+        raise ConfigError(
+            "execution.backend",
+            f"remote bots ({', '.join(remote)}) join the lobby of the tournament's own referee, "
+            'which only the local backend has: use backend = "local", or give them a command',
+        )
+    if referee.server:
+        raise ConfigError(
+            "execution.backend",
+            "with Ray each match task runs its own referee: leave out referee.server",
+        )
+    if not referee.verify_logs:
+        raise ConfigError(
+            "referee.verify_logs",
+            "logs played on Ray workers are always verified when they arrive: leave it out",
+        )
+    return ExecutionConfig(Backend.RAY, address, cpus, attempts)
 
 
 def _enum(kind: type[_E], text: str, where: str) -> _E:
@@ -752,9 +831,11 @@ def _check_program(argv: Sequence[str], cwd: Path, where: str) -> None:
 __all__ = [
     "BUILTIN_BOTS",
     "PLACEHOLDERS",
+    "Backend",
     "BotConfig",
     "BotKind",
     "ConfigError",
+    "ExecutionConfig",
     "FaultConfig",
     "Format",
     "RefereeConfig",

@@ -11,6 +11,10 @@ wait for the end, stop the bots, collect the log), then records the result:
 2. its line is appended to results.jsonl (fsynced) and its rows to results.csv;
 3. standings.json and standings.csv are rewritten (atomically).
 
+With ``[execution] backend = "ray"`` the matches are played by Ray tasks on a cluster
+instead (``referee.tournament.backends``): the same table code runs on a worker, and the
+log it sends back is written to ``logs/``, verified and recorded here exactly as above.
+
 Only results.jsonl is trusted on resume; results.csv and the standings are rebuilt from
 it. Log verification, the one costly step, runs in a worker process so that the event
 loop, which hosts the referee and the built-in bots, keeps serving the other matches.
@@ -27,6 +31,7 @@ import asyncio
 import dataclasses
 import json
 import multiprocessing
+import os
 import shutil
 import sys
 import tempfile
@@ -53,7 +58,8 @@ from referee.table.referees import (
     ServerReferee,
 )
 from referee.table.table import BOT_EXIT_GRACE_S, BotExit, Table
-from referee.tournament.config import TournamentConfig, identity_changes
+from referee.tournament.backends import MatchJob, RayBackend, RayNotInstalled, require_ray
+from referee.tournament.config import Backend, TournamentConfig, identity_changes
 from referee.tournament.progress import Counts, Progress
 from referee.tournament.ratings import (
     PAIRWISE_UNIT,
@@ -177,6 +183,8 @@ class Tournament:
         self._wake = asyncio.Event()
         self._prepared = False
         self._pool: ProcessPoolExecutor | None = None
+        self._ray: RayBackend | None = None
+        """The Ray backend, when matches are played on a cluster; None: at tables here."""
 
     # -- before anything starts ---------------------------------------------------
 
@@ -225,6 +233,8 @@ class Tournament:
             for path in logs.glob("*.jsonl"):
                 if path.stem not in self.results:
                     path.unlink()
+            for path in logs.glob("*.jsonl.part"):  # a log from a worker, half written
+                path.unlink()
         self.pending = [s for s in self.schedule if s.match_id not in self.results]
         self.test = for_schedule(cfg, self.schedule, loaded)
         if self.test is not None and self.test.decision is not None:
@@ -285,6 +295,11 @@ class Tournament:
         loaded = self.files.read() if state is not None else []
         self._check_recorded(loaded, {s.match_id for s in schedule})
         test = for_schedule(self.config, schedule, loaded)
+        if self.config.execution.backend is Backend.RAY:
+            try:
+                require_ray()
+            except RayNotInstalled as exc:
+                raise TournamentError(str(exc)) from None
         with tempfile.TemporaryDirectory(prefix="referee-dry-run-") as scratch:
             referee: Referee = (
                 ServerReferee(self.config.referee.server)
@@ -315,6 +330,9 @@ class Tournament:
             self.prepare()
         started = time.monotonic()
         played_before = self.counts.done
+        if self.config.execution.backend is Backend.RAY:
+            await self._run_on_ray()
+            return self._summary(started, played_before)
         if self.config.referee.server:
             self.referee = ServerReferee(self.config.referee.server)
         else:
@@ -357,6 +375,51 @@ class Tournament:
             if lobby is not None:
                 lobby.close("the tournament is over")
             await self.referee.stop()
+        return self._summary(started, played_before)
+
+    async def _run_on_ray(self) -> None:
+        """``run`` with the Ray backend: no referee here (each task runs its own), no
+        lobby (refused by the configuration); the same dispatch and recording."""
+        execution = self.config.execution
+        self._ray = RayBackend(execution, on_retry=self._retry_notice)
+        try:
+            if self.pending:  # nothing left to play: no cluster needed
+                self._ray.start()
+        except (RayNotInstalled, RefereeUnavailable) as exc:
+            raise TournamentError(str(exc)) from None
+        self.files.open()
+        if self.pending:
+            # Every log of the cluster is verified here: with no referee or bots in this
+            # process, each core can verify one (a cluster's logs arrive faster than one
+            # process verifies them: about 0.1 s a one-hand log).
+            self._pool = ProcessPoolExecutor(
+                max(1, os.cpu_count() or 1), mp_context=multiprocessing.get_context("spawn")
+            )
+        self.ready.set()
+        ticker = asyncio.create_task(self._tick(), name="progress")
+        where = execution.address or "a Ray started on this machine"
+        self.progress.message(f"playing matches on Ray ({where})")
+        try:
+            await self._dispatch(None)
+        except RefereeUnavailable as exc:
+            raise TournamentError(
+                f"{exc}. The matches finished so far are saved: run the same command again "
+                "(with a cluster that answers) to play the rest."
+            ) from None
+        finally:
+            ticker.cancel()
+            self.files.close()
+            if self._pool is not None:
+                self._pool.shutdown(cancel_futures=True)
+                self._pool = None
+            self._ray.stop()
+
+    def _retry_notice(self, match_id: str, why: str, attempt: int) -> None:
+        self.progress.message(
+            f"{match_id}: {why}; playing it again from scratch (attempt {attempt})"
+        )
+
+    def _summary(self, started: float, played_before: int) -> TournamentSummary:
         final = self._write_standings(final=True)
         self.progress.close(self.counts, final[0] if final else None)
         return TournamentSummary(
@@ -453,24 +516,45 @@ class Tournament:
     async def _play(self, spec: MatchSpec) -> MatchResult:
         """Play one match to its end; never raises but CancelledError."""
         started, t0 = _now(), time.monotonic()
-        referee = self.referee
-        assert referee is not None
-        table = Table(
-            referee,
-            on_exit=self._bot_exit_notice(spec),
-            ledger=self.ledger,
-            exit_grace_s=BOT_EXIT_GRACE_S,
-        )
         seats = [Seat(name, self.config.bot(name).table_bot()) for name in spec.bots]
+        settings = self.config.match_settings(spec.seed, spec.bots)
+        log_path = self.folder / "logs" / f"{spec.match_id}.jsonl"
+        table: Table | None = None
+        retries: tuple[str, ...] = ()
         try:
-            report = await table.play(
-                self.config.match_settings(spec.seed, spec.bots),
-                seats,
-                label=spec.match_id,
-                log_path=lambda _: self.folder / "logs" / f"{spec.match_id}.jsonl",
-                stderr_path=lambda _, seat, name: self._stderr_path(spec, seat, name),
-                time_limit_s=self.config.time.match_timeout_s,
-            )
+            if self._ray is not None:
+                job = MatchJob(
+                    spec.match_id, settings, tuple(seats), self.config.time.match_timeout_s
+                )
+                arrived = await self._ray.play(
+                    job,
+                    log_path=log_path,
+                    stderr_path=lambda seat, name: self._stderr_path(spec, seat, name),
+                )
+                report, retries = arrived.report, arrived.retries
+                notice = self._bot_exit_notice(spec)
+                for seat in report.seats:
+                    if seat.exit is not None:
+                        notice(seat.exit)  # told on arrival: the worker cannot tell at once
+            else:
+                assert self.referee is not None
+                table = Table(
+                    self.referee,
+                    on_exit=self._bot_exit_notice(spec),
+                    ledger=self.ledger,
+                    exit_grace_s=BOT_EXIT_GRACE_S,
+                )
+                report = await table.play(
+                    settings,
+                    seats,
+                    label=spec.match_id,
+                    log_path=lambda _: log_path,
+                    stderr_path=lambda _, seat, name: self._stderr_path(spec, seat, name),
+                    time_limit_s=self.config.time.match_timeout_s,
+                )
+            # The log is in logs/, whichever backend played it; it is verified here and
+            # recorded by _record. Signing logs with the tournament's key hooks in right
+            # after this verification (one place for both backends).
             verify = self.config.referee.verify_logs
             verified = await self._verify(report.log_path) if verify else None
             return _result_of(
@@ -483,6 +567,7 @@ class Tournament:
                 verified=verified,
                 started=started,
                 duration_s=time.monotonic() - t0,
+                retries=retries,
                 seats=tuple(
                     SeatResult(
                         bot=spec.bots[r.seat],
@@ -503,12 +588,13 @@ class Tournament:
                 spec,
                 status=STATUS_FAILED,
                 error=f"{type(exc).__name__}: {exc}",
-                referee_match_id=table.match_id,
+                referee_match_id=table.match_id if table is not None else "",
                 log="",
                 hands=0,
                 verified=None,
                 started=started,
                 duration_s=time.monotonic() - t0,
+                retries=retries,
                 seats=tuple(SeatResult(spec.bots[s], SeatSummary(seat=s)) for s in range(4)),
             )
 

@@ -12,7 +12,8 @@ The folder of a tournament::
     results.csv         the same, one row per seat (rebuilt from results.jsonl on start)
     standings.json      ratings and statistics per bot, rewritten after every match
     standings.csv       the same table
-    logs/ID.jsonl       each match's event log (``referee verify`` checks it)
+    logs/ID.jsonl       each match's event log (``referee verify`` checks it), whichever
+                        backend played it (a Ray worker's log is written here on arrival)
     stderr/ID/          each spawned bot's stdout and stderr, one file per seat
     work/               the referee's logs of matches being played, and live processes
 
@@ -128,6 +129,9 @@ class MatchResult:
     started: str
     duration_s: float
     seats: tuple[SeatResult, ...]
+    retries: tuple[str, ...] = ()
+    """Earlier attempts at the match that were lost with their node (Ray backend), and
+    why, oldest first; the recorded match is the one attempt that came back whole."""
 
     @property
     def finished(self) -> bool:
@@ -151,6 +155,7 @@ class MatchResult:
             "started": self.started,
             "duration_s": round(self.duration_s, 3),
             "seats": [s.to_json() for s in self.seats],
+            "retries": list(self.retries),
         }
 
     @classmethod
@@ -173,6 +178,7 @@ class MatchResult:
             started=str(d.get("started", "")),
             duration_s=float(d.get("duration_s", 0.0)),
             seats=tuple(SeatResult.from_json(s) for s in d["seats"]),
+            retries=tuple(str(x) for x in d.get("retries", ())),
         )
 
 
