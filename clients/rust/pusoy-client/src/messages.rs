@@ -11,6 +11,7 @@ pub fn hello_request(token: &str, bot_name: &str, want_legal_plays: bool) -> pb:
             token: token.to_owned(),
             want_legal_plays,
             bot_name: bot_name.to_owned(),
+            batch_events: false,
         })),
     }
 }

@@ -453,6 +453,8 @@ where
                 last_sent = Some(choice);
             }
             play_response::Kind::Result(_) => {}
+            // Sent only to a seat that asked for batched events, which this kit does not yet.
+            play_response::Kind::Batch(_) => {}
         }
     }
     Ok(None)
