@@ -27,6 +27,7 @@ from referee.protocol import (
 )
 from referee.server.app import RefereeServer
 from referee.server.lobby import Lobby
+from referee.server.metrics import Metrics
 
 OVER = (common.MATCH_STATUS_FINISHED, common.MATCH_STATUS_CANCELLED)
 # How long to wait for a referee server to answer before the tournament gives up on it.
@@ -48,6 +49,8 @@ class Referee(abc.ABC):
     """The lobby for remote bots; only a referee in this process has one."""
     end_skew_s = 0.0
     """How much later than the bots the tournament may learn that a match ended."""
+    metrics: Metrics | None = None
+    """The referee's figures, written at the tournament's end (a referee in this process)."""
 
     @abc.abstractmethod
     async def start(self) -> None: ...
@@ -82,8 +85,9 @@ class LocalReferee(Referee):
     made and followed through its in-process API."""
 
     def __init__(self, listen: str, log_dir: Path) -> None:
-        self.server = RefereeServer(listen, log_dir)
+        self.server = RefereeServer(listen, log_dir, metrics=Metrics())
         self.lobby = self.server.lobby
+        self.metrics = self.server.metrics
 
     async def start(self) -> None:
         try:

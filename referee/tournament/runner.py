@@ -393,6 +393,8 @@ class Tournament:
             if lobby is not None:
                 lobby.close("the tournament is over")
             await self.referee.stop()
+            if self.referee.metrics is not None:  # this run's figures, as /metrics has them
+                self.referee.metrics.write(self.folder / "metrics.prom")
         final = self._write_standings(final=True)
         self.progress.close(self.counts, final[0] if final else None)
         return TournamentSummary(
