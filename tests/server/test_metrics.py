@@ -331,3 +331,12 @@ async def test_serve_with_metrics_address_then_sigusr1_leaves_matches_to_resume(
             again.kill()
             again.wait()
     assert read_log(path).finished  # SIGTERM cancels it this time
+
+
+def test_metric_names_are_documented() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text()
+    text = metrics_module.Metrics().exposition()[0].decode()
+    names = {m.group(1) for m in re.finditer(r"^# HELP (\S+) ", text, re.M)}
+    assert names, text
+    missing = sorted(n for n in names if f"`{n.removesuffix('_total')}" not in doc)
+    assert not missing, f"docs/deploy.md does not describe {missing}"
