@@ -68,7 +68,11 @@ class _Held:
 
 
 async def _stream_once(
-    bot: Strategy, stub: play_service_grpc.PlayServiceAsyncStub, token: str, held: _Held
+    bot: Strategy,
+    stub: play_service_grpc.PlayServiceAsyncStub,
+    token: str,
+    held: _Held,
+    batch_events: bool,
 ) -> SeatOutcome | None:
     """One stream; the outcome at the match's end, None when the stream dropped."""
     outgoing: asyncio.Queue[play_service.PlayRequest | None] = asyncio.Queue()
@@ -84,6 +88,7 @@ async def _stream_once(
                 token=token,
                 want_legal_plays=True,
                 bot_name=bot.name,
+                batch_events=batch_events,
             )
         )
     )
@@ -116,6 +121,10 @@ async def _stream_once(
                     outgoing.put_nowait(_action(prompt.turn_id, _fallback(prompt)))
             elif kind == "event" and msg.event.HasField("match_ended"):
                 return SeatOutcome(held.seat, held.match_id, msg.event.match_ended)
+            elif kind == "batch":
+                for event in msg.batch.events:
+                    if event.HasField("match_ended"):
+                        return SeatOutcome(held.seat, held.match_id, event.match_ended)
     finally:
         outgoing.put_nowait(None)
         call.cancel()
@@ -129,6 +138,7 @@ async def play_seat(
     *,
     credentials: grpc.ChannelCredentials | None = None,
     reconnect_window_s: float = RECONNECT_WINDOW_S,
+    batch_events: bool = False,
 ) -> SeatOutcome:
     """Play the seat of ``token`` until the match ends.
 
@@ -147,7 +157,7 @@ async def play_seat(
         while True:
             attempt = time.monotonic()
             try:
-                outcome = await _stream_once(bot, stub, token, held)
+                outcome = await _stream_once(bot, stub, token, held, batch_events)
                 if outcome is not None:
                     return outcome
             except grpc.aio.AioRpcError as exc:

@@ -20,6 +20,7 @@ from typing import Protocol
 
 from google.protobuf import json_format
 
+from referee.log.fastjson import parse_entry
 from referee.protocol import SUPPORTED_LOG_SCHEMA_VERSIONS, common
 
 MAX_LINE_BYTES = 1 << 20
@@ -78,20 +79,25 @@ class LogRead:
         return "complete"
 
 
-def parse_line(number: int, raw: str) -> common.LogEntry:
-    """The entry of one line; LogFormatError when it is not one."""
+def parse_line(number: int, raw: str, *, ignore_unknown: bool = False) -> common.LogEntry:
+    """The entry of one line; LogFormatError when it is not one.
+
+    With ``ignore_unknown`` (for readers that look at some events only, such as
+    ``referee rules positions``), fields, event kinds and schema versions this version
+    does not know are skipped rather than refused; an unknown event kind leaves ``event``
+    empty.
+    """
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise LogFormatError(number, f"not JSON ({exc.msg})") from None
     if not isinstance(data, dict):
         raise LogFormatError(number, "not a JSON object")
-    entry = common.LogEntry()
     try:
-        json_format.ParseDict(data, entry)
+        entry = parse_entry(data, ignore_unknown=ignore_unknown)
     except json_format.ParseError as exc:
         raise LogFormatError(number, f"not a LogEntry ({exc})") from None
-    if entry.schema_version not in SUPPORTED_LOG_SCHEMA_VERSIONS:
+    if entry.schema_version not in SUPPORTED_LOG_SCHEMA_VERSIONS and not ignore_unknown:
         raise LogFormatError(number, f"unknown schema version {entry.schema_version}")
     return entry
 
@@ -118,8 +124,11 @@ def read_log_lines(path: Path) -> tuple[list[str], bool]:
     return [r.decode("utf-8", errors="replace") for r in raw_lines], truncated
 
 
-def read_log(path: Path) -> LogRead:
-    """Read a log; a malformed line before the last raises ``LogFormatError``."""
+def read_log(path: Path, *, ignore_unknown: bool = False) -> LogRead:
+    """Read a log; a malformed line before the last raises ``LogFormatError``.
+
+    ``ignore_unknown``: see ``parse_line``.
+    """
     data = Path(path).read_bytes()
     end = data.rfind(b"\n") + 1
     torn = len(data) - end
@@ -133,7 +142,7 @@ def read_log(path: Path) -> LogRead:
     for i, raw in enumerate(raws, start=1):
         if len(raw) > MAX_LINE_BYTES:
             raise LogFormatError(i, f"a line of {len(raw)} characters is not a log line")
-        lines.append(LogLine(i, raw, parse_line(i, raw)))
+        lines.append(LogLine(i, raw, parse_line(i, raw, ignore_unknown=ignore_unknown)))
     return LogRead(Path(path), lines, torn > 0, torn, end, trailer)
 
 

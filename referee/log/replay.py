@@ -20,13 +20,20 @@ def _combo(play: common.Play) -> str:
     return name.lower().replace("_", " ")
 
 
-def replay_lines(read: LogRead, *, show_rejections: bool = True) -> Iterator[str]:
-    """The lines of the text replay of a log."""
+def replay_lines(
+    read: LogRead, *, show_rejections: bool = True, hand: int | None = None
+) -> Iterator[str]:
+    """The lines of the text replay of a log; only hand number ``hand`` when given."""
     names = [f"seat {i}" for i in range(4)]
     trick = 0
+    showing = True
     for line in read.lines:
         ev = line.entry.event
         kind = ev.WhichOneof("kind")
+        if kind == "hand_dealt":
+            showing = hand is None or ev.hand_dealt.hand_number == hand
+        if not showing and kind not in ("match_created", "match_ended"):
+            continue
         if kind == "match_created":
             mc = ev.match_created
             names = [f"{i}:{n}" for i, n in enumerate(mc.config.seat_names)] or names
@@ -42,6 +49,10 @@ def replay_lines(read: LogRead, *, show_rejections: bool = True) -> Iterator[str
         elif kind == "seat_disconnected":
             sd = ev.seat_disconnected
             yield f"  [{names[sd.seat]} disconnected: {sd.cause}]"
+        elif kind == "referee_restarted":
+            rr = ev.referee_restarted
+            torn = f", {rr.torn_bytes} bytes of a torn line cut off" if rr.torn_bytes else ""
+            yield f"  [the referee restarted ({rr.software_version}{torn}): every seat reconnects]"
         elif kind == "hand_dealt":
             hd = ev.hand_dealt
             trick = 1

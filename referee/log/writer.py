@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from google.protobuf import json_format
-
+from referee.log.fastjson import to_dict
 from referee.protocol import LOG_SCHEMA_VERSION, common
 from referee.protocol.convert import set_ts
 
@@ -37,8 +36,7 @@ class LogWriteError(OSError):
 
 def entry_to_line(entry: common.LogEntry) -> str:
     """The log line of an entry: compact JSON, proto field names, no newline."""
-    data = json_format.MessageToDict(entry, preserving_proto_field_name=True)
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(to_dict(entry), separators=(",", ":"), ensure_ascii=False)
 
 
 def line_hash(line: str) -> str:

@@ -28,7 +28,7 @@ TWOS_MASK = 0xF << (4 * TWO_RANK)
 
 
 class SuitOrder(enum.StrEnum):
-    """The order of the suits, low to high (RULES.md option ``suit_order``)."""
+    """The order of the suits, low to high (option ``suit_order``, docs/rules.md)."""
 
     CLUBS_LOW = "clubs-low"
     """♣ < ♠ < ♥ < ♦ (Pusoy Dos)."""

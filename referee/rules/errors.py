@@ -10,7 +10,7 @@ import enum
 
 
 class Reason(enum.StrEnum):
-    """Why an action is illegal (RULES.md section 4), one code per case."""
+    """Why an action is illegal (docs/rules.md, "What the referee rejects"), one code per case."""
 
     UNPARSEABLE_CARD = "unparseable_card"
     DUPLICATE_CARD = "duplicate_card"

@@ -1,4 +1,4 @@
-"""Profiles and house-rule options (RULES.md sections 2 and 3) as one frozen value.
+"""Profiles and house-rule options (docs/rules.md) as one frozen value.
 
 A match is created with one ``Rules`` value: a profile's option values with any
 overrides applied. Everything the engine decides reads it; nothing else configures play.
@@ -64,8 +64,8 @@ class Scoring(enum.StrEnum):
 class TieBreak(enum.StrEnum):
     """How equal totals at the end of a match are separated.
 
-    RULES.md fixes this per profile; it is exposed as an option so that every profile
-    value is visible in one place.
+    The traditions fix this per profile (docs/rules.md); it is exposed as an option so
+    that every profile value is visible in one place.
     """
 
     HANDS_WON_THEN_SEAT = "hands-won-then-seat"
@@ -97,7 +97,7 @@ class Rules:
 
     @classmethod
     def for_profile(cls, name: str, overrides: Mapping[str, Any] | None = None) -> Rules:
-        """The rules of a named profile, with option overrides (names as in RULES.md)."""
+        """The rules of a named profile, with option overrides (names as in docs/rules.md)."""
         try:
             base = PROFILES[name]
         except KeyError:

@@ -1,4 +1,4 @@
-"""Hand scores and match standings, per profile (RULES.md sections 2 and 3).
+"""Hand scores and match standings, per profile (docs/rules.md).
 
 Scores are signed per seat: with penalty scoring a loser gets a positive penalty and a
 lower total is better; with chips scoring losers pay (negative) and the winner collects,

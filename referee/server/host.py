@@ -235,14 +235,14 @@ class MatchHost:
                         return self.queue.popleft()
                     return Inbound(TIMER, self.clock.now())
             self._wake.clear()
-            if due is None:
-                await self._wake.wait()
-                continue
+            timer = None
+            if due is not None:  # wake at the due time, or earlier for a command
+                timer = asyncio.get_running_loop().call_later(delay, self._wake.set)
             try:
-                await asyncio.wait_for(self._wake.wait(), delay)
-            except TimeoutError:
-                if not self.queue:
-                    return Inbound(TIMER, self.clock.now())
+                await self._wake.wait()
+            finally:
+                if timer is not None:
+                    timer.cancel()
 
     async def _pace(self) -> None:
         """Before a decision no bot waits for (a default for an absent or benched seat),

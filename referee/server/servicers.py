@@ -161,8 +161,12 @@ class PlayServicer(play_service_grpc.PlayServiceServicer):
             return
         session = Session(seat, context.peer())
         connect = common.ConnectCommand(
-            seat=seat, bot_name=hello.bot_name, want_legal_plays=hello.want_legal_plays
+            seat=seat,
+            bot_name=hello.bot_name,
+            want_legal_plays=hello.want_legal_plays,
+            batch_events=hello.batch_events,
         )
+        session.batch = [] if hello.batch_events else None
         host.submit(common.Command(connect=connect), session)
         reader = asyncio.create_task(self._read(request_iterator, session, host))
         cause = "stream closed by the referee"

@@ -100,8 +100,28 @@ class Session:
         """The match accepted this stream for its seat (until it ends)."""
         self.gone = False
         """The match was told that this stream ended."""
+        self.batch: list[common.Event] | None = None
+        """Events held for the next prompt or batch (Hello.batch_events); None: live."""
 
     def send(self, msg: play_service.PlayResponse) -> bool:
+        """Queue a message; a batching stream holds events for its next prompt (or its
+        hand's end) and is not told of its accepted actions. False when over the limit."""
+        batch = self.batch
+        if batch is None:
+            return self.outbox.put(msg)
+        kind = msg.WhichOneof("kind")
+        if kind == "event":
+            batch.append(msg.event)
+            if msg.event.WhichOneof("kind") not in ("hand_ended", "match_ended"):
+                return True
+            flush = play_service.PlayResponse(batch=play_service.EventBatch(events=batch))
+            batch.clear()
+            return self.outbox.put(flush)
+        if kind == "prompt":
+            msg.prompt.events.extend(batch)
+            batch.clear()
+        elif kind == "result" and msg.result.accepted:
+            return True
         return self.outbox.put(msg)
 
     def close(self, end: StreamEnd | None = None) -> None:

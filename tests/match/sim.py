@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from referee.log.writer import EventLogWriter
 from referee.match.machine import Decision, create, decide
 from referee.match.settings import MatchSettings
 from referee.match.state import MachineState, fold
@@ -138,3 +140,18 @@ def kinds(d: Decision | None) -> list[str]:
 
 def body(event: common.Event) -> Any:
     return getattr(event, event.WhichOneof("kind") or "")
+
+
+def write_log(sim: Sim, path: Path) -> None:
+    """Write the simulated match as the server would: one append per decision."""
+    writer = EventLogWriter.create(path, "sim")
+    group: list[tuple[common.Event, int]] = []
+    last_cmd: common.Command | None = None
+    for cmd, event, at in sim.log:
+        if last_cmd is not None and cmd is not last_cmd:
+            writer.append([e for e, _ in group], group[0][1], last_cmd)
+            group = []
+        group.append((event, at))
+        last_cmd = cmd
+    writer.append([e for e, _ in group], group[0][1], last_cmd)
+    writer.close()

@@ -11,11 +11,10 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sim import MS, T0, Sim
+from sim import MS, T0, Sim, write_log
 from sim import settings as match_settings
 
 from referee.log.verify import verify_log
-from referee.log.writer import EventLogWriter
 
 STEP = st.tuples(
     st.sampled_from(
@@ -61,20 +60,6 @@ def drive(sim: Sim, steps: list[tuple[str, int, int]]) -> None:
         sim.cancel(max(t, sim.state.clock) + 1)
 
 
-def write(sim: Sim, path: Path) -> None:
-    writer = EventLogWriter.create(path, "sim")
-    group: list = []
-    last_cmd = None
-    for cmd, event, at in sim.log:
-        if last_cmd is not None and cmd is not last_cmd:
-            writer.append([e for e, _ in group], group[0][1], last_cmd)
-            group = []
-        group.append((event, at))
-        last_cmd = cmd
-    writer.append([e for e, _ in group], group[0][1], last_cmd)
-    writer.close()
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     profile=st.sampled_from(["pusoy-dos", "pusoy-dos-chips", "big-two"]),
@@ -107,6 +92,6 @@ def test_folding_the_events_gives_the_state_and_the_log_verifies(profile, strike
     assert folded.turn == live.turn
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "sim.jsonl"
-        write(sim, path)
+        write_log(sim, path)
         report = verify_log(path)
         assert report.ok, report.summary()

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sim import MS, T0, Sim, settings
-from test_properties import write
+from sim import MS, T0, Sim, settings, write_log
 
 from referee.log.verify import verify_log
 
@@ -35,7 +34,7 @@ def played_match(tmp_path: Path, **kw: Any) -> list[dict[str, Any]]:
             t += 1
         sim.act(turn.seat, t, sim.lowest())
     path = tmp_path / "played.jsonl"
-    write(sim, path)
+    write_log(sim, path)
     assert verify_log(path).ok
     return [json.loads(line) for line in path.read_text().splitlines()]
 

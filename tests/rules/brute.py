@@ -1,7 +1,7 @@
-"""Test helpers: a reference reading of RULES.md written apart from the engine.
+"""Test helpers: a reference reading of docs/rules.md written apart from the engine.
 
 Nothing here imports the engine's internals. Cards are read and written through the
-public notation, and the rules are restated from RULES.md sections 1-3 in the plainest
+public notation, and the rules are restated from docs/rules.md in the plainest
 form: classification by counting ranks and suits, comparison by explicit tuples, legal
 plays by trying every subset of a hand. The property tests check the engine against
 these functions; they are slow on purpose and must stay obviously correct.
@@ -31,14 +31,14 @@ PROFILE_NAMES = ("pusoy-dos", "pusoy-dos-chips", "big-two")
 PLAY_SIZES = (1, 2, 3, 5)
 
 RANKS = "3456789TJQKA2"
-"""Rank characters, weakest first (RULES.md 1.1)."""
+"""Rank characters, weakest first (docs/rules.md, "Cards")."""
 
 SUIT_ORDERS = {"clubs-low": "CSHD", "diamonds-low": "DCHS"}
 """Suit characters, weakest first, per ``suit_order``."""
 
 FIVE_CATEGORIES = ("straight", "flush", "full_house", "four_of_a_kind", "straight_flush")
 
-# Straights as rank strings, low to high, per ``straights`` setting (RULES.md section 2).
+# Straights as rank strings, low to high, per ``straights`` setting (docs/rules.md, "Straights").
 _NORMAL_STRAIGHTS = [RANKS[i : i + 5] for i in range(8)]  # 34567 … TJQKA
 STRAIGHTS = {
     "wrap-high": [*_NORMAL_STRAIGHTS, "A2345", "23456"],
@@ -111,7 +111,7 @@ def _straight_name(tokens: Sequence[str], rules: Rules) -> str | None:
 
 
 def ref_kind(rules: Rules, mask: int) -> str | None:
-    """What a set of cards is as a play (a ``Kind`` value), or None: RULES.md 1.2."""
+    """What a set of cards is as a play (a ``Kind`` value), or None (docs/rules.md)."""
     tokens = card_list(mask)
     n = len(tokens)
     ranks = Counter(t[0] for t in tokens)
@@ -184,7 +184,7 @@ def _is_lowest_straight(mask: int) -> bool:
 
 
 def ref_beats(rules: Rules, revolution: bool, play: int, table: int) -> bool:
-    """Whether ``play`` may answer ``table`` (RULES.md 1.2, 1.3 step 3 and section 3)."""
+    """Whether ``play`` may answer ``table`` (docs/rules.md: plays, a turn, bomb)."""
     pk, tk = ref_kind(rules, play), ref_kind(rules, table)
     assert pk is not None and tk is not None
     if rules.bomb and pk == "four_of_a_kind":

@@ -1,4 +1,4 @@
-"""Card notation (RULES.md 1.1), the reasons for unreadable cards, and CardSet."""
+"""Card notation (docs/rules.md, "Cards"), the reasons for unreadable cards, and CardSet."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a set of cards is as a play, and which play beats which (RULES.md 1.2, 2, 3)."""
+"""What a set of cards is as a play, and which play beats which (docs/rules.md)."""
 
 from __future__ import annotations
 

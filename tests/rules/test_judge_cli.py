@@ -52,7 +52,7 @@ def test_judge_answers_every_line_and_survives_bad_ones() -> None:
         request(profile="big-two", play="3C 4D"),
         request(profile="big-two", table="9♥ 9♣", play="9♠ 9♦"),
         request(profile="pusoy-dos"),
-        request(profile="pusoy-dos-chips", table="5C 6S 7H 8D 9C", play="3H 5H 7H 9H JH"),
+        request(profile="pusoy-dos-chips", table="5C 6S 7H 8D 9C", play="3H 5H 6H 9H JH"),
         request(profile="pusoy-dos", hand="3C 4C", play="3C 4D"),
         request(profile="pusoy-dos", hand="3C 4C", lead_must_include="3C", play="4C"),
         request(profile="big-two", play="3D 3D"),

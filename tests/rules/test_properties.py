@@ -27,7 +27,6 @@ from brute import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.judge import judge, moves
 from referee.rules import (
     Action,
     Combination,
@@ -40,6 +39,7 @@ from referee.rules import (
     context_for,
     format_cards,
 )
+from referee.rules.judge import judge, moves
 
 SETTINGS = settings(deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 
@@ -307,14 +307,18 @@ def test_judge_agrees_with_moves(
     rules = Rules.for_profile(profile, options)
     ctx = context_for(rules)
     request: dict[str, Any] = {"profile": profile, "options": options}
+    if not on_table and rng.random() < 0.5:
+        # A hand's first play: only the opening card can be required, so the hand holds it
+        # (in place of one of its cards, so that it keeps its size).
+        opening = 1 << rules.opening_card
+        if not hand & opening:
+            hand = hand & ~(1 << rng.choice([c for c in range(52) if hand >> c & 1])) | opening
+        request["lead_must_include"] = format_cards(opening)
     request["hand"] = format_cards(hand, rules.suit_order)
     if on_table:
         table = random_table(ctx, rng, hand)
         if table is not None:
             request["table"] = format_cards(table.mask, rules.suit_order)
-    elif rng.random() < 0.5:
-        opening = rng.choice([c for c in range(52) if hand >> c & 1])
-        request["lead_must_include"] = format_cards(1 << opening)
     request = json.loads(json.dumps(request))  # exactly what a client would send
     listed = moves(request)
     legal = set(listed["moves"])

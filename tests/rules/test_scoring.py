@@ -1,4 +1,4 @@
-"""Hand scores, match totals, standings and the end of a match (RULES.md sections 2-3)."""
+"""Hand scores, match totals, standings and the end of a match (docs/rules.md)."""
 
 from __future__ import annotations
 

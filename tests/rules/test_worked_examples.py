@@ -1,4 +1,4 @@
-"""The worked examples of RULES.md section 5, one test each, named after the example."""
+"""The canonical worked examples of docs/rules.md, one test each, named after the example."""
 
 from __future__ import annotations
 

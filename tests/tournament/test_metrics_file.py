@@ -9,7 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from referee.log import read_log
 from referee.tournament.config import load_config
-from referee.tournament.runner import Tournament
+from referee.tournament.director import Tournament
 
 from .conftest import bot_entry, write_config
 

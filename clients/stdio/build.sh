@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Get the stdio sample bots ready: compile the C bot (c/bot), and install what the others
+# run on when it is missing, from Debian's packages: jq for jq/bot.sh, perl (with its
+# core JSON::PP) for perl/bot.pl. Idempotent; runs from any directory.
+#
+# Environment: CC, the C compiler (default: cc).
+set -euo pipefail
+
+KIT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+die() {
+    echo "build.sh: ERROR: $*" >&2
+    exit 1
+}
+say() { echo "build.sh: $*"; }
+
+missing=()
+command -v jq >/dev/null 2>&1 || missing+=(jq)
+perl -MJSON::PP -e1 >/dev/null 2>&1 || missing+=(perl)
+command -v "${CC:-cc}" >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+if ((${#missing[@]})); then
+    say "missing Debian packages: ${missing[*]}"
+    command -v apt-get >/dev/null 2>&1 ||
+        die "no apt-get here: install ${missing[*]} by hand, then re-run"
+    [[ $(id -u) -eq 0 ]] ||
+        die "not root, cannot install them. Run: sudo apt-get update && sudo apt-get install -y ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >/dev/null || die "apt-get update failed"
+    apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null ||
+        die "apt-get install ${missing[*]} failed"
+fi
+command -v jq >/dev/null 2>&1 || die "jq is not on PATH after installing it"
+perl -MJSON::PP -e1 || die "perl cannot load JSON::PP"
+
+"${CC:-cc}" -std=c99 -O2 -Wall -Wextra -Wpedantic -Wshadow -Werror \
+    -o "$KIT_DIR/c/bot" "$KIT_DIR/c/bot.c" || die "compiling c/bot.c failed"
+say "ready: c/bot ($("${CC:-cc}" --version | head -n1)), $(jq --version), perl $(perl -e 'print $^V')"

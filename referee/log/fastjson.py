@@ -1,0 +1,208 @@
+"""A log line's JSON to and from a LogEntry, several times faster than ``json_format``.
+
+``json_format`` costs about a millisecond a line each way, which makes writing a move
+cost more than all of gRPC's work for it, and resuming or verifying a 10,000-line log
+take seconds. These walk the message descriptors instead (cached per message type).
+The reader is as strict for what a log holds: an unknown field, a value of the wrong
+type or out of range is a ``ParseError``. Tests check that both give exactly what
+``json_format`` gives (``MessageToDict`` with proto field names, ``ParseDict``) on every
+log. The log's messages use no floats, bytes, maps or other well-known types than
+Timestamp; a field of such a type is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from referee.protocol import common
+
+ParseError = json_format.ParseError
+
+_INTS = {
+    FieldDescriptor.TYPE_INT32,
+    FieldDescriptor.TYPE_INT64,
+    FieldDescriptor.TYPE_UINT32,
+    FieldDescriptor.TYPE_UINT64,
+    FieldDescriptor.TYPE_SINT32,
+    FieldDescriptor.TYPE_SINT64,
+    FieldDescriptor.TYPE_FIXED32,
+    FieldDescriptor.TYPE_FIXED64,
+    FieldDescriptor.TYPE_SFIXED32,
+    FieldDescriptor.TYPE_SFIXED64,
+}
+
+Converter = Callable[[Any], Any]
+_fields: dict[str, dict[str, tuple[FieldDescriptor, Converter | None]]] = {}
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ParseError(f"{value!r} is not an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            raise ParseError(f"{value!r} is not an integer") from None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise ParseError(f"{value!r} is not an integer")
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ParseError(f"{value!r} is not a boolean")
+    return value
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ParseError(f"{value!r} is not a string")
+    return value
+
+
+def _enum(fd: FieldDescriptor) -> Converter:
+    assert fd.enum_type is not None
+    by_name = {v.name: v.number for v in fd.enum_type.values}
+    numbers = set(by_name.values())
+
+    def convert(value: Any) -> int:
+        if isinstance(value, str) and value in by_name:
+            return by_name[value]
+        if isinstance(value, int) and not isinstance(value, bool) and value in numbers:
+            return value
+        raise ParseError(f"{value!r} is not a value of {fd.enum_type.name}")  # type: ignore[union-attr]
+
+    return convert
+
+
+def _converter(fd: FieldDescriptor) -> Converter | None:
+    """How to read one scalar value of ``fd``; None for a message field."""
+    if fd.type == FieldDescriptor.TYPE_MESSAGE:
+        return None
+    if fd.type in _INTS:
+        return _int
+    if fd.type == FieldDescriptor.TYPE_BOOL:
+        return _bool
+    if fd.type == FieldDescriptor.TYPE_STRING:
+        return _str
+    if fd.type == FieldDescriptor.TYPE_ENUM:
+        return _enum(fd)
+    raise ParseError(f"field {fd.name} of an unsupported type")
+
+
+def _table(desc: Any) -> dict[str, tuple[FieldDescriptor, Converter | None]]:
+    table = _fields.get(desc.full_name)
+    if table is None:
+        table = {}
+        for fd in desc.fields:
+            entry = (fd, _converter(fd))
+            table[fd.name] = entry
+            table[fd.json_name] = entry
+        _fields[desc.full_name] = table
+    return table
+
+
+def _fill(msg: Message, data: Any, lenient: bool = False) -> None:
+    desc = msg.DESCRIPTOR
+    if desc.full_name == "google.protobuf.Timestamp":
+        assert isinstance(msg, Timestamp)
+        try:
+            msg.FromJsonString(_str(data))
+        except ValueError as exc:
+            raise ParseError(f"bad timestamp {data!r}: {exc}") from None
+        return
+    if not isinstance(data, dict):
+        raise ParseError(f"{desc.name} must be a JSON object")
+    table = _table(desc)
+    msg.SetInParent()
+    for key, value in data.items():
+        found = table.get(key)
+        if found is None:
+            if lenient:
+                continue
+            raise ParseError(f"message {desc.full_name} has no field named {key!r}")
+        fd, convert = found
+        repeated = fd.is_repeated
+        try:
+            if convert is None:
+                if repeated:
+                    if not isinstance(value, list):
+                        raise ParseError(f"{key} must be a list")
+                    container = getattr(msg, fd.name)
+                    for item in value:
+                        _fill(container.add(), item, lenient)
+                else:
+                    _fill(getattr(msg, fd.name), value, lenient)
+            elif repeated:
+                if not isinstance(value, list):
+                    raise ParseError(f"{key} must be a list")
+                getattr(msg, fd.name).extend(convert(v) for v in value)
+            else:
+                setattr(msg, fd.name, convert(value))
+        except ParseError:
+            if lenient and fd.type == FieldDescriptor.TYPE_ENUM:
+                continue  # a value from a later version
+            raise
+        except (ValueError, TypeError) as exc:
+            raise ParseError(f"{desc.name}.{key}: {exc}") from None
+
+
+def parse_entry(data: Any, *, ignore_unknown: bool = False) -> common.LogEntry:
+    """A LogEntry from a line's parsed JSON; ParseError when it is not one.
+    ``ignore_unknown`` skips fields and enum values this version does not know."""
+    entry = common.LogEntry()
+    _fill(entry, data, ignore_unknown)
+    return entry
+
+
+_64BIT = {
+    FieldDescriptor.TYPE_INT64,
+    FieldDescriptor.TYPE_UINT64,
+    FieldDescriptor.TYPE_SINT64,
+    FieldDescriptor.TYPE_FIXED64,
+    FieldDescriptor.TYPE_SFIXED64,
+}
+_writers: dict[str, dict[str, Callable[[Any], Any]]] = {}
+
+
+def _enum_name(fd: FieldDescriptor) -> Callable[[Any], Any]:
+    assert fd.enum_type is not None
+    names = {v.number: v.name for v in fd.enum_type.values}
+    return lambda value: names.get(value, value)
+
+
+def _writer(fd: Any) -> Callable[[Any], Any]:
+    """How ``json_format`` writes one value of ``fd``."""
+    if fd.type == FieldDescriptor.TYPE_MESSAGE:
+        if fd.message_type is not None and fd.message_type.full_name == "google.protobuf.Timestamp":
+            return lambda value: value.ToJsonString()
+        return to_dict
+    if fd.type == FieldDescriptor.TYPE_ENUM:
+        return _enum_name(fd)
+    if fd.type in _64BIT:
+        return str
+    if fd.type in _INTS or fd.type in (FieldDescriptor.TYPE_BOOL, FieldDescriptor.TYPE_STRING):
+        return lambda value: value
+    raise ValueError(f"field {fd.full_name} of a type the log does not use")
+
+
+def to_dict(msg: Message) -> dict[str, Any]:
+    """``json_format.MessageToDict(msg, preserving_proto_field_name=True)``, faster."""
+    desc = msg.DESCRIPTOR
+    table = _writers.get(desc.full_name)
+    if table is None:
+        table = {fd.name: _writer(fd) for fd in desc.fields}
+        _writers[desc.full_name] = table
+    out: dict[str, Any] = {}
+    for fd, value in msg.ListFields():
+        write = table[fd.name]
+        out[fd.name] = [write(v) for v in value] if fd.is_repeated else write(value)
+    return out

@@ -1,0 +1,68 @@
+"""The fast log-line reader and writer read and write every log exactly as protobuf's own
+json_format does, and the reader refuses what json_format refuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from google.protobuf import json_format
+from sim import T0, Sim, settings, write_log
+
+from referee.log.fastjson import ParseError, parse_entry, to_dict
+from referee.protocol import common
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
+
+
+def slow(data: dict) -> common.LogEntry:
+    entry = common.LogEntry()
+    json_format.ParseDict(data, entry)
+    return entry
+
+
+def test_every_fixture_line_reads_the_same(tmp_path):
+    sim = Sim(settings("pusoy-dos-chips", hands=2, max_strikes=1))
+    sim.connect_all(T0)
+    t = T0
+    while not sim.state.over:
+        t += 1000
+        if sim.turn.turn_id % 7 == 0:
+            sim.act(sim.turn.seat, t, [sim.unheld(sim.turn.seat)])
+        sim.play_lowest(t + 1)
+    write_log(sim, tmp_path / "now.jsonl")
+    logs = [*FIXTURES.glob("*/*.jsonl"), tmp_path / "now.jsonl"]
+    count = 0
+    for log in logs:
+        for raw in log.read_text().splitlines():
+            data = json.loads(raw)
+            entry = parse_entry(data)
+            assert entry == slow(data)
+            assert to_dict(entry) == json_format.MessageToDict(
+                entry, preserving_proto_field_name=True
+            )
+            assert list(to_dict(entry)) == list(data)  # the same order of keys
+            count += 1
+    assert count > 500
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"seq": "x"},
+        {"seq": True},
+        {"nope": 1},
+        {"event": {"played": {"seat": -1}}},
+        {"event": {"played": {"default_cause": "NOT_A_CAUSE"}}},
+        {"event": {"played": {"play": {"cards": "3D"}}}},
+        {"event": {"played": {"play": {"cards": [3]}}}},
+        {"time": "yesterday"},
+        {"schema_version": 1.5},
+    ],
+)
+def test_what_json_format_refuses_is_refused(data):
+    with pytest.raises(ParseError):
+        slow(data)
+    with pytest.raises(ParseError):
+        parse_entry(data)
