@@ -376,8 +376,6 @@ class MatchHost:
             except Exception:
                 log.exception("closing the match log failed")
         self.writer.close()
-        if self.metrics is not None:
-            self.metrics.closed(self.state)
         self.done.set()
         log.info(
             "match ended",

@@ -1,11 +1,12 @@
 """Prometheus metrics of a referee server, and the endpoint that serves them.
 
 One ``Metrics`` per server, in a registry of its own (never the process-wide default),
-so that several servers in one process (tests, a tournament) keep separate figures. The
-match host reports each decision it logged (``MatchMetrics.decided``); the registry
-creates and closes the per-match handles; the servicers count streams, refusals and
-spectators. Every label takes its values from a closed set (an event type, a protocol
-enum, a status): never a match id, a bot name or any text a client chose.
+so that several servers in one process (tests, a tournament) keep separate figures. Each
+decision is counted where it is appended to its log: ``MatchHost.step`` for a running
+match, ``MatchRegistry.create`` for its first; the registry opens a match's handle when it
+hosts the match and closes it when the match's task ends; the servicers count streams,
+Hello refusals and spectators. Every label takes its values from a closed set (an event
+type, a protocol enum, a status): never a match id, a bot name or any text a client chose.
 
 The endpoint is a small HTTP/1.1 server on the event loop (no thread touches the
 referee's state), bounded like every other door of the referee: one request per
@@ -176,18 +177,10 @@ class Metrics:
         }
         self._refusals = {n: self.refusals.labels(v) for n, v in REFUSAL_REASONS.items()}
 
-    def match(
-        self, state: MachineState, *, resumed: bool = False, append_s: float | None = None
-    ) -> MatchMetrics:
-        """The handle a new (or resumed) match's host reports to. ``append_s``: how long
-        the registry took to log the match's creation (its first decision)."""
-        if resumed:
-            self.resumed.inc()
-        else:
-            self.created.inc()
-            self._events["match_created"].inc()
-        if append_s is not None:
-            self.log_append.observe(append_s)
+    def match(self, state: MachineState, *, resumed: bool = False) -> MatchMetrics:
+        """The handle a new (or resumed) match reports each logged decision to, the
+        first one (its creation) included."""
+        (self.resumed if resumed else self.created).inc()
         return MatchMetrics(self, state)
 
     def refused(self, reason: play_service.RefusalReason.ValueType) -> None:
@@ -218,9 +211,12 @@ class MatchMetrics:
         self._closed = False
         self._track(state)
 
-    def decided(self, decision: Decision, append_s: float, since_command_s: float) -> None:
-        """One decision, logged and delivered. ``since_command_s``: from the command's
-        arrival until its messages were handed to the streams."""
+    def decided(
+        self, decision: Decision, append_s: float, since_command_s: float | None = None
+    ) -> None:
+        """One decision, logged (in ``append_s``) and delivered: every event a match logs
+        is counted here and nowhere else. ``since_command_s``: from the command's arrival
+        until its messages were handed to the streams."""
         m = self._m
         m.log_append.observe(append_s)
         prompted = False
@@ -244,7 +240,8 @@ class MatchMetrics:
                 m._connects[event.seat_connected.reconnect].inc()
             elif kind == "seat_disconnected":
                 m.disconnects.inc()
-        if prompted and decision.command.WhichOneof("kind") == "action":
+        action = decision.command.WhichOneof("kind") == "action"
+        if prompted and action and since_command_s is not None:
             m.turn_latency.observe(since_command_s)
         self._track(decision.state)
 

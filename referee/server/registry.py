@@ -152,7 +152,9 @@ class MatchRegistry:
             path.unlink(missing_ok=True)
             self._seed_path(match_id).unlink(missing_ok=True)
             raise LogUnavailable("cannot write the match log (is the disk full?)") from exc
-        host = self._host(first.state, writer, append_s=append_s)
+        host = self._host(first.state, writer)
+        if host.metrics is not None:
+            host.metrics.decided(first, append_s)
         for seat, token in enumerate(tokens):
             self.by_token[token] = (host, seat)
         host.start()
@@ -177,10 +179,9 @@ class MatchRegistry:
         writer: EventLogWriter,
         *,
         resumed: bool = False,
-        append_s: float | None = None,
     ) -> MatchHost:
         metrics = self.metrics
-        handle = metrics.match(state, resumed=resumed, append_s=append_s) if metrics else None
+        handle = metrics.match(state, resumed=resumed) if metrics else None
         host = MatchHost(
             state,
             writer,
@@ -194,6 +195,8 @@ class MatchRegistry:
         return host
 
     def _on_closed(self, host: MatchHost) -> None:
+        if host.metrics is not None:
+            host.metrics.closed(host.state)
         if not host.failure:  # the log has the seed now; a failed match may yet resume
             self._seed_path(host.match_id).unlink(missing_ok=True)
         self._finished.append(host.match_id)
