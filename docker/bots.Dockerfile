@@ -23,7 +23,7 @@ USER 10001:10001
 ENTRYPOINT ["seat-entry", "pusoy-bot"]
 
 FROM bot-base AS rust-bot
-COPY clients/rust/target/debug/sample-bot /usr/local/bin/pusoy-bot
+COPY clients/rust/target/release/sample-bot /usr/local/bin/pusoy-bot
 USER 10001:10001
 ENTRYPOINT ["seat-entry", "pusoy-bot"]
 
