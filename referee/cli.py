@@ -84,6 +84,11 @@ examples:
 
 A referee started again on the same --log-dir and --state-dir after a crash resumes every
 unfinished match: bots reconnect with their same seat tokens (docs/log-format.md, section 7).
+SIGTERM or SIGINT stops it and cancels the running matches; SIGUSR1 stops it and leaves
+them to resume at the next start (an upgrade).
+
+Prometheus metrics (docs/deploy.md):
+  referee serve --metrics-address 127.0.0.1:9464   # then: curl 127.0.0.1:9464/metrics
 """
 
 MATCH_EPILOG = """\
@@ -167,7 +172,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from referee.server.app import RefereeServer
     from referee.server.logging import configure_logging
 
-    configure_logging(args.log_format, args.log_level)
+    # Server logs on one stream, these lines for people on the other, so that a log
+    # collector reading JSON from stdout (--log-stream stdout) reads nothing else.
+    logs, notes = (
+        (sys.stdout, sys.stderr) if args.log_stream == "stdout" else (sys.stderr, sys.stdout)
+    )
+    configure_logging(args.log_format, args.log_level, logs)
 
     async def serve() -> None:
         server = RefereeServer(
@@ -177,12 +187,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             state_dir=Path(args.state_dir),
             resume=not args.no_resume,
             fsync=FsyncPolicy(args.fsync),
+            metrics_address=args.metrics_address,
         )
-        await server.start()  # OSError: the address or the log folder cannot be used
-        for resumed in server.resumed:
-            what = "resumed" if resumed.resumed else f"not resumed: {resumed.problem}"
-            print(f"match {resumed.match_id} {what}", flush=True)
-        print(f"referee listening on {server.address}; logs in {args.log_dir}", flush=True)
+        await server.start()  # OSError: an address or the log folder cannot be used
         web = None
         if args.http:
             from referee.web.app import WebFront, WebLimits
@@ -199,9 +206,21 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             except OSError:
                 await server.stop(grace=0)
                 raise
-            print(f"spectators' web pages on {web.url}/", flush=True)
+
+        def announce() -> None:  # once a signal would stop the server gracefully
+            for resumed in server.resumed:
+                what = "resumed" if resumed.resumed else f"not resumed: {resumed.problem}"
+                print(f"match {resumed.match_id} {what}", file=notes, flush=True)
+            where = f"{server.address}; logs in {args.log_dir}"
+            print(f"referee listening on {where}", file=notes, flush=True)
+            if server.metrics_endpoint is not None:
+                address = server.metrics_endpoint.address
+                print(f"metrics on http://{address}/metrics", file=notes, flush=True)
+            if web is not None:
+                print(f"spectators' web pages on {web.url}/", file=notes, flush=True)
+
         try:
-            await server.wait_for_signal()
+            await server.wait_for_signal(announce)
         finally:
             if web is not None:
                 await web.stop()
@@ -746,7 +765,18 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="live views of one match at once (default 50)",
     )
+    serve.add_argument(
+        "--metrics-address",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (default: off)",
+    )
     _add_logging_flags(serve)
+    serve.add_argument(
+        "--log-stream",
+        choices=["stderr", "stdout"],
+        default="stderr",
+        help="where server logs go; the lines for people go to the other one (default: stderr)",
+    )
     serve.set_defaults(func=_cmd_serve, log_level="info")
 
     match = sub.add_parser(

@@ -6,6 +6,7 @@ import asyncio
 import shutil
 import signal
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -27,6 +28,7 @@ from referee.protocol import (
 )
 from referee.server.host import DEFAULT_MAX_LOG_BYTES
 from referee.server.lobby import Lobby, LobbyServicer
+from referee.server.metrics import Metrics, MetricsEndpoint
 from referee.server.registry import DEFAULT_KEEP_FINISHED, MatchRegistry, Resumed
 from referee.server.servicers import MatchServicer, PlayServicer, SpectatorServicer
 
@@ -53,11 +55,14 @@ class RefereeServer:
         resume: bool = False,
         fsync: FsyncPolicy = FsyncPolicy.NEVER,
         max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
+        metrics: Metrics | None = None,
+        metrics_address: str | None = None,
     ) -> None:
         """``state_dir`` keeps what a restart needs and the public must not see (the seeds
         of running matches): never the log folder. Without one, a private temporary
         folder is used and nothing can be resumed. ``resume``: continue the unfinished
-        logs of ``log_dir`` at start."""
+        logs of ``log_dir`` at start. ``metrics``: count into it (one is made when
+        ``metrics_address`` is given, where ``/metrics`` is then served over HTTP)."""
         self.requested_address = address
         self._temp_state = state_dir is None
         if state_dir is None:
@@ -65,12 +70,21 @@ class RefereeServer:
         elif _within(state_dir, log_dir):
             raise ValueError("the state folder must not be the log folder or inside it")
         self.resume = resume and not self._temp_state
+        if metrics is None and metrics_address is not None:
+            metrics = Metrics()
+        self.metrics = metrics
+        self.metrics_endpoint = (
+            MetricsEndpoint(metrics, metrics_address)
+            if metrics is not None and metrics_address is not None
+            else None
+        )
         self.registry = MatchRegistry(
             log_dir,
             state_dir,
             keep_finished=keep_finished,
             fsync=fsync,
             max_log_bytes=max_log_bytes,
+            metrics=metrics,
         )
         self.matches = self.registry
         """The in-process API: create, wait_over, info, seat_gone, cancel, take_log, forget."""
@@ -124,6 +138,8 @@ class RefereeServer:
         except OSError as exc:
             where = self.registry.state_dir
             raise OSError(f"cannot use {where} for the referee's state: {exc}") from exc
+        if self.metrics_endpoint is not None:
+            await self.metrics_endpoint.start()  # OSError: the address cannot be used
         if self.resume:
             self.resumed = self.registry.resume_all()
         try:
@@ -131,6 +147,8 @@ class RefereeServer:
         except RuntimeError:  # grpcio reports a failed bind this way
             self.port = 0
         if self.port == 0:
+            if self.metrics_endpoint is not None:
+                await self.metrics_endpoint.stop()
             raise OSError(f"cannot listen on {self.requested_address}")
         await self.server.start()
         for name in (*SERVICE_NAMES, ""):
@@ -154,18 +172,32 @@ class RefereeServer:
         else:
             await self.registry.shutdown()
         await self.server.stop(grace)
+        if self.metrics_endpoint is not None:
+            await self.metrics_endpoint.stop()
         if self._temp_state:
             shutil.rmtree(self.registry.state_dir, ignore_errors=True)
         log.info("stopped")
 
-    async def wait_for_signal(self) -> None:
-        """Serve until SIGTERM or SIGINT, then stop gracefully."""
+    async def wait_for_signal(self, ready: Callable[[], None] | None = None) -> None:
+        """Serve until SIGTERM or SIGINT, then stop gracefully (running matches are
+        cancelled); on SIGUSR1, stop and leave them to resume (an upgrade). ``ready`` is
+        called once the signals are handled (to announce the server)."""
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
+        suspend = False
+
+        def on_suspend() -> None:
+            nonlocal suspend
+            suspend = True
+            stop.set()
+
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(signal.SIGUSR1, on_suspend)
+        if ready is not None:
+            ready()
         await stop.wait()
-        await self.stop()
+        await self.stop(suspend=suspend)
 
 
 def _within(path: Path, folder: Path) -> bool:

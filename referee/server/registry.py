@@ -38,6 +38,7 @@ from referee.server.host import (
     MatchHost,
     cancel_command,
 )
+from referee.server.metrics import Metrics
 
 log = structlog.get_logger("referee.registry")
 
@@ -85,6 +86,7 @@ class MatchRegistry:
         fsync: FsyncPolicy = FsyncPolicy.NEVER,
         max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
         clock: Clock | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.log_dir = log_dir
         self.state_dir = state_dir
@@ -92,6 +94,7 @@ class MatchRegistry:
         self.fsync = fsync
         self.max_log_bytes = max_log_bytes
         self.clock = clock or Clock()
+        self.metrics = metrics
         self.hosts: dict[str, MatchHost] = {}
         self.by_token: dict[str, tuple[MatchHost, int]] = {}
         self.resumed: list[MatchHost] = []
@@ -141,13 +144,17 @@ class MatchRegistry:
             self._seed_path(match_id).unlink(missing_ok=True)
             raise LogUnavailable(f"cannot create the match log: {exc.strerror}") from exc
         try:
+            started = time.perf_counter()
             writer.append(first.events, first.now, first.command)
+            append_s = time.perf_counter() - started
         except LogWriteError as exc:
             writer.close()
             path.unlink(missing_ok=True)
             self._seed_path(match_id).unlink(missing_ok=True)
             raise LogUnavailable("cannot write the match log (is the disk full?)") from exc
         host = self._host(first.state, writer)
+        if host.metrics is not None:
+            host.metrics.decided(first, append_s)
         for seat, token in enumerate(tokens):
             self.by_token[token] = (host, seat)
         host.start()
@@ -166,19 +173,30 @@ class MatchRegistry:
         finally:
             os.close(fd)
 
-    def _host(self, state: MachineState, writer: EventLogWriter) -> MatchHost:
+    def _host(
+        self,
+        state: MachineState,
+        writer: EventLogWriter,
+        *,
+        resumed: bool = False,
+    ) -> MatchHost:
+        metrics = self.metrics
+        handle = metrics.match(state, resumed=resumed) if metrics else None
         host = MatchHost(
             state,
             writer,
             clock=self.clock,
             max_log_bytes=self.max_log_bytes,
             on_closed=self._on_closed,
+            metrics=handle,
         )
         self.hosts[state.match_id] = host
         self._created[state.match_id] = time.time()
         return host
 
     def _on_closed(self, host: MatchHost) -> None:
+        if host.metrics is not None:
+            host.metrics.closed(host.state)
         if not host.failure:  # the log has the seed now; a failed match may yet resume
             self._seed_path(host.match_id).unlink(missing_ok=True)
         self._finished.append(host.match_id)
@@ -334,7 +352,7 @@ class MatchRegistry:
         writer = EventLogWriter.resume(
             path, match_id, last.entry.seq, last.raw, read.whole_bytes, self.fsync
         )
-        host = self._host(state, writer)
+        host = self._host(state, writer, resumed=True)
         self.resumed.append(host)
         restart = common.RestartCommand(software_version=__version__, torn_bytes=read.torn_bytes)
         host.submit_inbound(Inbound(common.Command(restart=restart), self.clock.now()))

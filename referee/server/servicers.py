@@ -24,6 +24,7 @@ from referee.protocol import (
     spectator_service_grpc,
 )
 from referee.server.host import Inbound, MatchHost
+from referee.server.metrics import Metrics
 from referee.server.registry import LogUnavailable, MatchRegistry, ShuttingDown
 from referee.server.sessions import Session, Spectator
 
@@ -115,39 +116,48 @@ class PlayServicer(play_service_grpc.PlayServiceServicer):
         request_iterator: AsyncIterator[play_service.PlayRequest],
         context: Context,
     ) -> AsyncIterator[play_service.PlayResponse]:
+        metrics = self.registry.metrics
+        if metrics is not None:
+            metrics.streams.inc()
         try:
             first = await asyncio.wait_for(anext(request_iterator), HELLO_TIMEOUT_S)
         except StopAsyncIteration:
             return
         except TimeoutError:
             yield _refusal(
+                metrics,
                 play_service.REFUSAL_REASON_HELLO_EXPECTED,
                 f"no Hello within {HELLO_TIMEOUT_S:.0f} s of opening the stream",
             )
             return
         if first.WhichOneof("kind") != "hello":
             yield _refusal(
-                play_service.REFUSAL_REASON_HELLO_EXPECTED, "the first message must be a Hello"
+                metrics,
+                play_service.REFUSAL_REASON_HELLO_EXPECTED,
+                "the first message must be a Hello",
             )
             return
         hello = first.hello
         found = self.registry.seat_for(hello.token)
         if found is None:
-            yield _refusal(play_service.REFUSAL_REASON_BAD_TOKEN, "no seat has this token")
+            yield _refusal(metrics, play_service.REFUSAL_REASON_BAD_TOKEN, "no seat has this token")
             return
         host, seat = found
         structlog.contextvars.bind_contextvars(match_id=host.match_id, seat=seat)
         if hello.protocol_version not in SUPPORTED_PROTOCOL_VERSIONS:
             yield _refusal(
+                metrics,
                 play_service.REFUSAL_REASON_VERSION_NOT_SUPPORTED,
                 f"protocol version {hello.protocol_version} is not supported",
             )
             return
         if host.is_over():
-            yield _refusal(play_service.REFUSAL_REASON_MATCH_OVER, "the match is over")
+            yield _refusal(metrics, play_service.REFUSAL_REASON_MATCH_OVER, "the match is over")
             return
         if not self.registry.accepting:
-            yield _refusal(play_service.REFUSAL_REASON_SHUTTING_DOWN, "the server is shutting down")
+            yield _refusal(
+                metrics, play_service.REFUSAL_REASON_SHUTTING_DOWN, "the server is shutting down"
+            )
             return
         session = Session(seat, context.peer())
         connect = common.ConnectCommand(
@@ -213,8 +223,10 @@ def _gone(host: MatchHost, session: Session, cause: str) -> None:
 
 
 def _refusal(
-    reason: play_service.RefusalReason.ValueType, message: str
+    metrics: Metrics | None, reason: play_service.RefusalReason.ValueType, message: str
 ) -> play_service.PlayResponse:
+    if metrics is not None:
+        metrics.refused(reason)
     return play_service.PlayResponse(
         refusal=play_service.Refusal(
             reason=reason,
@@ -237,6 +249,9 @@ class SpectatorServicer(spectator_service_grpc.SpectatorServiceServicer):
         if live:
             host.spectators.add(spectator)  # first, so that no event falls between
         upto = host.writer.seq
+        metrics = self.registry.metrics if live else None
+        if metrics is not None:
+            metrics.spectators.inc()
         try:
             if request.from_start or not live:
                 try:
@@ -259,3 +274,5 @@ class SpectatorServicer(spectator_service_grpc.SpectatorServiceServicer):
                 await context.abort(end.code, end.details)
         finally:
             host.spectators.discard(spectator)
+            if metrics is not None:
+                metrics.spectators.dec()

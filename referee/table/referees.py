@@ -28,6 +28,7 @@ from referee.protocol import (
 )
 from referee.server.app import RefereeServer
 from referee.server.lobby import Lobby
+from referee.server.metrics import Metrics
 from referee.server.registry import Created
 
 OVER = (common.MATCH_STATUS_FINISHED, common.MATCH_STATUS_CANCELLED)
@@ -53,6 +54,8 @@ class Referee(abc.ABC):
     """The lobby for remote bots; only a referee in this process has one."""
     end_skew_s = 0.0
     """How much later than the bots the tournament may learn that a match ended."""
+    metrics: Metrics | None = None
+    """The referee's figures, written at the tournament's end (a referee in this process)."""
 
     @abc.abstractmethod
     async def start(self) -> None: ...
@@ -95,8 +98,9 @@ class LocalReferee(Referee):
     ``log_dir`` is a working folder and ``collect_log`` moves each log out of it."""
 
     def __init__(self, listen: str, log_dir: Path, *, keep_logs: bool = False) -> None:
-        self.server = RefereeServer(listen, log_dir)
+        self.server = RefereeServer(listen, log_dir, metrics=Metrics())
         self.lobby = self.server.lobby
+        self.metrics = self.server.metrics
         self.keep_logs = keep_logs
 
     async def start(self) -> None:

@@ -375,6 +375,8 @@ class Tournament:
             if lobby is not None:
                 lobby.close("the tournament is over")
             await self.referee.stop()
+            if self.referee.metrics is not None:  # this run's figures, as /metrics has them
+                self.referee.metrics.write(self.folder / "metrics.prom")
         return self._summary(started, played_before)
 
     async def _run_on_ray(self) -> None:
