@@ -306,10 +306,15 @@ class TournamentConfig:
         Left out on purpose: the name, concurrency, output folder, listen address, lobby
         wait, log verification and remote bots' keys, which may change between runs.
         """
+        rules = {"profile": self.rules.profile, **self.rules.options()}
+        if not rules["max_hands"]:
+            # Unset (the referee's cap applies): left out, so that folders started before
+            # the option existed still resume.
+            del rules["max_hands"]
         identity: dict[str, Any] = {
             "version": IDENTITY_VERSION,
             "bots": [b.identity() for b in self.bots],
-            "rules": {"profile": self.rules.profile, **self.rules.options()},
+            "rules": rules,
             "format": self.format.value,
             "rounds": self.rounds,
             "hero": self.hero,
