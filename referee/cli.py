@@ -7,8 +7,13 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from referee import __version__
+from referee.text import printable
+
+if TYPE_CHECKING:
+    from referee.server.limits import ServerLimits
 
 JUDGE_EPILOG = """\
 example:
@@ -73,9 +78,16 @@ def _seat(text: str) -> int:
 
 
 SERVE_EPILOG = """\
-example:
+examples:
   referee serve --address 127.0.0.1:50051 --log-dir matches
-  grpcurl -plaintext 127.0.0.1:50051 list
+  grpcurl -plaintext -H "authorization: Bearer $(cat .referee/organiser-token)" \\
+      127.0.0.1:50051 pusoy.referee.v1.MatchService/ListMatches
+  referee serve --address 0.0.0.0:50051 --tls-cert server.pem --tls-key server.key \\
+      --tls-client-ca bots-ca.pem --organiser-address 127.0.0.1:50052
+
+The organiser's token and the log signing key are kept in the state folder (.referee,
+mode 0700), never in the log folder; both are created on the first start. Every limit
+below has a safe default; 0 turns a count limit off.
 
 A referee started again on the same --log-dir and --state-dir after a crash resumes every
 unfinished match: bots reconnect with their same seat tokens (docs/log-format.md, section 7).
@@ -96,9 +108,14 @@ example:
 """
 
 VERIFY_EPILOG = """\
-example:
-  referee verify matches/*.jsonl
-  OK: matches/20261201-101500-1a2b3c4d.jsonl: 412 lines, 10 hands verified
+examples:
+  referee verify --public-key .referee/signing-key.pub matches/*.jsonl
+  OK: matches/20261201-101500-1a2b3c4d.jsonl: 412 lines, 10 hands verified, signed by ...
+  referee verify matches/*.jsonl     # the rules only (and a trailer's own signature)
+
+With --public-key (the base64 text `referee serve` prints and GetServerInfo serves, or a
+PEM file), a log must end with a signature trailer by that key: a log without one is
+reported UNSIGNED (cut short before the referee closed it), a changed log FAILED.
 """
 
 TOURNAMENT_EPILOG = """\
@@ -126,29 +143,106 @@ def _count(text: str) -> int:
     return value
 
 
+def _serve_limits(args: argparse.Namespace) -> ServerLimits:
+    from referee.server.limits import ServerLimits
+
+    return ServerLimits(
+        max_hands=args.max_hands,
+        max_waiting_matches=args.max_waiting_matches,
+        max_live_matches=args.max_live_matches,
+        max_connect_timeout_ms=args.max_connect_timeout_ms,
+        close_empty_matches=not args.play_empty_matches,
+        max_spectators_per_match=args.max_spectators_per_match,
+        max_spectators=args.max_spectators,
+        max_reconnects_per_minute=args.max_reconnects_per_minute,
+        max_failed_hellos_per_minute=args.max_failed_hellos_per_minute,
+        max_message_bytes=args.max_message_bytes,
+    )
+
+
+def _listen_address(text: str) -> str:
+    """``PORT`` alone means loopback: ``127.0.0.1:PORT``."""
+    return f"127.0.0.1:{text}" if text.isdigit() else text
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from referee.log.writer import FsyncPolicy
     from referee.logging import configure_logging
+    from referee.rules.options import MAX_HANDS_CAP
     from referee.server.app import RefereeServer
+    from referee.server.state import StateError, load_server_secrets
+    from referee.server.tls import ServerTls
 
     configure_logging(args.log_format, args.log_level)
+    if args.max_message_bytes < 4096:
+        print("referee serve: --max-message-bytes is at least 4096", file=sys.stderr)
+        return 2
+    if args.max_hands > MAX_HANDS_CAP:
+        print(f"referee serve: --max-hands is at most {MAX_HANDS_CAP}", file=sys.stderr)
+        return 2
+    if bool(args.tls_cert) != bool(args.tls_key):
+        print("referee serve: --tls-cert and --tls-key go together", file=sys.stderr)
+        return 2
+    if args.tls_client_ca and not args.tls_cert:
+        print("referee serve: --tls-client-ca needs --tls-cert and --tls-key", file=sys.stderr)
+        return 2
+    tls = (
+        ServerTls(
+            Path(args.tls_cert),
+            Path(args.tls_key),
+            Path(args.tls_client_ca) if args.tls_client_ca else None,
+        )
+        if args.tls_cert
+        else None
+    )
+    log_dir = Path(args.log_dir)
+    try:
+        secrets = load_server_secrets(
+            Path(args.state_dir),
+            log_dir,
+            Path(args.organiser_token_file) if args.organiser_token_file else None,
+            Path(args.signing_key) if args.signing_key else None,
+        )
+    except StateError as exc:
+        print(f"referee serve: {exc}", file=sys.stderr)
+        return 2
 
     async def serve() -> None:
         server = RefereeServer(
-            args.address,
-            Path(args.log_dir),
+            _listen_address(args.address),
+            log_dir,
             args.keep_finished,
             state_dir=Path(args.state_dir),
             resume=not args.no_resume,
             fsync=FsyncPolicy(args.fsync),
+            organiser_token=secrets.token,
+            organiser_address=(
+                _listen_address(args.organiser_address) if args.organiser_address else None
+            ),
+            tls=tls,
+            insecure=args.insecure,
+            signer=secrets.signer,
+            limits=_serve_limits(args),
         )
         await server.start()  # OSError: the address or the log folder cannot be used
         for resumed in server.resumed:
             what = "resumed" if resumed.resumed else f"not resumed: {resumed.problem}"
             print(f"match {resumed.match_id} {what}", flush=True)
         print(f"referee listening on {server.address}; logs in {args.log_dir}", flush=True)
+        made = " (created now)" if secrets.token_created else ""
+        where = (
+            "" if server.organiser_address == server.address else f" on {server.organiser_address}"
+        )
+        print(
+            f"organiser token{where}: {secrets.token_file}{made}; send it as "
+            "'authorization: Bearer <token>'",
+            flush=True,
+        )
+        public = f" (also in {secrets.public_key_file})" if secrets.public_key_file else ""
+        print(f"logs signed with ed25519 public key {secrets.signer.public_key_text}{public}")
+        print(f"TLS: {'mutual' if tls and tls.client_ca else 'on' if tls else 'off'}", flush=True)
         await server.wait_for_signal()
 
     try:
@@ -225,7 +319,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
         print(f"referee match: {exc}", file=sys.stderr)
         return 2
     info = result.info
-    names = list(info.config.seat_names)
+    names = [printable(n) for n in info.config.seat_names]
     status = {3: "finished", 4: "cancelled"}.get(info.status, "unknown")
     print(
         f"Match {result.match_id} {status} after {info.hands_played} hands "
@@ -264,12 +358,20 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    from referee.log.signing import SigningKeyError, load_public_key
     from referee.log.verify import verify_log
 
+    key = None
+    if args.public_key:
+        try:
+            key = load_public_key(Path(args.public_key))
+        except SigningKeyError as exc:
+            print(f"referee verify: {exc}", file=sys.stderr)
+            return 2
     failed = 0
     for path in args.logs:
-        report = verify_log(Path(path))
-        print(report.summary())
+        report = verify_log(Path(path), key)
+        print(printable(report.summary()))
         failed += not report.ok
     return 1 if failed else 0
 
@@ -371,9 +473,10 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
             )
             return 130
     scoring = config.rules.scoring.value
-    print(format_standings(summary.standings, scoring))
+    print(printable(format_standings(summary.standings, scoring)))
     print()
-    print(format_pairwise([r.name for r in summary.standings], summary.pairwise, scoring))
+    names = [r.name for r in summary.standings]
+    print(printable(format_pairwise(names, summary.pairwise, scoring)))
     print()
     if summary.test is not None:
         print(summary.test.verdict_text())
@@ -384,7 +487,11 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     print(f"Standings: {summary.folder / 'standings.json'}, standings.csv and pairwise.csv")
     print(f"Results: {summary.folder / 'results.jsonl'} and results.csv")
     if any((summary.folder / "logs").glob("*.jsonl")):
-        print(f"Verify: {verify_command(referee_program(), summary.folder / 'logs')}")
+        key = summary.folder / "signing-key.pub"
+        command = verify_command(
+            referee_program(), summary.folder / "logs", public_key=key if key.exists() else None
+        )
+        print(f"Verify: {command}")
     return 0 if summary.complete else 1
 
 
@@ -485,7 +592,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=SERVE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    serve.add_argument("--address", default="127.0.0.1:50051", help="host:port to listen on")
+    serve.add_argument(
+        "--address",
+        default="127.0.0.1:50051",
+        help="host:port to listen on (a port alone: loopback); an address other machines "
+        "can reach needs TLS or --insecure",
+    )
     serve.add_argument("--log-dir", default="matches", help="folder for match event logs")
     serve.add_argument(
         "--keep-finished",
@@ -498,8 +610,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--state-dir",
         default=".referee",
-        help="private folder for what a restart needs and logs must not show (the seeds of "
-        "running matches); never the log folder (default: .referee)",
+        help="private folder (mode 0700) for what logs must not show: the organiser token, "
+        "the log signing key, the seeds of running matches; never the log folder "
+        "(default: .referee)",
     )
     serve.add_argument(
         "--no-resume",
@@ -514,6 +627,105 @@ def build_parser() -> argparse.ArgumentParser:
         "hand's end, or only when a log is closed (default: never). Lines always reach the "
         "OS at once, so a killed referee loses nothing; fsync guards against a lost machine "
         "and blocks the server while the disk answers (bench/RESULTS.md)",
+    )
+    serve.add_argument(
+        "--organiser-token-file",
+        metavar="PATH",
+        help="the organiser's token (created, mode 0600, when absent; default "
+        "STATE_DIR/organiser-token)",
+    )
+    serve.add_argument(
+        "--organiser-address",
+        metavar="HOST:PORT",
+        help="serve the organiser's API on this listener only (a port alone: loopback)",
+    )
+    serve.add_argument(
+        "--signing-key",
+        metavar="PATH",
+        help="Ed25519 private key (PEM) to sign logs with (default: STATE_DIR/signing-key.pem, "
+        "created when absent)",
+    )
+    serve.add_argument("--tls-cert", metavar="PEM", help="the server's certificate chain")
+    serve.add_argument("--tls-key", metavar="PEM", help="the server's private key")
+    serve.add_argument(
+        "--tls-client-ca",
+        metavar="PEM",
+        help="require client certificates signed by this CA (mutual TLS)",
+    )
+    serve.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow plaintext on an address other machines can reach",
+    )
+    limits = serve.add_argument_group("limits")
+    limits.add_argument(
+        "--max-hands",
+        type=_count,
+        default=1000,
+        metavar="N",
+        help="hands per match; threshold matches end at N hands too (default 1000)",
+    )
+    limits.add_argument(
+        "--max-waiting-matches",
+        type=_count,
+        default=100,
+        metavar="N",
+        help="matches waiting for their bots at once (default 100)",
+    )
+    limits.add_argument(
+        "--max-live-matches",
+        type=_count,
+        default=500,
+        metavar="N",
+        help="matches not over at once (default 500)",
+    )
+    limits.add_argument(
+        "--max-connect-timeout-ms",
+        type=_count,
+        default=600_000,
+        metavar="MS",
+        help="the longest a match may wait for its bots (default 600000)",
+    )
+    limits.add_argument(
+        "--play-empty-matches",
+        action="store_true",
+        help="play out a match no bot joined by default actions (default: cancel it at "
+        "its connect time limit)",
+    )
+    limits.add_argument(
+        "--max-spectators-per-match",
+        type=_count,
+        default=32,
+        metavar="N",
+        help="WatchMatch streams per match (default 32)",
+    )
+    limits.add_argument(
+        "--max-spectators",
+        type=_count,
+        default=512,
+        metavar="N",
+        help="WatchMatch streams on the server (default 512)",
+    )
+    limits.add_argument(
+        "--max-reconnects-per-minute",
+        type=_count,
+        default=60,
+        metavar="N",
+        help="hellos per seat in any minute (default 60)",
+    )
+    limits.add_argument(
+        "--max-failed-hellos-per-minute",
+        type=_count,
+        default=60,
+        metavar="N",
+        help="hellos with a bad token or key per client address in any minute (default 60)",
+    )
+    limits.add_argument(
+        "--max-message-bytes",
+        type=_count,
+        default=64 * 1024,
+        metavar="N",
+        help="the largest message a client may send (default 65536)",
     )
     _add_logging_flags(serve)
     serve.set_defaults(func=_cmd_serve, log_level="info")
@@ -609,6 +821,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     verify.add_argument("logs", nargs="+", help="match .jsonl event logs")
+    verify.add_argument(
+        "--public-key",
+        metavar="FILE",
+        help="the referee's public key (base64 as printed by serve, or PEM): every log "
+        "must be signed by it",
+    )
     verify.set_defaults(func=_cmd_verify)
 
     stdio = sub.add_parser(

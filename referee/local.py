@@ -135,7 +135,7 @@ async def play_match(
     procs: list[BotProcess] = []
     tasks: list[asyncio.Task[object]] = []
     try:
-        async with grpc.aio.insecure_channel(server.address) as channel:
+        async with server.organiser_channel() as channel:
             stub = match_service_grpc.MatchServiceStub(channel)
             created = await _create_match(
                 stub,

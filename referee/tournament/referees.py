@@ -3,8 +3,9 @@
 By default the tournament starts a referee in its own process (``LocalReferee``); with
 ``[referee] server = "host:port"`` it uses a ``referee serve`` that is already running,
 on this machine or another (``ServerReferee``), through the organiser's gRPC API only:
-CreateMatch, WatchMatch, GetMatchLog, CancelMatch. Either way the bots connect to the
-referee over gRPC and the tournament keeps and verifies its own copy of every log.
+CreateMatch, WatchMatch, GetMatchLog, CancelMatch, with the organiser's token (and TLS
+when configured). Either way the bots connect to the referee over gRPC and the
+tournament keeps and verifies its own copy of every log, signed by the referee's key.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pathlib import Path
 
 import grpc
 
-from referee.match.settings import settings_from_request
+from referee.log.signing import LogSigner, SigningKeyError
+from referee.match.settings import SettingsError, settings_from_request
 from referee.protocol import (
     common,
     match_service,
@@ -26,7 +28,10 @@ from referee.protocol import (
     spectator_service_grpc,
 )
 from referee.server.app import RefereeServer
+from referee.server.auth import organiser_channel
+from referee.server.limits import apply_limits
 from referee.server.lobby import Lobby
+from referee.server.tls import ClientTls, ServerTls, TlsError, client_channel
 
 OVER = (common.MATCH_STATUS_FINISHED, common.MATCH_STATUS_CANCELLED)
 # How long to wait for a referee server to answer before the tournament gives up on it.
@@ -48,6 +53,8 @@ class Referee(abc.ABC):
     """The lobby for remote bots; only a referee in this process has one."""
     end_skew_s = 0.0
     """How much later than the bots the tournament may learn that a match ended."""
+    public_key = ""
+    """The key (base64 Ed25519) the referee signs logs with, once started."""
 
     @abc.abstractmethod
     async def start(self) -> None: ...
@@ -79,18 +86,62 @@ class Referee(abc.ABC):
 
 class LocalReferee(Referee):
     """A referee server in this process, on a loopback (or given) address; matches are
-    made and followed through its in-process API."""
+    made and followed through its in-process API.
 
-    def __init__(self, listen: str, log_dir: Path) -> None:
-        self.server = RefereeServer(listen, log_dir)
-        self.lobby = self.server.lobby
+    Its private state (the log signing key, the seeds of running matches) is kept in
+    ``state_dir`` (mode 0700): one key signs every match of a tournament, across resumes.
+    """
+
+    def __init__(
+        self,
+        listen: str,
+        log_dir: Path,
+        state_dir: Path | None = None,
+        *,
+        tls: ServerTls | None = None,
+        insecure: bool = False,
+    ) -> None:
+        self.listen = listen
+        self.log_dir = log_dir
+        self.state_dir = state_dir
+        self.tls = tls
+        self.insecure = insecure
+        self._server: RefereeServer | None = None
+
+    @property
+    def server(self) -> RefereeServer:
+        """The referee, made on first use (its key is read from the state folder)."""
+        if self._server is None:
+            self._server = RefereeServer(
+                self.listen,
+                self.log_dir,
+                state_dir=self.state_dir,
+                signer=self._signer(),
+                tls=self.tls,
+                insecure=self.insecure,
+            )
+            self.lobby = self._server.lobby
+        return self._server
+
+    def _signer(self) -> LogSigner:
+        if self.state_dir is None:
+            return LogSigner.ephemeral()
+        try:
+            self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(self.state_dir, 0o700)
+            signer, _ = LogSigner.load_or_create(self.state_dir / "signing-key.pem")
+        except (OSError, SigningKeyError) as exc:
+            raise RefereeUnavailable(f"the referee's signing key: {exc}") from None
+        return signer
 
     async def start(self) -> None:
+        server = self.server
         try:
-            await self.server.start()
+            await server.start()
         except OSError as exc:
             raise RefereeUnavailable(f"the referee cannot start: {exc}") from None
-        self.address = self.server.address
+        self.address = server.address
+        self.public_key = server.signer.public_key_text
 
     async def stop(self) -> None:
         await self.server.stop(grace=1.0)
@@ -99,7 +150,11 @@ class LocalReferee(Referee):
         self, request: match_service.CreateMatchRequest
     ) -> match_service.CreateMatchResponse:
         matches = self.server.matches
-        created = matches.create(settings_from_request(request))
+        try:
+            settings = apply_limits(settings_from_request(request), self.server.limits)
+        except SettingsError as exc:
+            raise ValueError(str(exc)) from None
+        created = matches.create(settings)
         host = matches.get(created.match_id)
         assert host is not None
         return match_service.CreateMatchResponse(
@@ -135,13 +190,23 @@ class LocalReferee(Referee):
 
 
 class ServerReferee(Referee):
-    """A running ``referee serve``, reached through its organiser API."""
+    """A running ``referee serve``, reached through its organiser API with its token."""
 
     end_skew_s = 2.0  # the end reaches the bots and the tournament on separate streams
 
-    def __init__(self, address: str) -> None:
+    def __init__(
+        self,
+        address: str,
+        token: str,
+        *,
+        organiser_address: str = "",
+        tls: ClientTls | None = None,
+    ) -> None:
         self.address = address
-        self._channel: grpc.aio.Channel | None = None
+        self.organiser_address = organiser_address or address
+        self.token = token
+        self.tls = tls
+        self._channels: list[grpc.aio.Channel] = []
         self._matches: match_service_grpc.MatchServiceAsyncStub | None = None
         self._spectate: spectator_service_grpc.SpectatorServiceAsyncStub | None = None
         self._over: dict[str, tuple[asyncio.Event, asyncio.Task[None]]] = {}
@@ -149,26 +214,37 @@ class ServerReferee(Referee):
         """Matches whose referee stopped answering: why."""
 
     async def start(self) -> None:
-        self._channel = grpc.aio.insecure_channel(self.address)
-        self._matches = match_service_grpc.MatchServiceStub(self._channel)
-        self._spectate = spectator_service_grpc.SpectatorServiceStub(self._channel)
+        try:
+            organiser = organiser_channel(self.organiser_address, self.token, self.tls)
+            public = client_channel(self.address, self.tls)
+        except TlsError as exc:
+            raise RefereeUnavailable(str(exc)) from None
+        self._channels = [organiser, public]
+        self._matches = match_service_grpc.MatchServiceStub(organiser)
+        self._spectate = spectator_service_grpc.SpectatorServiceStub(public)
         try:
             await self._matches.ListMatches(
                 match_service.ListMatchesRequest(status=common.MATCH_STATUS_RUNNING),
                 timeout=REACH_TIMEOUT_S,
             )
+            info = await self._matches.GetServerInfo(
+                match_service.GetServerInfoRequest(), timeout=REACH_TIMEOUT_S
+            )
         except grpc.aio.AioRpcError as exc:
-            await self._channel.close(grace=None)
+            for channel in self._channels:
+                await channel.close(grace=None)
             raise RefereeUnavailable(
-                f"cannot reach the referee at {self.address}: {exc.code().name} {exc.details()}"
+                f"cannot reach the referee at {self.organiser_address}: {exc.code().name} "
+                f"{exc.details()}"
             ) from None
+        self.public_key = info.signing_public_key
 
     async def stop(self) -> None:
         for _, task in self._over.values():
             task.cancel()
         self._over.clear()
-        if self._channel is not None:
-            await self._channel.close(grace=None)
+        for channel in self._channels:
+            await channel.close(grace=None)
 
     async def create(
         self, request: match_service.CreateMatchRequest

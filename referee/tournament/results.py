@@ -13,6 +13,9 @@ The folder of a tournament::
     standings.json      ratings and statistics per bot, rewritten after every match
     standings.csv       the same table
     logs/ID.jsonl       each match's event log (``referee verify`` checks it)
+    signing-key.pub     the public key the referee signed the logs with (base64)
+    state/              the tournament's own referee's signing key (mode 0700; never
+                        publish it; never under logs/)
     stderr/ID/          each spawned bot's stdout and stderr, one file per seat
     work/               the referee's logs of matches being played, and live processes
 
@@ -114,6 +117,11 @@ class MatchResult:
     started: str
     duration_s: float
     seats: tuple[SeatResult, ...]
+    final_hash: str = ""
+    """SHA-256 of the log's last entry line (what its signature covers): published so
+    that a log rewritten later no longer matches; empty when there is no log."""
+    signed_by: str = ""
+    """The key (base64 Ed25519) that signed the log; empty: unsigned."""
 
     @property
     def finished(self) -> bool:
@@ -137,6 +145,8 @@ class MatchResult:
             "started": self.started,
             "duration_s": round(self.duration_s, 3),
             "seats": [s.to_json() for s in self.seats],
+            "final_hash": self.final_hash,
+            "signed_by": self.signed_by,
         }
 
     @classmethod
@@ -159,6 +169,8 @@ class MatchResult:
             started=str(d.get("started", "")),
             duration_s=float(d.get("duration_s", 0.0)),
             seats=tuple(SeatResult.from_json(s) for s in d["seats"]),
+            final_hash=str(d.get("final_hash", "")),
+            signed_by=str(d.get("signed_by", "")),
         )
 
 

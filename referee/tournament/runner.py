@@ -28,6 +28,7 @@ PUSOY_TOKEN in its environment; a remote bot is sent a seat assignment over the 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import dataclasses
 import hashlib
@@ -51,6 +52,7 @@ from referee.log.summary import SeatSummary, summarize_log
 from referee.log.verify import verify_log
 from referee.protocol import common
 from referee.rules import new_seed
+from referee.server.auth import TokenError, load_or_create_token
 from referee.server.lobby import Assignment, Lobby
 from referee.tournament.config import BotKind, TournamentConfig, identity_changes
 from referee.tournament.procs import BotProcess, ProcessLedger, expand
@@ -148,9 +150,11 @@ class _Seated:
                 self.crashed.add(seat)
 
 
-def _log_verifies(path: str) -> bool:
-    """Runs in the verification worker."""
-    return verify_log(Path(path)).ok
+def _log_verifies(path: str, public_key: str = "") -> bool:
+    """Runs in the verification worker: the rules, and the signature of ``public_key``
+    (base64) when given."""
+    key = base64.b64decode(public_key) if public_key else None
+    return verify_log(Path(path), key).ok
 
 
 def _now() -> str:
@@ -195,6 +199,8 @@ class Tournament:
         self.progress = progress or Progress(sys.stderr, tty=False)
         self.address = ""
         """The referee's address once it is listening (remote bots connect there)."""
+        self.public_key = ""
+        """The key the referee signs logs with (base64), once it is started."""
         self.ready = asyncio.Event()
         self.master_seed = ""
         self.schedule: list[MatchSpec] = []
@@ -322,11 +328,7 @@ class Tournament:
         self._check_recorded(loaded, {s.match_id for s in schedule})
         test = for_schedule(self.config, schedule, loaded)
         with tempfile.TemporaryDirectory(prefix="referee-dry-run-") as scratch:
-            referee: Referee = (
-                ServerReferee(self.config.referee.server)
-                if self.config.referee.server
-                else LocalReferee(self.listen, Path(scratch))
-            )
+            referee = self._make_referee(Path(scratch), Path(scratch) / "state")
             try:
                 await referee.start()
             except RefereeUnavailable as exc:
@@ -343,6 +345,23 @@ class Tournament:
             test=test,
         )
 
+    def _make_referee(self, log_dir: Path, state_dir: Path) -> Referee:
+        """The referee server named by the config (with its organiser token), or one in
+        this process that logs to ``log_dir`` and keeps its signing key in ``state_dir``."""
+        ref = self.config.referee
+        if not ref.server:
+            return LocalReferee(
+                self.listen, log_dir, state_dir, tls=ref.server_tls, insecure=ref.insecure
+            )
+        assert ref.organiser_token_file is not None  # the config requires it
+        try:
+            token, _ = load_or_create_token(ref.organiser_token_file)
+        except TokenError as exc:
+            raise TournamentError(str(exc)) from None
+        return ServerReferee(
+            ref.server, token, organiser_address=ref.organiser_address, tls=ref.client_tls
+        )
+
     # -- the run ------------------------------------------------------------------
 
     async def run(self) -> TournamentSummary:
@@ -351,15 +370,15 @@ class Tournament:
             self.prepare()
         started = time.monotonic()
         played_before = self.counts.done
-        if self.config.referee.server:
-            self.referee = ServerReferee(self.config.referee.server)
-        else:
-            self.referee = LocalReferee(self.listen, self.work / "referee")
+        self.referee = self._make_referee(self.work / "referee", self.folder / "state")
         try:
             await self.referee.start()
         except RefereeUnavailable as exc:
             raise TournamentError(str(exc)) from None
         self.address = self.referee.address
+        self.public_key = self.referee.public_key
+        if self.public_key:
+            write_atomic(self.folder / "signing-key.pub", self.public_key + "\n", sync=False)
         lobby = self.referee.lobby
         if lobby is not None:
             lobby.tournament = self.config.name
@@ -531,6 +550,8 @@ class Tournament:
                     )
                     for s in range(4)
                 ),
+                final_hash=summary.final_hash,
+                signed_by=summary.signed_by,
             )
         except (asyncio.CancelledError, RefereeUnavailable):
             raise  # not the match's fault: the tournament stops, and resumes it later
@@ -561,11 +582,13 @@ class Tournament:
         if self._pool is not None:
             try:
                 loop = asyncio.get_running_loop()
-                return await loop.run_in_executor(self._pool, _log_verifies, str(path))
+                return await loop.run_in_executor(
+                    self._pool, _log_verifies, str(path), self.public_key
+                )
             except BrokenProcessPool:
                 log.warning("the verification worker died; verifying in-process")
                 self._pool = None
-        return _log_verifies(str(path))
+        return _log_verifies(str(path), self.public_key)
 
     async def _seat(
         self,
@@ -586,10 +609,20 @@ class Tournament:
             return
         if bot.kind is BotKind.BUILTIN:
             instance = builtin_bot(bot.builtin, _bot_seed(spec.seed, seat))
-            task = asyncio.create_task(play_seat(instance, self.address, token))
+            tls = self.config.referee.client_tls
+            credentials = tls.credentials() if tls is not None else None
+            task = asyncio.create_task(
+                play_seat(instance, self.address, token, credentials=credentials)
+            )
             task.add_done_callback(self._on_exit(seated, seat, match_done))
             seated.tasks.append(task)
             return
+        ref = self.config.referee
+        files = {
+            "ca_file": ("PUSOY_CA_FILE", ref.ca_file),
+            "client_cert": ("PUSOY_CERT_FILE", ref.client_cert),
+            "client_key": ("PUSOY_KEY_FILE", ref.client_key),
+        }
         values = {
             "address": self.address,
             "token": token,
@@ -597,8 +630,10 @@ class Tournament:
             "seat": str(seat),
             "match": spec.match_id,
             "name": name,
+            **{key: str(path or "") for key, (_, path) in files.items()},
         }
         env = {**dict(bot.env), "PUSOY_ADDRESS": self.address, "PUSOY_TOKEN": token}
+        env.update({var: str(path) for var, path in files.values() if path is not None})
         stderr_path = self.folder / "stderr" / spec.match_id / f"seat{seat}-{name}.txt"
         try:
             proc = await BotProcess.spawn(

@@ -28,6 +28,7 @@ from referee.log.replay import replay_lines
 from referee.log.verify import verify_log
 from referee.protocol import common, match_service, match_service_grpc, play_service
 from referee.server.app import RefereeServer
+from referee.server.auth import bearer_metadata
 
 from .conftest import Seat, create
 
@@ -80,6 +81,11 @@ class Serve:
                 return lines
             lines.append(line)
 
+    @property
+    def organiser(self) -> tuple[tuple[str, str]]:
+        """The organiser's credential (the token ``referee serve`` keeps in its state)."""
+        return bearer_metadata((self.tmp / "state" / "organiser-token").read_text().strip())
+
     def kill(self) -> None:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGKILL)
@@ -94,8 +100,8 @@ class Serve:
                 self.proc.kill()
 
 
-def create_match(address: str, **kw: object) -> match_service.CreateMatchResponse:
-    with grpc.insecure_channel(address) as channel:
+def create_match(serve: Serve, **kw: object) -> match_service.CreateMatchResponse:
+    with grpc.insecure_channel(serve.address) as channel:
         stub = match_service_grpc.MatchServiceStub(channel)
         kw.setdefault("profile", "pusoy-dos")
         kw.setdefault("hands", 2)
@@ -103,7 +109,8 @@ def create_match(address: str, **kw: object) -> match_service.CreateMatchRespons
             match_service.CreateMatchRequest(
                 time_control=common.TimeControl(turn_time_ms=3000, resume_grace_ms=15000),
                 **kw,  # type: ignore[arg-type]
-            )
+            ),
+            metadata=serve.organiser,
         )
 
 
@@ -161,7 +168,7 @@ def test_a_referee_killed_mid_match_resumes_it_and_the_log_verifies(tmp_path, po
     bots: list[subprocess.Popen[bytes]] = []
     try:
         serve.start()
-        created = create_match(serve.address, seed=f"kill {point}")
+        created = create_match(serve, seed=f"kill {point}")
         log = tmp_path / "logs" / f"{created.match_id}.jsonl"
         bots = start_bots(serve.address, list(created.seat_tokens), misbehave)
         wait_for_line(log, pred())
@@ -196,7 +203,7 @@ def test_a_torn_last_line_is_cut_off_and_reported(tmp_path):
     bots: list[subprocess.Popen[bytes]] = []
     try:
         serve.start()
-        created = create_match(serve.address, seed="torn")
+        created = create_match(serve, seed="torn")
         log = tmp_path / "logs" / f"{created.match_id}.jsonl"
         bots = start_bots(serve.address, list(created.seat_tokens))
         wait_for_line(log, kind_is("played", 4))
@@ -234,7 +241,7 @@ def test_a_log_damaged_before_its_end_is_set_aside_and_reported(tmp_path):
         assert not bad.exists() and bad.with_suffix(".jsonl.unresumable").exists()
         with grpc.insecure_channel(serve.address) as channel:
             listed = match_service_grpc.MatchServiceStub(channel).ListMatches(
-                match_service.ListMatchesRequest()
+                match_service.ListMatchesRequest(), metadata=serve.organiser
             )
         [info] = [m for m in listed.matches if m.match_id == "20261201-000000-0badc0de"]
         assert info.status == common.MATCH_STATUS_CANCELLED and info.failure
@@ -248,7 +255,7 @@ async def test_resumed_seats_are_shown_only_their_own_cards(tmp_path):
     logs, state = tmp_path / "logs", tmp_path / "state"
     first = RefereeServer("127.0.0.1:0", logs, state_dir=state, resume=True)
     await first.start()
-    async with grpc.aio.insecure_channel(first.address) as channel:
+    async with first.organiser_channel() as channel:
         created = await create(match_service_grpc.MatchServiceStub(channel), hands=2, seed="snap")
     seats = [Seat(first.address, t) for t in created.seat_tokens]
     for s in seats:

@@ -54,7 +54,7 @@ async def test_a_full_disk_ends_the_match_cleanly_and_new_matches_are_refused(tm
         server = RefereeServer("127.0.0.1:0", logs, state_dir=tmp_path / "state")
         await server.start()
         try:
-            async with grpc.aio.insecure_channel(server.address) as channel:
+            async with server.organiser_channel() as channel:
                 organiser = match_service_grpc.MatchServiceStub(channel)
                 created = await create(organiser, profile="pusoy-dos", hands=50, seed="full")
                 outcomes = await asyncio.wait_for(

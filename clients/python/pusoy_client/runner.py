@@ -133,13 +133,41 @@ async def _play_once(
     return None
 
 
+def tls_credentials(
+    ca_file: str | None, cert_file: str | None = None, key_file: str | None = None
+) -> grpc.ChannelCredentials:
+    """TLS that trusts the CA in ``ca_file`` (None: the system's roots) and, for mutual
+    TLS, shows the client certificate ``cert_file`` with its key ``key_file`` (PEM)."""
+
+    def read(path: str | None) -> bytes | None:
+        if not path:
+            return None
+        with open(path, "rb") as f:
+            return f.read()
+
+    return grpc.ssl_channel_credentials(read(ca_file), read(key_file), read(cert_file))
+
+
 async def run_bot(
-    bot: Bot, address: str, token: str, *, reconnect_window_s: float = RECONNECT_WINDOW_S
+    bot: Bot,
+    address: str,
+    token: str,
+    *,
+    reconnect_window_s: float = RECONNECT_WINDOW_S,
+    credentials: grpc.ChannelCredentials | None = None,
+    channel_options: Sequence[tuple[str, str]] | None = None,
 ) -> MatchOutcome:
-    """Play the seat of ``token`` until the match ends; reconnect after dropped streams."""
+    """Play the seat of ``token`` until the match ends; reconnect after dropped streams.
+
+    With ``credentials`` (``tls_credentials``) the channel uses TLS, else plaintext."""
     delay = 0.0  # the first reconnect is immediate, then back off
     held = _Seat()
-    async with grpc.aio.insecure_channel(address) as channel:
+    channel = (
+        grpc.aio.secure_channel(address, credentials, options=channel_options)
+        if credentials is not None
+        else grpc.aio.insecure_channel(address, options=channel_options)
+    )
+    async with channel:
         stub = play_service_grpc.PlayServiceStub(channel)
         while True:
             attempt = time.monotonic()
@@ -169,9 +197,11 @@ async def run_bot(
             delay = min(max(delay * 2, 0.05), 1.0)
 
 
-def run(bot: Bot, address: str, token: str) -> MatchOutcome:
+def run(
+    bot: Bot, address: str, token: str, credentials: grpc.ChannelCredentials | None = None
+) -> MatchOutcome:
     """Blocking form of ``run_bot``."""
-    return asyncio.run(run_bot(bot, address, token))
+    return asyncio.run(run_bot(bot, address, token, credentials=credentials))
 
 
 def main(bot: Bot, argv: Sequence[str] | None = None) -> int:
@@ -179,11 +209,18 @@ def main(bot: Bot, argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=f"Run the {bot.name} bot against a referee.")
     parser.add_argument("--address", default=os.environ.get("PUSOY_ADDRESS", "127.0.0.1:50051"))
     parser.add_argument("--token", default=os.environ.get("PUSOY_TOKEN"))
+    env = os.environ.get
+    parser.add_argument("--ca-file", default=env("PUSOY_CA_FILE"), help="TLS: trust this CA")
+    parser.add_argument("--cert-file", default=env("PUSOY_CERT_FILE"), help="mutual TLS: cert")
+    parser.add_argument("--key-file", default=env("PUSOY_KEY_FILE"), help="mutual TLS: key")
     args = parser.parse_args(argv)
     if not args.token:
         parser.error("a seat token is needed: --token or PUSOY_TOKEN")
+    credentials = None
+    if args.ca_file or args.cert_file:
+        credentials = tls_credentials(args.ca_file, args.cert_file, args.key_file)
     try:
-        outcome = run(bot, args.address, args.token)
+        outcome = run(bot, args.address, args.token, credentials)
     except BotRefused as exc:
         print(f"{bot.name}: refused: {exc}", file=sys.stderr)
         return 2
@@ -194,4 +231,4 @@ def main(bot: Bot, argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["PASS", "BotRefused", "main", "run", "run_bot"]
+__all__ = ["PASS", "BotRefused", "main", "run", "run_bot", "tls_credentials"]
