@@ -151,7 +151,6 @@ def _serve_limits(args: argparse.Namespace) -> ServerLimits:
         max_waiting_matches=args.max_waiting_matches,
         max_live_matches=args.max_live_matches,
         max_connect_timeout_ms=args.max_connect_timeout_ms,
-        close_empty_matches=not args.play_empty_matches,
         max_spectators_per_match=args.max_spectators_per_match,
         max_spectators=args.max_spectators,
         max_reconnects_per_minute=args.max_reconnects_per_minute,
@@ -685,12 +684,6 @@ def build_parser() -> argparse.ArgumentParser:
         default=600_000,
         metavar="MS",
         help="the longest a match may wait for its bots (default 600000)",
-    )
-    limits.add_argument(
-        "--play-empty-matches",
-        action="store_true",
-        help="play out a match no bot joined by default actions (default: cancel it at "
-        "its connect time limit)",
     )
     limits.add_argument(
         "--max-spectators-per-match",

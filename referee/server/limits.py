@@ -32,9 +32,6 @@ class ServerLimits:
     """Matches not over (waiting or running), at once."""
     max_connect_timeout_ms: int = 600_000
     """The longest a match may wait for its bots (TimeControl.connect_timeout_ms)."""
-    close_empty_matches: bool = True
-    """A match no bot joined by the end of its connect time is cancelled, not played out
-    by default actions."""
     max_spectators_per_match: int = 32
     max_spectators: int = 512
     """WatchMatch streams open at once, per match and on the whole server."""
@@ -66,7 +63,6 @@ class ServerLimits:
             max_reconnects_per_minute=self.max_reconnects_per_minute,
             max_failed_hellos_per_minute=self.max_failed_hellos_per_minute,
             max_message_bytes=self.max_message_bytes,
-            close_empty_matches=self.close_empty_matches,
         )
 
 

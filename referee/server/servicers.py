@@ -45,7 +45,6 @@ log = structlog.get_logger("referee.rpc")
 Context = grpc.aio.ServicerContext[Any, Any]
 
 HELLO_TIMEOUT_S = 30.0
-NO_BOT_REASON = "no bot connected within the connect time limit"
 _TAIL_BYTES = 64 * 1024
 MAX_ID_CHARS = 64
 """Match ids in requests: a longer one matches nothing and is not echoed back."""
@@ -130,27 +129,12 @@ class MatchServicer(match_service_grpc.MatchServiceServicer):
             )
         host = self.registry.get(created.match_id)
         assert host is not None
-        if limits.close_empty_matches:
-            self._close_if_empty_at_deadline(host)
         return match_service.CreateMatchResponse(
             match_id=created.match_id,
             seat_tokens=list(created.tokens),
             seed_commitment=created.commitment,
             match=self.registry.info(host),
         )
-
-    def _close_if_empty_at_deadline(self, host: MatchHost) -> None:
-        """Cancel the match just before its connect deadline if no bot has joined: a
-        match nobody plays is not played out by default actions (and holds nothing)."""
-        delay = (host.state.connect_deadline - host.clock.now()) / 1_000_000 - 0.002
-
-        def check() -> None:
-            state = host.state
-            if host.is_over() or any(seat.ever_connected for seat in state.seats):
-                return
-            self.registry.cancel(host.match_id, NO_BOT_REASON)
-
-        asyncio.get_running_loop().call_later(max(0.0, delay), check)
 
     async def GetMatch(
         self, request: match_service.GetMatchRequest, context: Context

@@ -437,7 +437,6 @@ class ServerLimits(_message.Message):
     MAX_RECONNECTS_PER_MINUTE_FIELD_NUMBER: _builtins.int
     MAX_FAILED_HELLOS_PER_MINUTE_FIELD_NUMBER: _builtins.int
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _builtins.int
-    CLOSE_EMPTY_MATCHES_FIELD_NUMBER: _builtins.int
     max_hands: _builtins.int
     """The most hands a match may have (threshold matches end at this many hands too)."""
     max_waiting_matches: _builtins.int
@@ -458,10 +457,6 @@ class ServerLimits(_message.Message):
     """
     max_message_bytes: _builtins.int
     """The largest message the server accepts, in bytes."""
-    close_empty_matches: _builtins.bool
-    """Whether a match no bot joined within its connect time limit is cancelled (true) or
-    played out by default actions (false).
-    """
     def __init__(
         self,
         *,
@@ -474,11 +469,10 @@ class ServerLimits(_message.Message):
         max_reconnects_per_minute: _builtins.int = ...,
         max_failed_hellos_per_minute: _builtins.int = ...,
         max_message_bytes: _builtins.int = ...,
-        close_empty_matches: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["close_empty_matches", b"close_empty_matches", "max_connect_timeout_ms", b"max_connect_timeout_ms", "max_failed_hellos_per_minute", b"max_failed_hellos_per_minute", "max_hands", b"max_hands", "max_live_matches", b"max_live_matches", "max_message_bytes", b"max_message_bytes", "max_reconnects_per_minute", b"max_reconnects_per_minute", "max_spectators", b"max_spectators", "max_spectators_per_match", b"max_spectators_per_match", "max_waiting_matches", b"max_waiting_matches"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_connect_timeout_ms", b"max_connect_timeout_ms", "max_failed_hellos_per_minute", b"max_failed_hellos_per_minute", "max_hands", b"max_hands", "max_live_matches", b"max_live_matches", "max_message_bytes", b"max_message_bytes", "max_reconnects_per_minute", b"max_reconnects_per_minute", "max_spectators", b"max_spectators", "max_spectators_per_match", b"max_spectators_per_match", "max_waiting_matches", b"max_waiting_matches"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
