@@ -1,0 +1,28 @@
+"""A short run of the fuzz benchmark (bench/bench_fuzz.py) against `referee serve`:
+10,000 mutated messages over real sockets, then health, stderr, stalls, descriptors and
+every log's signature are checked by the benchmark itself (it exits 1 on any failure)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_fuzzing_the_server_leaves_it_whole():
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "bench_fuzz.py"),
+            *("--messages", "10000", "--seconds", "150", "--seed", "7"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "10000" in done.stdout or "mutated messages" in done.stdout
+    assert done.stdout.rstrip().endswith("OK")
