@@ -277,6 +277,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     from referee.local import BotSpec, MatchSetupError, play_match
     from referee.logging import configure_logging
     from referee.rules import OptionsError, Rules
+    from referee.server.state import StateError, load_signer
 
     configure_logging(args.log_format, args.log_level)
     bots = args.bot or DEFAULT_BOTS
@@ -296,6 +297,11 @@ def _cmd_match(args: argparse.Namespace) -> int:
         print(f"referee match: {exc}", file=sys.stderr)
         return 2
     try:
+        signer, public_key = load_signer(Path(args.state_dir), Path(args.log_dir))
+    except StateError as exc:
+        print(f"referee match: {exc}", file=sys.stderr)
+        return 2
+    try:
         result = asyncio.run(
             play_match(
                 bots,
@@ -305,6 +311,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
                 hands=args.hands or 0,
                 threshold=args.threshold or 0,
                 log_dir=Path(args.log_dir),
+                signer=signer,
                 turn_time_ms=args.turn_time_ms,
                 connect_timeout_ms=args.connect_timeout_ms,
                 time_bank_ms=args.time_bank_ms,
@@ -330,7 +337,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     print(f"Log: {result.log_path}")
     me = _self_command()
     print(f"Replay: {me} replay {result.log_path}")
-    print(f"Verify: {me} verify {result.log_path}")
+    print(f"Verify: {me} verify --public-key {public_key} {result.log_path}")
     return 0 if info.status == 3 else 1
 
 
@@ -748,6 +755,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--threshold", type=_count, help="play until a total reaches this (instead of --hands)"
     )
     match.add_argument("--log-dir", default="matches", help="folder for the event log")
+    match.add_argument(
+        "--state-dir",
+        default=".referee",
+        metavar="DIR",
+        help="folder for the log signing key (default .referee; created, mode 0700; never "
+        "the log folder)",
+    )
     match.add_argument("--turn-time-ms", type=_count, default=5000, help="time per turn")
     match.add_argument(
         "--connect-timeout-ms", type=_count, default=30000, help="time for the bots to connect"

@@ -19,6 +19,7 @@ from pathlib import Path
 import grpc
 
 from referee.bots import BUILTIN_BOTS, builtin_bot, play_seat
+from referee.log.signing import LogSigner
 from referee.protocol import common, match_service, match_service_grpc
 from referee.server.app import RefereeServer
 from referee.stdio import PREFIX as STDIO_PREFIX
@@ -121,13 +122,14 @@ async def play_match(
     max_actions_out_of_turn: int = 0,
     drill_disconnect_after_prompts: int = 0,
     address: str = "127.0.0.1:0",
+    signer: LogSigner | None = None,
 ) -> LocalMatchResult:
     """Start a referee, seat four bots, play one match, stop everything."""
     specs = [BotSpec(b) for b in bots]
     if len(specs) != 4:
         raise ValueError(f"a match needs 4 bots, got {len(specs)}")
     names = distinct_names([s.name for s in specs])
-    server = RefereeServer(address, log_dir)
+    server = RefereeServer(address, log_dir, signer=signer)
     try:
         await server.start()
     except OSError as exc:

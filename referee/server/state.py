@@ -45,6 +45,29 @@ class ServerSecrets:
     """Where the public key was written (None: a key given by --signing-key elsewhere)."""
 
 
+def load_signer(state_dir: Path, log_dir: Path) -> tuple[LogSigner, Path]:
+    """The signing key of ``state_dir`` (folder and key created when absent), and where
+    its public key is; for an embedded referee that needs no organiser token."""
+    if _within(state_dir, log_dir):
+        raise StateError(
+            f"the state folder {state_dir} is the log folder {log_dir} or inside it: "
+            "publishing the logs would publish the signing key. Give another --state-dir"
+        )
+    existed = state_dir.exists()
+    try:
+        state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not existed:
+            os.chmod(state_dir, 0o700)
+        signer, _ = LogSigner.load_or_create(state_dir / KEY_FILE)
+        public = state_dir / PUBLIC_KEY_FILE
+        public.write_text(signer.public_key_text + "\n", encoding="ascii")
+    except OSError as exc:
+        raise StateError(f"cannot use the state folder {state_dir}: {exc}") from None
+    except SigningKeyError as exc:
+        raise StateError(str(exc)) from None
+    return signer, public
+
+
 def load_server_secrets(
     state_dir: Path,
     log_dir: Path,
