@@ -195,8 +195,14 @@ def mutate_fields(msg: Message, rng: random.Random, depth: int = 0) -> Message:
 
 
 class Fuzz:
-    def __init__(self, address: str, token: str, rng: random.Random, budget: int) -> None:
+    def __init__(
+        self, address: str, token: str, rng: random.Random, budget: int, rate: float
+    ) -> None:
         self.address = address
+        self.rate = rate
+        """Messages per second the workers send at most (a server the fuzzer saturates
+        answers late however well it is written: stalls are measured below that)."""
+        self.started = time.monotonic()
         self.auth = bearer_metadata(token)
         self.rng = rng
         self.budget = budget
@@ -285,13 +291,8 @@ class Fuzz:
                 for kind, _ in bodies:
                     self.count(kind)
 
-                async def requests() -> AsyncIterator[bytes]:
-                    for _, body in bodies:
-                        yield body
-                    await asyncio.sleep(rng.random() * 0.2)
-
                 call = channel.stream_stream(method)(
-                    requests(), timeout=CALL_TIMEOUT_S, metadata=metadata
+                    iter([body for _, body in bodies]), timeout=CALL_TIMEOUT_S, metadata=metadata
                 )
                 await self._drain(call)
             self.status("OK")
@@ -337,6 +338,9 @@ class Fuzz:
     async def worker(self) -> None:
         async with grpc.aio.insecure_channel(self.address) as channel:
             while not self.done.is_set():
+                ahead = self.started + self.sent / self.rate - time.monotonic()
+                if ahead > 0:
+                    await asyncio.sleep(ahead)
                 try:
                     if self.rng.random() < 0.02:
                         await self.raw_tcp()
@@ -503,10 +507,11 @@ async def main_async(args: argparse.Namespace) -> int:
         sys.executable, __file__, "--probe", address, "--probe-out", str(probe_out)
     )
     rng = random.Random(args.seed)
-    fuzz = Fuzz(address, token, rng, args.messages)
+    fuzz = Fuzz(address, token, rng, args.messages, args.rate)
     await asyncio.sleep(1.0)
     rss0, fds0 = proc_figures(server.pid)
     t0 = time.perf_counter()
+    fuzz.started = time.monotonic()
     failures: list[str] = []
     async with grpc.aio.insecure_channel(address) as organiser:
         tasks = [asyncio.create_task(fuzz.organise(organiser)) for _ in range(args.matches)]
@@ -586,7 +591,10 @@ async def main_async(args: argparse.Namespace) -> int:
     if fds1 > fds0 + 64:
         failures.append(f"file descriptors grew from {fds0} to {fds1}")
 
-    print(f"referee fuzz, seed {args.seed}: {fuzz.sent} mutated messages in {elapsed:.1f} s")
+    print(
+        f"referee fuzz, seed {args.seed}: {fuzz.sent} mutated messages in {elapsed:.1f} s "
+        f"(at most {args.rate:.0f}/s from the workers, plus the fuzzing seats)"
+    )
     print(f"  by kind: {json.dumps(fuzz.by_kind, sort_keys=True)}")
     print(f"  answers: {json.dumps(fuzz.statuses, sort_keys=True)}")
     print(
@@ -614,6 +622,9 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=1800, help="give up after this long")
     ap.add_argument("--matches", type=int, default=6, help="live matches at once")
     ap.add_argument("--workers", type=int, default=24, help="concurrent fuzzing clients")
+    ap.add_argument(
+        "--rate", type=float, default=150, help="messages per second, at most (default 150)"
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-stall-ms", type=float, default=2000, help="longest health check allowed")
     ap.add_argument("--keep", action="store_true", help="keep the logs and stderr")

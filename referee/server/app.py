@@ -35,6 +35,7 @@ from referee.server.auth import OrganiserGate, new_token, organiser_channel
 from referee.server.host import DEFAULT_MAX_LOG_BYTES
 from referee.server.limits import ServerLimits
 from referee.server.lobby import Lobby, LobbyServicer
+from referee.server.malformed import MalformedRequests
 from referee.server.registry import DEFAULT_KEEP_FINISHED, MatchRegistry, Resumed
 from referee.server.servicers import MatchServicer, PlayServicer, SpectatorServicer
 from referee.server.throttle import HelloGuard
@@ -142,7 +143,9 @@ class RefereeServer:
         spectate: SpectatorServicer | None,
         lobby: LobbyServicer | None,
     ) -> grpc.aio.Server:
-        server = grpc.aio.server(interceptors=[gate], options=_grpc_options(self.limits))
+        server = grpc.aio.server(
+            interceptors=[MalformedRequests(), gate], options=_grpc_options(self.limits)
+        )
         match_service_grpc.add_MatchServiceServicer_to_server(
             MatchServicer(self.registry, gate, self.limits, self.signer), server
         )

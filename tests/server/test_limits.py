@@ -309,3 +309,16 @@ async def test_strings_are_bounded(server, organiser):
         if ln.entry.event.HasField("seat_connected")
     ]
     assert len(names) == 1 and len(names[0]) <= 100 and names[0].startswith("n" * 90)
+
+
+async def test_a_request_that_does_not_parse_is_invalid_argument(server):
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        for method in (
+            "/pusoy.referee.v1.MatchService/GetMatch",
+            "/pusoy.referee.v1.MatchService/CreateMatch",
+            "/grpc.health.v1.Health/Check",
+        ):
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await channel.unary_unary(method)(b"\xff\xff\xff", timeout=10)
+            assert err.value.code() == StatusCode.INVALID_ARGUMENT, method
+            assert "cannot be parsed" in (err.value.details() or "")
