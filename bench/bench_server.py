@@ -14,11 +14,6 @@ prompt, for each, and the ratio referee / bare.
 
     python bench/bench_server.py                 # 1 and 50 matches, 2 rounds each
     python bench/bench_server.py --matches 50 --rounds 3 --hands 2
-
-``--baseline DIR`` compares two versions in one run: DIR is another checkout with its
-own .venv (e.g. a worktree of main). Rounds alternate (baseline, this tree, baseline,
-...), each a referee round only, and the medians and spreads of moves/s are printed for
-both. The organiser token is read from the server's state folder when it has one.
 """
 
 from __future__ import annotations
@@ -252,9 +247,9 @@ def run_bare_server(args: argparse.Namespace) -> None:
 # -- orchestration -------------------------------------------------------------------
 
 
-async def start_server(argv: list[str], cwd: Path = ROOT) -> tuple[asyncio.subprocess.Process, str]:
+async def start_server(argv: list[str]) -> tuple[asyncio.subprocess.Process, str]:
     proc = await asyncio.create_subprocess_exec(
-        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, cwd=cwd
+        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
     )
     assert proc.stdout is not None
     line = (await proc.stdout.readline()).decode()
@@ -306,16 +301,14 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def referee_round(
-    matches: int, hands: int, tmp: Path, record: bool, checkout: Path = ROOT
+    matches: int, hands: int, tmp: Path, record: bool
 ) -> tuple[dict, list[dict]]:
     serve = os.environ.get("BENCH_SERVE_SCRIPT")
-    python = sys.executable if checkout == ROOT else str(checkout / ".venv" / "bin" / "python")
-    state = tmp / "state"
     argv = (
         [sys.executable, serve]
         if serve
         else [
-            python,
+            sys.executable,
             "-m",
             "referee.cli",
             "serve",
@@ -325,12 +318,13 @@ async def referee_round(
             str(tmp / "logs"),
             "--log-level",
             "error",
+            "--state-dir",
+            str(tmp / "state"),
         ]
     )
-    if not serve and (checkout / "referee" / "server" / "state.py").exists():
-        argv += ["--state-dir", str(state)]  # a version with an organiser token
-    proc, address = await start_server(argv, checkout)
-    token_file = state / "organiser-token"
+    proc, address = await start_server(argv)
+    # A referee with an organiser token keeps it in its state folder (older ones have none).
+    token_file = tmp / "state" / "organiser-token"
     metadata = (
         (("authorization", "Bearer " + token_file.read_text().strip()),)
         if token_file.exists()
@@ -439,26 +433,6 @@ async def bench(matches: int, hands: int, rounds: int) -> None:
     print(f"median ratio over {rounds} rounds: {statistics.median(ratios):.2f}")
 
 
-async def compare(matches: int, hands: int, rounds: int, baseline: Path) -> None:
-    """Alternate rounds of the baseline checkout and this tree; medians and spreads."""
-    print(f"== {matches} match(es) at once, {hands} hand(s) each: {baseline} vs this tree")
-    rates: dict[str, list[float]] = {"baseline": [], "this tree": []}
-    for rnd in range(rounds):
-        for name, checkout in (("baseline", baseline), ("this tree", ROOT)):
-            with tempfile.TemporaryDirectory() as d:
-                ref, _ = await referee_round(matches, hands, Path(d), False, checkout)
-            rates[name].append(ref["moves"] / ref["wall"])
-            print(f"round {rnd + 1} {name:9}: " + show("referee", ref), flush=True)
-    for name, values in rates.items():
-        sd = statistics.stdev(values) if len(values) > 1 else 0.0
-        print(
-            f"{name:9}: median {statistics.median(values):.0f} moves/s over {len(values)} "
-            f"rounds, range {min(values):.0f}-{max(values):.0f}, stdev {sd:.0f}"
-        )
-    ratio = statistics.median(rates["this tree"]) / statistics.median(rates["baseline"])
-    print(f"this tree / baseline (medians): {ratio:.3f}")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--matches", type=int, nargs="+", default=[1, 50])
@@ -469,7 +443,6 @@ def main() -> None:
         help="hands per match (default: 20 for one match, 2 for many)",
     )
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--baseline", type=Path, help="another checkout to compare with")
     ap.add_argument("--bot-process", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--bare-server", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--record-sizes", action="store_true", help=argparse.SUPPRESS)
@@ -485,11 +458,7 @@ def main() -> None:
         run_bare_server(args)
         return
     for m in args.matches:
-        hands = args.hands or (20 if m == 1 else 2)
-        if args.baseline:
-            asyncio.run(compare(m, hands, args.rounds, args.baseline.resolve()))
-        else:
-            asyncio.run(bench(m, hands, args.rounds))
+        asyncio.run(bench(m, args.hands or (20 if m == 1 else 2), args.rounds))
 
 
 if __name__ == "__main__":
