@@ -4,8 +4,9 @@ gRPC Python parses a unary request before the servicer runs; bytes that do not p
 raise inside grpc, which answers UNKNOWN with a Python class name, and when the client
 has already gone prints a traceback on the server's stderr. This interceptor parses
 first: a request that does not parse is refused with INVALID_ARGUMENT by the referee
-itself, quietly. (Streamed requests are parsed as the servicer reads them; a garbled
-message there ends the stream, as the servicers already handle.)
+itself, quietly. In a request stream, a message that does not parse ends the stream
+there (as if the client had closed its side), and the call then ends with
+INVALID_ARGUMENT.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class MalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler[Any, Any]:
         handler = await continuation(handler_call_details)
-        if handler is None or handler.request_streaming or handler.request_deserializer is None:
+        if handler is None or handler.request_deserializer is None:
             return handler
         parse = handler.request_deserializer
         name = handler_call_details.method.rsplit("/", 1)[-1]
@@ -51,6 +52,8 @@ class MalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 grpc.StatusCode.INVALID_ARGUMENT, f"the request of {name} cannot be parsed"
             )
 
+        if handler.request_streaming:
+            return _stream_requests(handler, safe_parse, refuse)
         if handler.unary_unary is not None:
             behaviour: Any = handler.unary_unary
 
@@ -91,3 +94,39 @@ class MalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             request_deserializer=safe_parse,
             response_serializer=handler.response_serializer,
         )
+
+
+def _stream_requests(
+    handler: grpc.RpcMethodHandler[Any, Any],
+    safe_parse: Callable[[bytes], Any],
+    refuse: Callable[[Context], Awaitable[None]],
+) -> grpc.RpcMethodHandler[Any, Any]:
+    """A request stream cut at its first message that does not parse; the call then
+    ends with INVALID_ARGUMENT (for servicers written as async generators)."""
+    behaviour: Any = handler.stream_stream
+    if handler.stream_stream is None or not inspect.isasyncgenfunction(
+        getattr(behaviour, "__func__", behaviour)
+    ):
+        return handler
+
+    async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
+        bad = False
+
+        async def parsed() -> AsyncIterator[Any]:
+            nonlocal bad
+            async for item in requests:
+                if item is MALFORMED:
+                    bad = True
+                    return
+                yield item
+
+        async for out in behaviour(parsed(), context):
+            yield out
+        if bad:
+            await refuse(context)
+
+    return grpc.stream_stream_rpc_method_handler(
+        stream,
+        request_deserializer=safe_parse,
+        response_serializer=handler.response_serializer,
+    )

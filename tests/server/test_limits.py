@@ -322,3 +322,15 @@ async def test_a_request_that_does_not_parse_is_invalid_argument(server):
                 await channel.unary_unary(method)(b"\xff\xff\xff", timeout=10)
             assert err.value.code() == StatusCode.INVALID_ARGUMENT, method
             assert "cannot be parsed" in (err.value.details() or "")
+
+
+async def test_a_streamed_message_that_does_not_parse_ends_the_stream_invalid(server):
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        for method in (
+            "/pusoy.referee.v1.PlayService/Play",
+            "/pusoy.referee.v1.LobbyService/Connect",
+        ):
+            call = channel.stream_stream(method)(iter([b"\xff\xff\xff"]), timeout=10)
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                _ = [m async for m in call]
+            assert err.value.code() == StatusCode.INVALID_ARGUMENT, method
