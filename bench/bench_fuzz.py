@@ -449,6 +449,11 @@ class Fuzz:
 # -- the server and the probe ----------------------------------------------------------
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def proc_figures(pid: int) -> tuple[float, int]:
     """RSS in MB and open file descriptors of a process."""
     rss = 0.0
@@ -559,6 +564,7 @@ async def main_async(args: argparse.Namespace) -> int:
     fuzz = Fuzz(address, token, rng, args.messages, args.rate)
     await asyncio.sleep(1.0)
     rss0, fds0 = proc_figures(server.pid)
+    cpu0 = cpu_seconds(server.pid)
     t0 = time.perf_counter()
     fuzz.started = time.monotonic()
     failures: list[str] = []
@@ -576,6 +582,7 @@ async def main_async(args: argparse.Namespace) -> int:
             task.cancel()
         elapsed = time.perf_counter() - t0
         rss1, fds1 = proc_figures(server.pid)
+        busy = (cpu_seconds(server.pid) - cpu0) / elapsed
         # The server still serves: health and a real match by the organiser.
         check = organiser.unary_unary(
             "/grpc.health.v1.Health/Check",
@@ -656,6 +663,10 @@ async def main_async(args: argparse.Namespace) -> int:
     )
     print(f"  same run's reference (a bare health server): {latency_text(ref)}")
     print(f"  server RSS {rss0:.0f} MB -> {rss1:.0f} MB, open fds {fds0} -> {fds1}")
+    print(
+        f"  server CPU: {busy:.0%} of a core during the fuzz "
+        f"(load average {os.getloadavg()[0]:.1f})"
+    )
     print(f"  server stderr: {len(stderr)} lines by level {json.dumps(levels, sort_keys=True)}")
     print(f"  logs: {len(reports)} written, {len(reports) - len(not_ok)} verify with the key")
     if failures:
