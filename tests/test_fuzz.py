@@ -1,5 +1,5 @@
 """A short run of the fuzz benchmark (bench/bench_fuzz.py) against `referee serve`:
-10,000 mutated messages over real sockets, then health, stderr, stalls, descriptors and
+8,000 mutated messages over real sockets, then health, stderr, stalls, descriptors and
 every log's signature are checked by the benchmark itself (it exits 1 on any failure)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def test_fuzzing_the_server_leaves_it_whole():
         [
             sys.executable,
             str(ROOT / "bench" / "bench_fuzz.py"),
-            *("--messages", "10000", "--seconds", "150", "--seed", "7"),
+            *("--messages", "8000", "--rate", "60", "--seconds", "240", "--seed", "7"),
         ],
         capture_output=True,
         text=True,
@@ -24,5 +24,5 @@ def test_fuzzing_the_server_leaves_it_whole():
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "10000" in done.stdout or "mutated messages" in done.stdout
+    assert "mutated messages" in done.stdout
     assert done.stdout.rstrip().endswith("OK")
