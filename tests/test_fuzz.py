@@ -1,6 +1,7 @@
 """A short run of the fuzz benchmark (bench/bench_fuzz.py) against `referee serve`:
-8,000 mutated messages over real sockets, then health, stderr, stalls, descriptors and
-every log's signature are checked by the benchmark itself (it exits 1 on any failure)."""
+8,000 mutated messages over real sockets, then health, stderr, descriptors, the fuzzer's
+own errors and every log's signature are checked by the benchmark itself (it exits 1 on
+any failure). Stalls are reported, not asserted: timing belongs to the benchmark."""
 
 from __future__ import annotations
 
