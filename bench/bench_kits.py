@@ -7,14 +7,24 @@ by the time from the first deal to the match's end, so process start-up is left 
 
     python bench/bench_kits.py                    # every kit, 20 hands of big-two
     python bench/bench_kits.py --kits python go --hands 50
+    python bench/bench_kits.py --fresh-clone      # build times in a fresh clone of HEAD
+
+Build times are wall and CPU seconds of each kit's build.sh (CPU: the build's own
+processes, so the figure holds on a shared, busy machine). With --fresh-clone the kits
+are built and played in a new clone of this repository's HEAD, so nothing built before
+is reused; the package managers' download caches outside the repository (~/.m2,
+~/.cargo/registry, pip's and npm's caches) still are.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,9 +35,25 @@ from referee.log import read_log  # noqa: E402
 KITS = ["python", "typescript", "go", "rust", "java", "cpp"]
 
 
-def measure(kit: str, hands: int, seed: str) -> tuple[int, float, int]:
-    """(moves, seconds, default actions) of one match of four bots of ``kit``."""
-    bot = str(ROOT / "clients" / kit / "bot")
+def build(root: Path, kit: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of the kit's build.sh in ``root``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    subprocess.run(
+        ["bash", str(root / "clients" / kit / "build.sh")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return time.monotonic() - start, cpu
+
+
+def measure(kit: str, hands: int, seed: str, root: Path = ROOT) -> tuple[int, float, int]:
+    """(moves, seconds, default actions) of one match of four bots of ``kit`` (``greedy``:
+    the referee's built-in bots, in its own process: the same run's reference)."""
+    bot = "greedy" if kit == "greedy" else str(root / "clients" / kit / "bot")
     with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run(
             [
@@ -77,17 +103,30 @@ def main() -> None:
     ap.add_argument("--hands", type=int, default=20)
     ap.add_argument("--seed", default="bench-kits")
     ap.add_argument("--no-build", action="store_true", help="assume every kit is built")
+    ap.add_argument("--fresh-clone", action="store_true", help="build in a new clone of HEAD")
     args = ap.parse_args()
-    print(f"{'kit':12} {'moves':>7} {'seconds':>8} {'moves/s':>8}  defaults")
-    for kit in args.kits:
-        if not args.no_build:
-            subprocess.run(
-                ["bash", str(ROOT / "clients" / kit / "build.sh")],
-                check=True,
-                stdout=subprocess.DEVNULL,
+    with tempfile.TemporaryDirectory() as tmp:
+        root = ROOT
+        if args.fresh_clone:
+            root = Path(tmp) / "clone"
+            subprocess.run(["git", "clone", "-q", str(ROOT), str(root)], check=True)
+            # The matches are refereed by this checkout's referee; the Python kit's
+            # build makes the clone's own .venv for its bot.
+        head = f"{'kit':12} {'build s':>8} {'build CPU s':>11} {'moves':>7} {'seconds':>8}"
+        print(f"{head} {'moves/s':>8}  defaults")
+        moves, seconds, defaults = measure("greedy", args.hands, args.seed, root)
+        ref = moves / seconds
+        print(f"{'(reference: built-in greedy bots)':50} {ref:8.0f}  {defaults}", flush=True)
+        for kit in args.kits:
+            wall = cpu = float("nan")
+            if not args.no_build:
+                wall, cpu = build(root, kit)
+            moves, seconds, defaults = measure(kit, args.hands, args.seed, root)
+            print(
+                f"{kit:12} {wall:8.0f} {cpu:11.0f} {moves:7d} {seconds:8.2f} "
+                f"{moves / seconds:8.0f}  {defaults}   {moves / seconds / ref:.2f} x reference",
+                flush=True,
             )
-        moves, seconds, defaults = measure(kit, args.hands, args.seed)
-        print(f"{kit:12} {moves:7d} {seconds:8.2f} {moves / seconds:8.0f}  {defaults}", flush=True)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@ from referee.text import printable
 if TYPE_CHECKING:
     from referee.server.limits import ServerLimits
 
+if TYPE_CHECKING:
+    from referee.table.bots import Seat
+
 JUDGE_EPILOG = """\
 example:
   echo '{"profile": "big-two", "table": "9H 9C", "play": "9S 9D"}' | referee rules judge
@@ -29,14 +32,14 @@ example:
 
 
 def _cmd_judge(args: argparse.Namespace) -> int:
-    from referee.judge import judge, run_lines
+    from referee.rules.judge import judge, run_lines
 
     run_lines(judge, sys.stdin, sys.stdout)
     return 0
 
 
 def _cmd_moves(args: argparse.Namespace) -> int:
-    from referee.judge import moves, run_lines
+    from referee.rules.judge import moves, run_lines
 
     run_lines(moves, sys.stdin, sys.stdout)
     return 0
@@ -84,6 +87,7 @@ examples:
       127.0.0.1:50051 pusoy.referee.v1.MatchService/ListMatches
   referee serve --address 0.0.0.0:50051 --tls-cert server.pem --tls-key server.key \\
       --tls-client-ca bots-ca.pem --organiser-address 127.0.0.1:50052
+  referee serve --http 127.0.0.1:8080        # and open http://127.0.0.1:8080/ to watch
 
 The organiser's token and the log signing key are kept in the state folder (.referee,
 mode 0700), never in the log folder; both are created on the first start. Every limit
@@ -98,13 +102,35 @@ examples:
   referee match                                   # greedy vs random, pusoy-dos
   referee match --profile big-two --hands 3 --seed demo
   referee match --bot greedy --bot random --bot "python examples/random_bot.py" \\
-      --bot "./mybot --address {address} --token {token}" --revolution true
+      --bot "./mybot --address {address} --token={token}" --name mine --revolution true
   referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
+
+A bot that ends before the match does is reported at once (its seat, command, exit
+status or signal, and the last lines of its output, kept in LOG_DIR/<match>.seatN.stderr);
+its turns are then played by default and the match goes on to its end.
+
+exit status:
+  0  the match finished, played by the bots as configured
+  1  the match was cancelled, for a reason other than its bots
+  2  nothing was played: bad arguments, a bot program not found, the referee cannot start
+  3  a bot crashed (it ended, or could not start, before the match did)
+  4  a bot never connected (it was played by default after the connect limit)
 """
 
 REPLAY_EPILOG = """\
-example:
+examples:
   referee replay matches/20261201-101500-1a2b3c4d.jsonl
+  referee replay matches/20261201-101500-1a2b3c4d.jsonl --seat 2 --hand 3
+"""
+
+VIEW_EPILOG = """\
+examples:
+  referee view matches/20261201-101500-1a2b3c4d.jsonl      # writes ...-1a2b3c4d.html beside it
+  referee view match.jsonl -o replay.html                  # one file: mail it, attach it
+  referee view night1                                      # a tournament: night1/view/index.html
+
+The page opens offline in any browser: step with the arrow keys, choose a seat's view, link
+a moment (#hand=3&move=41). It records what `referee verify` says of the log.
 """
 
 VERIFY_EPILOG = """\
@@ -164,15 +190,22 @@ def _listen_address(text: str) -> str:
     return f"127.0.0.1:{text}" if text.isdigit() else text
 
 
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from referee.log.writer import FsyncPolicy
-    from referee.logging import configure_logging
     from referee.rules.options import MAX_HANDS_CAP
     from referee.server.app import RefereeServer
+    from referee.server.logging import configure_logging
     from referee.server.state import StateError, load_server_secrets
-    from referee.server.tls import ServerTls
+    from referee.server.tls import ServerTls, is_loopback
 
     configure_logging(args.log_format, args.log_level)
     if args.max_message_bytes < 4096:
@@ -186,6 +219,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         return 2
     if args.tls_client_ca and not args.tls_cert:
         print("referee serve: --tls-client-ca needs --tls-cert and --tls-key", file=sys.stderr)
+        return 2
+    if args.http and not args.insecure and not is_loopback(args.http):
+        # The web pages have no TLS of their own: the same rule as the gRPC listeners.
+        print(
+            f"referee serve: refusing to serve --http {args.http} in plaintext: it is "
+            "reachable from other machines (--insecure to serve it anyway, or a TLS proxy "
+            "in front of a loopback address)",
+            file=sys.stderr,
+        )
         return 2
     tls = (
         ServerTls(
@@ -242,7 +284,28 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         public = f" (also in {secrets.public_key_file})" if secrets.public_key_file else ""
         print(f"logs signed with ed25519 public key {secrets.signer.public_key_text}{public}")
         print(f"TLS: {'mutual' if tls and tls.client_ca else 'on' if tls else 'off'}", flush=True)
-        await server.wait_for_signal()
+        web = None
+        if args.http:
+            from referee.web.app import WebFront, WebLimits
+            from referee.web.feed import PublicFeed
+
+            limits = WebLimits(
+                max_connections=args.http_max_connections,
+                max_viewers=args.http_max_viewers,
+                max_viewers_per_match=args.http_max_viewers_per_match,
+            )
+            web = WebFront(PublicFeed(server.registry), args.http, limits)
+            try:
+                await web.start()
+            except OSError:
+                await server.stop(grace=0)
+                raise
+            print(f"spectators' web pages on {web.url}/", flush=True)
+        try:
+            await server.wait_for_signal()
+        finally:
+            if web is not None:
+                await web.stop()
 
     try:
         asyncio.run(serve())
@@ -271,74 +334,179 @@ def _match_options(args: argparse.Namespace) -> dict[str, str]:
     return options
 
 
+MATCH_SETTINGS = {
+    "turn_time_ms": "turn_time_ms",
+    "connect_timeout_ms": "connect_timeout_ms",
+    "time_bank_ms": "time_bank_ms",
+    "max_rejections": "max_rejections_per_turn",
+    "max_strikes": "max_strikes",
+    "max_actions_out_of_turn": "max_actions_out_of_turn",
+}
+"""``referee match`` flags (argparse dest) and the MatchSettings field each sets."""
+
+
+class _MatchHelp(argparse.RawDescriptionHelpFormatter):
+    """Shows MatchSettings' default for a flag left unset, read only when help is asked
+    for (importing the settings costs the protocol modules)."""
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        field = MATCH_SETTINGS.get(action.dest)
+        if field is None:
+            return super()._expand_help(action)
+        from referee.match.settings import MatchSettings
+
+        default = MatchSettings.__dataclass_fields__[field].default
+        return (action.help or "") % {"setting": default}
+
+
+class _BotAction(argparse.Action):
+    """``--bot``: one more seat, in seat order."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        seats = list(getattr(namespace, self.dest, None) or [])
+        seats.append([str(values), None])
+        setattr(namespace, self.dest, seats)
+
+
+class _NameAction(argparse.Action):
+    """``--name``: the name of the seat of the ``--bot`` just before it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        seats = getattr(namespace, self.dest, None)
+        if not seats:
+            parser.error("--name names the --bot given before it: give a --bot first")
+        if seats[-1][1] is not None:
+            parser.error(f"--bot {seats[-1][0]!r} is given two names")
+        seats[-1][1] = str(values)
+
+
+def _match_seats(given: list[list[str | None]]) -> list[Seat]:
+    """The four seats of ``referee match``; raises ValueError with a message for a
+    person."""
+    from referee.table.bots import (
+        CommandBot,
+        Seat,
+        bot_name,
+        check_name,
+        check_program,
+        distinct_names,
+        parse_bot,
+    )
+
+    if len(given) != 4:
+        raise ValueError(f"give 4 bots (--bot 4 times), got {len(given)}")
+    bots = []
+    for text, _ in given:
+        assert text is not None
+        bot = parse_bot(text)
+        if isinstance(bot, CommandBot):
+            problem = check_program(bot.own_argv, Path.cwd())
+            if problem is not None:
+                raise ValueError(f"cannot start bot {text!r}: {problem}")
+        bots.append(bot)
+    chosen = [name for _, name in given if name is not None]
+    for name in chosen:
+        problem = check_name(name)
+        if problem is not None:
+            raise ValueError(f"--name: {problem}")
+        if chosen.count(name) > 1:
+            raise ValueError(f"--name: two seats are named {name!r}")
+    defaults = iter(
+        distinct_names(
+            [bot_name(b) for b, (_, name) in zip(bots, given, strict=True) if name is None],
+            reserved=chosen,
+        )
+    )
+    return [
+        Seat(name if name is not None else next(defaults), bot)
+        for bot, (_, name) in zip(bots, given, strict=True)
+    ]
+
+
 def _cmd_match(args: argparse.Namespace) -> int:
     import asyncio
 
-    from referee.local import BotSpec, MatchSetupError, play_match
-    from referee.logging import configure_logging
+    from referee.match.settings import MatchSettings, SettingsError, settings_from_request
     from referee.rules import OptionsError, Rules
+    from referee.server.logging import configure_logging
     from referee.server.state import StateError, load_signer
+    from referee.table.readout import (
+        EXIT_USAGE,
+        exit_notice,
+        exit_status,
+        problem_lines,
+        summary_lines,
+    )
+    from referee.table.referees import RefereeUnavailable
+    from referee.table.table import BotExit, play_match
 
     configure_logging(args.log_format, args.log_level)
-    bots = args.bot or DEFAULT_BOTS
-    if len(bots) != 4:
-        print(f"referee match: give 4 bots (--bot 4 times), got {len(bots)}", file=sys.stderr)
-        return 2
     try:
-        for bot in bots:
-            BotSpec(bot).argv("check")  # an empty bot, a command shlex cannot split
+        seats = _match_seats(args.seats or [[b, None] for b in DEFAULT_BOTS])
     except ValueError as exc:
-        print(f"referee match: --bot: {exc}", file=sys.stderr)
-        return 2
-    options = _match_options(args)
-    try:
-        Rules.for_profile(args.profile, options)
-    except OptionsError as exc:
         print(f"referee match: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    try:
+        rules = Rules.for_profile(args.profile, _match_options(args))
+        if args.hands:
+            rules = rules.with_options({"match_end": f"hands {args.hands}"})
+        if args.threshold:
+            rules = rules.with_options({"match_end": f"threshold {args.threshold}"})
+        given = {
+            field: getattr(args, dest)
+            for dest, field in MATCH_SETTINGS.items()
+            if getattr(args, dest) is not None
+        }
+        settings = settings_from_request(
+            MatchSettings(
+                rules,
+                seat_names=(seats[0].name, seats[1].name, seats[2].name, seats[3].name),
+                seed=args.seed or "",
+                drill_disconnect_after_prompts=args.drill_disconnect_after,
+                **given,
+            ).request_pb()
+        )
+    except (OptionsError, SettingsError) as exc:
+        print(f"referee match: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         signer, public_key = load_signer(Path(args.state_dir), Path(args.log_dir))
     except StateError as exc:
         print(f"referee match: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+
+    def notice(ended: BotExit) -> None:
+        print(exit_notice(ended, prefix="referee match: "), file=sys.stderr, flush=True)
+
     try:
-        result = asyncio.run(
-            play_match(
-                bots,
-                profile=args.profile,
-                options=options,
-                seed=args.seed or "",
-                hands=args.hands or 0,
-                threshold=args.threshold or 0,
-                log_dir=Path(args.log_dir),
-                signer=signer,
-                turn_time_ms=args.turn_time_ms,
-                connect_timeout_ms=args.connect_timeout_ms,
-                time_bank_ms=args.time_bank_ms,
-                max_rejections=args.max_rejections,
-                max_strikes=args.max_strikes,
-                max_actions_out_of_turn=args.max_actions_out_of_turn,
-                drill_disconnect_after_prompts=args.drill_disconnect_after,
-            )
+        report = asyncio.run(
+            play_match(settings, seats, log_dir=Path(args.log_dir), on_exit=notice, signer=signer)
         )
-    except MatchSetupError as exc:
+    except (RefereeUnavailable, SettingsError) as exc:
         print(f"referee match: {exc}", file=sys.stderr)
-        return 2
-    info = result.info
-    names = [printable(n) for n in info.config.seat_names]
-    status = {3: "finished", 4: "cancelled"}.get(info.status, "unknown")
-    print(
-        f"Match {result.match_id} {status} after {info.hands_played} hands "
-        f"({info.config.rules.profile})"
-    )
-    for st in info.standings:
-        who = " + ".join(f"seat {s} {names[s]}" for s in st.seats)
-        print(f"  {st.place}. {who:<28} total {st.total:>5}   hands won {st.hands_won}")
-    print(f"Log: {result.log_path}")
+        return EXIT_USAGE
+    for line in summary_lines(report):
+        print(line)
+    print(f"Log: {report.log_path}")
     me = _self_command()
-    print(f"Replay: {me} replay {result.log_path}")
-    print(f"Verify: {me} verify --public-key {public_key} {result.log_path}")
-    return 0 if info.status == 3 else 1
+    print(f"Replay: {me} replay {report.log_path}")
+    print(f"View:   {me} view {report.log_path}   (a self-contained HTML replay)")
+    print(f"Verify: {me} verify --public-key {public_key} {report.log_path}", flush=True)
+    for line in problem_lines(report):
+        print(f"referee match: {line}", file=sys.stderr)
+    return exit_status(report)
 
 
 def _self_command() -> str:
@@ -353,14 +521,56 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from referee.log import LogFormatError, read_log
     from referee.log.replay import replay_lines
 
+    if args.seat is not None:
+        return _seat_replay(args)
     try:
         read = read_log(Path(args.log))
     except (OSError, LogFormatError) as exc:
         print(f"referee replay: {exc}", file=sys.stderr)
         return 1
-    for line in replay_lines(read, show_rejections=not args.no_rejections):
+    for line in replay_lines(read, show_rejections=not args.no_rejections, hand=args.hand):
         print(line)
     return 0 if read.complete else 1
+
+
+def _seat_replay(args: argparse.Namespace) -> int:
+    from referee.view.logfile import LogTooLarge, fold_log
+    from referee.view.text import seat_lines
+
+    try:
+        folded = fold_log(Path(args.log))
+    except (OSError, LogTooLarge) as exc:
+        print(f"referee replay: {exc}", file=sys.stderr)
+        return 1
+    for line in seat_lines(folded.ops, args.seat, args.hand):
+        print(line)
+    complete = any(op["t"] == "end" for op in folded.ops) and not folded.truncated
+    return 0 if complete else 1
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from referee.view.index import write_index
+    from referee.view.logfile import LogTooLarge
+    from referee.view.page import replay_page
+
+    source = Path(args.source)
+    try:
+        if source.is_dir():
+            index, rows = write_index(source, Path(args.output) if args.output else None)
+            bad = sum(1 for r in rows if not r.verified)
+            print(f"{index} ({len(rows)} matches, {bad} that do not verify or cannot be read)")
+            return 0
+        out = Path(args.output) if args.output else source.with_suffix(".html")
+        html = replay_page(source)
+        out.write_text(html, encoding="utf-8")
+    except LogTooLarge as exc:
+        print(f"referee view: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"referee view: {exc}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -386,8 +596,9 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     import asyncio
     import signal
 
-    from referee.logging import configure_logging
+    from referee.server.logging import configure_logging
     from referee.tournament.config import ConfigError, load_config
+    from referee.tournament.director import Tournament, TournamentError, TournamentSummary
     from referee.tournament.progress import Progress, format_duration
     from referee.tournament.report import (
         format_pairwise,
@@ -395,7 +606,6 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         referee_program,
         verify_command,
     )
-    from referee.tournament.runner import Tournament, TournamentError, TournamentSummary
 
     try:
         config = load_config(Path(args.config))
@@ -556,6 +766,7 @@ def _add_logging_flags(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+
     parser = argparse.ArgumentParser(
         prog="referee",
         description="A network referee for Pusoy Dos and Big Two.",
@@ -633,6 +844,33 @@ def build_parser() -> argparse.ArgumentParser:
         "hand's end, or only when a log is closed (default: never). Lines always reach the "
         "OS at once, so a killed referee loses nothing; fsync guards against a lost machine "
         "and blocks the server while the disk answers (bench/RESULTS.md)",
+    )
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="also serve web pages for spectators here: the matches, a live view of each "
+        "(public information only), and each finished match's replay",
+    )
+    serve.add_argument(
+        "--http-max-connections",
+        type=_positive,
+        default=256,
+        metavar="N",
+        help="open HTTP connections at once (more get 503; default 256)",
+    )
+    serve.add_argument(
+        "--http-max-viewers",
+        type=_positive,
+        default=200,
+        metavar="N",
+        help="live match views at once, all matches together (default 200)",
+    )
+    serve.add_argument(
+        "--http-max-viewers-per-match",
+        type=_positive,
+        default=50,
+        metavar="N",
+        help="live views of one match at once (default 50)",
     )
     serve.add_argument(
         "--organiser-token-file",
@@ -734,24 +972,34 @@ def build_parser() -> argparse.ArgumentParser:
         "match",
         help="start a referee, seat four bots, play one full match, print the standings",
         epilog=MATCH_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_MatchHelp,
     )
     match.add_argument(
         "--bot",
-        action="append",
+        action=_BotAction,
+        dest="seats",
         metavar="BOT",
         help="a built-in bot (random, greedy), a command, or stdio:COMMAND for a bot that "
-        "speaks JSON lines on stdin/stdout (docs/protocol.md section 8); give 4 "
+        "speaks JSON lines on stdin/stdout (docs/protocol.md section 8); give 4, in seat order "
         f"(default: {' '.join(DEFAULT_BOTS)})",
+    )
+    match.add_argument(
+        "--name",
+        action=_NameAction,
+        dest="seats",
+        metavar="NAME",
+        help="the seat name of the --bot just before (default: the program's name, "
+        "e.g. random_bot for 'python examples/random_bot.py')",
     )
     match.add_argument(
         "--profile", default="pusoy-dos", help="pusoy-dos (default), pusoy-dos-chips or big-two"
     )
     match.add_argument("--seed", help="seed of the deals (default: from the OS random source)")
-    match.add_argument(
+    match_end = match.add_mutually_exclusive_group()
+    match_end.add_argument(
         "--hands", type=_count, help="play this many hands (default: the profile's match end)"
     )
-    match.add_argument(
+    match_end.add_argument(
         "--threshold", type=_count, help="play until a total reaches this (instead of --hands)"
     )
     match.add_argument("--log-dir", default="matches", help="folder for the event log")
@@ -762,28 +1010,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder for the log signing key (default .referee; created, mode 0700; never "
         "the log folder)",
     )
-    match.add_argument("--turn-time-ms", type=_count, default=5000, help="time per turn")
+    # Left unset, each takes MatchSettings' default (shown by --help, see _MatchHelp).
+    match.add_argument("--turn-time-ms", type=_count, help="time per turn (default: %(setting)s)")
     match.add_argument(
-        "--connect-timeout-ms", type=_count, default=30000, help="time for the bots to connect"
+        "--connect-timeout-ms",
+        type=_count,
+        help="time for the bots to connect (default: %(setting)s)",
     )
-    match.add_argument("--time-bank-ms", type=_count, default=0, help="reserve per seat")
+    match.add_argument(
+        "--time-bank-ms", type=_count, help="reserve per seat (default: %(setting)s)"
+    )
     match.add_argument(
         "--max-rejections",
         type=_count,
-        default=3,
-        help="rejected attempts per turn before the default action",
+        help="rejected attempts per turn before the default action (default: %(setting)s)",
     )
     match.add_argument(
         "--max-strikes",
         type=_count,
-        default=0,
-        help="strikes before a seat is played by default (0: no limit)",
+        help="strikes before a seat is played by default (0: no limit; default: %(setting)s)",
     )
     match.add_argument(
         "--max-actions-out-of-turn",
         type=_count,
-        default=16,
-        help="actions answering no prompt, between two prompts, before a seat's stream is closed",
+        help="actions answering no prompt, between two prompts, before a seat's stream is "
+        "closed (default: %(setting)s)",
     )
     match.add_argument(
         "--drill-disconnect-after",
@@ -819,7 +1070,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("log", help="a match's .jsonl event log")
     replay.add_argument("--no-rejections", action="store_true", help="hide rejected attempts")
+    replay.add_argument(
+        "--seat",
+        type=int,
+        choices=range(4),
+        metavar="N",
+        help="only what seat N knew: its own cards, public plays, and at each of its turns "
+        "its legal plays, its choice and its rejected attempts",
+    )
+    replay.add_argument("--hand", type=_count, metavar="N", help="only hand N")
     replay.set_defaults(func=_cmd_replay)
+
+    view = sub.add_parser(
+        "view",
+        help="write a match log as one self-contained HTML replay (or a folder's index)",
+        epilog=VIEW_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    view.add_argument("source", metavar="LOG|DIR", help="a match's .jsonl log, or a folder of them")
+    view.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="the page to write (default: the log's name with .html); for a folder, the "
+        "folder for its pages (default: DIR/view)",
+    )
+    view.set_defaults(func=_cmd_view)
 
     verify = sub.add_parser(
         "verify",

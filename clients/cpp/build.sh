@@ -2,20 +2,20 @@
 # Build the C++ starter kit: the client library (libpusoy_client), the sample bot and the
 # unit tests, into clients/cpp/build. Idempotent; runs from any directory.
 #
-# Dependencies come from Debian's packages only (bookworm: gRPC 1.51, protobuf 3.21,
-# GoogleTest 1.12). Missing ones are installed with apt-get (as root; `apt-get update`
-# runs first only when something is missing). The C++ code for the .proto files is
+# Dependencies come from Debian's packages (bookworm: gRPC 1.51, protobuf 3.21,
+# GoogleTest 1.12), installed beforehand: this script checks them and says what to
+# install, but installs nothing itself. The C++ code for the .proto files is
 # generated at build time by CMake from ../../proto (protoc + grpc_cpp_plugin) into
 # build/gen; nothing generated is committed.
 #
 # Environment:
-#   PUSOY_CPP_BUILD_TYPE  CMake build type (default: RelWithDebInfo)
+#   PUSOY_CPP_BUILD_TYPE  CMake build type (default: Release)
 #   PUSOY_CPP_JOBS        parallel compile jobs (default: 2)
 set -euo pipefail
 
 KIT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BUILD_DIR="$KIT_DIR/build"
-BUILD_TYPE="${PUSOY_CPP_BUILD_TYPE:-RelWithDebInfo}"
+BUILD_TYPE="${PUSOY_CPP_BUILD_TYPE:-Release}"
 JOBS="${PUSOY_CPP_JOBS:-2}"
 
 die() {
@@ -24,45 +24,25 @@ die() {
 }
 say() { echo "build.sh: $*"; }
 
-# --- 1. Debian packages -------------------------------------------------------------
-# Build tools and libraries, by Debian package name.
+# --- 1. Prerequisites ------------------------------------------------------------------
+# This script installs nothing: a build step that needs root and changes the system is
+# not a build step. The prerequisites, from Debian's packages (bookworm):
 PACKAGES=(
     g++ make cmake ninja-build pkg-config
     protobuf-compiler libprotobuf-dev
     protobuf-compiler-grpc libgrpc++-dev
     libgtest-dev
 )
-
-is_installed() {
-    dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null | grep -qx installed
+missing_help() {
+    die "$1 is missing. Install the prerequisites first, e.g. on Debian or Ubuntu:
+    sudo apt-get install -y --no-install-recommends ${PACKAGES[*]}
+(elsewhere: a C++17 compiler, CMake >= 3.16, protoc and grpc_cpp_plugin, gRPC C++ >= 1.51
+with protobuf and pkg-config files, and GoogleTest)"
 }
-
-command -v dpkg-query >/dev/null 2>&1 ||
-    die "this kit installs its dependencies with Debian's apt/dpkg, which this system lacks.
-Install by hand: a C++17 compiler, CMake >= 3.16, protoc and grpc_cpp_plugin, gRPC C++
-(>= 1.51) with protobuf, and GoogleTest; then re-run."
-
-missing=()
-for pkg in "${PACKAGES[@]}"; do
-    is_installed "$pkg" || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-    say "missing Debian packages: ${missing[*]}"
-    if [[ $(id -u) -ne 0 ]]; then
-        die "not root, cannot install them. Run:
-    sudo apt-get update && sudo apt-get install -y ${missing[*]}"
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    say "apt-get update"
-    apt-get update -q >/dev/null || die "apt-get update failed"
-    say "apt-get install ${missing[*]}"
-    apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null ||
-        die "apt-get install ${missing[*]} failed"
-fi
 
 # --- 2. Toolchain check: fail loudly, never skip --------------------------------------
 for tool in c++ cmake protoc grpc_cpp_plugin pkg-config; do
-    command -v "$tool" >/dev/null 2>&1 || die "'$tool' is not on PATH after installing ${PACKAGES[*]}"
+    command -v "$tool" >/dev/null 2>&1 || missing_help "'$tool'"
 done
 if command -v ninja >/dev/null 2>&1; then
     GENERATOR="Ninja"
@@ -71,7 +51,7 @@ elif command -v make >/dev/null 2>&1; then
 else
     die "neither ninja nor make is on PATH"
 fi
-pkg-config --exists grpc++ protobuf || die "pkg-config cannot find grpc++/protobuf"
+pkg-config --exists grpc++ protobuf || missing_help "gRPC C++ (pkg-config grpc++ protobuf)"
 say "toolchain: $(c++ --version | head -n1); $(cmake --version | head -n1);" \
     "$(protoc --version); grpc++ $(pkg-config --modversion grpc++); generator $GENERATOR"
 
@@ -80,8 +60,9 @@ say "toolchain: $(c++ --version | head -n1); $(cmake --version | head -n1);" \
 if [[ -f "$BUILD_DIR/CMakeCache.txt" ]]; then
     cached_gen="$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$BUILD_DIR/CMakeCache.txt")"
     cached_src="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BUILD_DIR/CMakeCache.txt")"
-    if [[ "$cached_gen" != "$GENERATOR" || "$cached_src" != "$KIT_DIR" ]]; then
-        say "stale CMake cache ($cached_gen, $cached_src): reconfiguring"
+    cached_type="$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$BUILD_DIR/CMakeCache.txt")"
+    if [[ "$cached_gen" != "$GENERATOR" || "$cached_src" != "$KIT_DIR" || "$cached_type" != "$BUILD_TYPE" ]]; then
+        say "stale CMake cache ($cached_gen, $cached_src, $cached_type): reconfiguring"
         rm -rf "$BUILD_DIR"
     fi
 fi

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Builds the Go starter kit: installs the protoc plugins, generates the protocol code
-# from ../../proto, builds the client library and the sample bot (bin/pusoy-bot).
-# Idempotent; runs from any directory. Everything it downloads or caches stays in this
-# folder (.cache/, .tools/, gen/, bin/; all gitignored).
+# from ../../proto, builds the client library, the sample bot (bin/pusoy-bot) and the
+# conformance bot (bin/conformance-bot). Idempotent; runs from any directory. Everything
+# it downloads or caches stays in this folder (.cache/, .tools/, gen/, bin/; gitignored).
 #
-# protoc: the one shipped inside grpcio-tools (pinned by the project's pyproject.toml)
-# in the repository's .venv, which scripts/setup (run by .ci/run) creates. Set PROTOC
-# to a protoc binary to use another one (e.g. PROTOC=protoc after
-# `apt-get install protobuf-compiler`).
+# No protoc: everything comes from the Go module proxy. internal/protogen compiles the
+# .proto files with protocompile (pure Go, pinned in go.mod) and runs the plugins
+# protoc-gen-go and protoc-gen-go-grpc (go install, pinned below) on them as protoc would.
 set -euo pipefail
 
 PROTOC_GEN_GO_VERSION=v1.36.12      # google.golang.org/protobuf/cmd/protoc-gen-go
@@ -35,17 +34,6 @@ export GOCACHE="$here/.cache/build"
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-modcacherw -buildvcs=false"
 export GOBIN="$here/.tools/bin"
 
-# -- protoc ------------------------------------------------------------------------
-if [ -n "${PROTOC:-}" ]; then
-  command -v "$PROTOC" >/dev/null 2>&1 || die "PROTOC=$PROTOC is not an executable"
-  protoc_cmd=("$PROTOC")
-elif [ -x "$repo/.venv/bin/python" ] && "$repo/.venv/bin/python" -c 'import grpc_tools.protoc' 2>/dev/null; then
-  protoc_cmd=("$repo/.venv/bin/python" -m grpc_tools.protoc)
-else
-  die "no protoc: the kit uses the protoc inside grpcio-tools in $repo/.venv; create it with $repo/scripts/setup (or set PROTOC to a protoc binary, e.g. from Debian's protobuf-compiler)"
-fi
-step "protoc: ${protoc_cmd[*]} ($("${protoc_cmd[@]}" --version))"
-
 # -- protoc plugins (from the Go module proxy, into .tools/bin) ----------------------
 install_plugin() { # name package version
   local exe="$GOBIN/$1"
@@ -65,27 +53,26 @@ install_plugin protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc 
 module="$(go list -m)"
 gopkg="$module/gen/refereev1;refereev1"
 protos=()
-maps=()
+maps="module=$module"
 for f in "$repo"/proto/pusoy/referee/v1/*.proto; do
   rel="${f#"$repo/proto/"}"
   protos+=("$rel")
-  maps+=("--go_opt=M$rel=$gopkg" "--go-grpc_opt=M$rel=$gopkg")
+  maps+=",M$rel=$gopkg"
 done
 [ "${#protos[@]}" -gt 0 ] || die "no .proto files under $repo/proto/pusoy/referee/v1"
-step "generate gen/refereev1 from ${#protos[@]} protos"
+step "generate gen/refereev1 from ${#protos[@]} protos (protocompile + protoc-gen-go, protoc-gen-go-grpc)"
 tmp="$(mktemp -d "$here/.gen.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
-(cd "$repo/proto" && "${protoc_cmd[@]}" -I . \
-  --plugin=protoc-gen-go="$GOBIN/protoc-gen-go" \
-  --plugin=protoc-gen-go-grpc="$GOBIN/protoc-gen-go-grpc" \
-  --go_out="$tmp" --go_opt=module="$module" \
-  --go-grpc_out="$tmp" --go-grpc_opt=module="$module" \
-  "${maps[@]}" "${protos[@]}") || die "protoc failed"
+nice -n 10 go run ./internal/protogen -I "$repo/proto" -out "$tmp" \
+  -plugin "go=$GOBIN/protoc-gen-go:$maps" \
+  -plugin "go-grpc=$GOBIN/protoc-gen-go-grpc:$maps" \
+  "${protos[@]}" || die "code generation failed"
 rm -rf gen
 mv "$tmp/gen" gen
 
 # -- build ---------------------------------------------------------------------------
 step "go build ./... and bin/pusoy-bot"
 nice -n 10 go build ./... || die "go build failed"
-nice -n 10 go build -o bin/pusoy-bot ./cmd/pusoy-bot || die "building the sample bot failed"
+nice -n 10 go build -trimpath -o bin/pusoy-bot ./cmd/pusoy-bot || die "building the sample bot failed"
+nice -n 10 go build -trimpath -o bin/conformance-bot ./cmd/conformance-bot || die "building the conformance bot failed"
 step "built $here/bin/pusoy-bot (run it with $here/bot)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the Go kit's unit tests (library and sample bot) with go test.
+# The Go kit's tests: go vet, the unit tests (library and sample bot) with go test, then
+# the shared conformance suite (clients/conformance) against bin/conformance-bot.
 # Builds first (./build.sh) so the generated protocol code is present.
-#   ./test.sh            all tests
+#   ./test.sh            everything
 #   ./test.sh -run Misbehave -v    extra arguments go to `go test`
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,3 +16,5 @@ echo "== go vet ./..."
 nice -n 10 go vet ./...
 echo "== go test ./..."
 nice -n 10 go test -count=1 "$@" ./...
+echo "== conformance: clients/conformance/run"
+exec "$here/../conformance/run" --bot "$here/bin/conformance-bot"

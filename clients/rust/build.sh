@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the Rust starter kit: the client library (with the gRPC code generated from
-# ../../proto at build time) and the sample bot, into target/ beside this script.
+# Builds the Rust starter kit in release mode: the client library (with the gRPC code
+# generated from ../../proto at build time), the sample bot and the conformance bot,
+# into target/release beside this script.
 # Idempotent; runs from any directory. Crates come from crates.io only, at the versions
 # pinned in Cargo.lock; target/ caches everything for the next run.
 set -euo pipefail
@@ -30,8 +31,9 @@ fi
 
 export CARGO_TARGET_DIR="$here/target"
 echo "build.sh: cargo $(cargo --version | awk '{print $2}'), rustc $rust_version; building in $CARGO_TARGET_DIR"
-nice -n 10 cargo build --locked --workspace --manifest-path "$here/Cargo.toml"
+# Release builds: the bot that plays is the optimised one (test.sh tests the same build).
+nice -n 10 cargo build --release --locked --workspace --manifest-path "$here/Cargo.toml"
 
-bot_bin="$CARGO_TARGET_DIR/debug/sample-bot"
+bot_bin="$CARGO_TARGET_DIR/release/sample-bot"
 [ -x "$bot_bin" ] || fail "the build finished but $bot_bin is missing."
 echo "build.sh: ok: sample bot at $bot_bin (run it with $here/bot)"

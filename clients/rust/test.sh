@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs the unit tests of the client library and the sample bot with cargo test.
+# The Rust kit's tests: cargo test (release, the build.sh profile: nothing is compiled
+# twice) of the library, the sample bot and the helpers against the conformance data,
+# then the shared conformance suite against target/release/conformance-bot.
 # Extra arguments go to cargo test (e.g. ./test.sh -- fallback).
 set -euo pipefail
 
@@ -14,4 +16,7 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 export CARGO_TARGET_DIR="$here/target"
-exec nice -n 10 cargo test --locked --workspace --manifest-path "$here/Cargo.toml" "$@"
+nice -n 10 cargo test --release --locked --workspace --manifest-path "$here/Cargo.toml" "$@"
+nice -n 10 cargo build --release --locked --workspace --manifest-path "$here/Cargo.toml"
+echo "== conformance: clients/conformance/run"
+exec "$here/../conformance/run" --bot "$CARGO_TARGET_DIR/release/conformance-bot"

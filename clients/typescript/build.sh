@@ -42,6 +42,12 @@ BUF_CACHE_DIR="$here/.cache/buf" nice -n 10 node_modules/.bin/buf generate ||
 
 # --- compile ---------------------------------------------------------------------------
 echo "== compile: tsc $(node_modules/.bin/tsc --version)"
+# Compiled files of removed sources must not run (tsc never deletes an output).
+for js in dist/src/*/*.js dist/test/*.js; do
+  [[ -e "$js" ]] || continue
+  src="${js#dist/}"
+  [[ -f "${src%.js}.ts" ]] || rm -f "${js%.js}".*
+done
 nice -n 10 node_modules/.bin/tsc -p tsconfig.json || die "tsc failed"
 
 chmod +x bot build.sh test.sh

@@ -35,19 +35,27 @@ def _name(names: list[str], seat: int) -> str:
     return names[seat] if 0 <= seat < len(names) else f"{seat}:no such seat"
 
 
-def replay_lines(read: LogRead, *, show_rejections: bool = True) -> Iterator[str]:
-    """The lines of the text replay of a log, safe to print: names, causes and reasons
-    come from bots and organisers, so control characters are shown as escapes."""
-    for line in _replay_lines(read, show_rejections=show_rejections):
+def replay_lines(
+    read: LogRead, *, show_rejections: bool = True, hand: int | None = None
+) -> Iterator[str]:
+    """The lines of the text replay of a log (only hand number ``hand`` when given), safe
+    to print: names, causes and reasons come from bots and organisers, so control
+    characters are shown as escapes."""
+    for line in _replay_lines(read, show_rejections=show_rejections, hand=hand):
         yield printable(line)
 
 
-def _replay_lines(read: LogRead, *, show_rejections: bool) -> Iterator[str]:
+def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> Iterator[str]:
     names = [f"seat {i}" for i in range(4)]
     trick = 0
+    showing = True
     for line in read.lines:
         ev = line.entry.event
         kind = ev.WhichOneof("kind")
+        if kind == "hand_dealt":
+            showing = hand is None or ev.hand_dealt.hand_number == hand
+        if not showing and kind not in ("match_created", "match_ended"):
+            continue
         if kind == "match_created":
             mc = ev.match_created
             names = [f"{i}:{n}" for i, n in enumerate(mc.config.seat_names)] or names

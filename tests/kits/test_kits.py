@@ -6,6 +6,7 @@ is verified. A kit whose toolchain is missing fails here (its build.sh says whic
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -69,7 +70,9 @@ def events(path: Path, kind: str) -> list:
 
 
 @pytest.mark.parametrize("kit", KITS)
-def test_kit_unit_tests(kit):
+def test_kit_unit_tests_and_conformance(kit):
+    """The kit's own tests, then the shared conformance transcripts (clients/conformance),
+    with the fake referee on this Python (it has grpcio and protobuf)."""
     build(kit)
     done = subprocess.run(
         ["bash", str(ROOT / "clients" / kit / "test.sh")],
@@ -77,6 +80,7 @@ def test_kit_unit_tests(kit):
         text=True,
         timeout=900,
         check=False,
+        env={**os.environ, "PUSOY_CONFORMANCE_PYTHON": sys.executable},
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
 

@@ -10,108 +10,26 @@ nothing of the other hands in the snapshots it sends on reconnect.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
-import signal
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import grpc
 import pytest
+from referee_process import Serve, kind_is, wait_for_line
 
 from referee.log import read_log
 from referee.log.replay import replay_lines
 from referee.log.verify import verify_log
 from referee.protocol import common, match_service, match_service_grpc, play_service
 from referee.server.app import RefereeServer
-from referee.server.auth import bearer_metadata
 
 from .conftest import Seat, create
 
 ROOT = Path(__file__).resolve().parents[2]
 REFEREE = [sys.executable, "-m", "referee.cli"]
 KIT_BOT = ROOT / "clients" / "python" / "bot"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Serve:
-    """``referee serve`` in a process of its own, on a fixed port so bots find it again."""
-
-    def __init__(self, tmp: Path, port: int) -> None:
-        self.tmp, self.port = tmp, port
-        self.proc: subprocess.Popen[str] | None = None
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self) -> list[str]:
-        self.proc = subprocess.Popen(
-            [
-                *REFEREE,
-                "serve",
-                "--address",
-                self.address,
-                "--log-dir",
-                str(self.tmp / "logs"),
-                "--state-dir",
-                str(self.tmp / "state"),
-                "--log-level",
-                "error",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        assert self.proc.stdout is not None
-        lines = []  # what it says of resumed matches comes before it listens
-        while True:
-            line = self.proc.stdout.readline()
-            assert line, "referee serve exited"
-            if line.startswith("referee listening"):
-                return lines
-            lines.append(line)
-
-    @property
-    def organiser(self) -> tuple[tuple[str, str]]:
-        """The organiser's credential (the token ``referee serve`` keeps in its state)."""
-        return bearer_metadata((self.tmp / "state" / "organiser-token").read_text().strip())
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-
-
-def create_match(serve: Serve, **kw: object) -> match_service.CreateMatchResponse:
-    with grpc.insecure_channel(serve.address) as channel:
-        stub = match_service_grpc.MatchServiceStub(channel)
-        kw.setdefault("profile", "pusoy-dos")
-        kw.setdefault("hands", 2)
-        return stub.CreateMatch(  # type: ignore[no-any-return]
-            match_service.CreateMatchRequest(
-                time_control=common.TimeControl(turn_time_ms=3000, resume_grace_ms=15000),
-                **kw,  # type: ignore[arg-type]
-            ),
-            metadata=serve.organiser,
-        )
 
 
 def start_bots(
@@ -126,33 +44,6 @@ def start_bots(
     return bots
 
 
-def wait_for_line(path: Path, pred: Callable[[dict], bool], timeout: float = 60.0) -> int:
-    """Poll the log until a line satisfies ``pred``; its number."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists():
-            for i, raw in enumerate(path.read_text().splitlines(), start=1):
-                try:
-                    if pred(json.loads(raw)):
-                        return i
-                except json.JSONDecodeError:
-                    pass
-        time.sleep(0.005)
-    raise AssertionError("the log never reached the point")
-
-
-def kind_is(kind: str, nth: int = 1) -> Callable[[dict], bool]:
-    seen = [0]
-
-    def pred(entry: dict) -> bool:
-        if kind in entry["event"]:
-            seen[0] += 1
-            return seen[0] >= nth
-        return False
-
-    return pred
-
-
 POINTS = {
     "between events, early": (None, lambda: kind_is("turn_started", 3)),
     "mid-hand": (None, lambda: kind_is("played", 12)),
@@ -164,11 +55,11 @@ POINTS = {
 @pytest.mark.parametrize("point", list(POINTS))
 def test_a_referee_killed_mid_match_resumes_it_and_the_log_verifies(tmp_path, point):
     misbehave, pred = POINTS[point]
-    serve = Serve(tmp_path, free_port())
+    serve = Serve(tmp_path)
     bots: list[subprocess.Popen[bytes]] = []
     try:
         serve.start()
-        created = create_match(serve, seed=f"kill {point}")
+        created = serve.create(seed=f"kill {point}")
         log = tmp_path / "logs" / f"{created.match_id}.jsonl"
         bots = start_bots(serve.address, list(created.seat_tokens), misbehave)
         wait_for_line(log, pred())
@@ -199,11 +90,11 @@ def test_a_referee_killed_mid_match_resumes_it_and_the_log_verifies(tmp_path, po
 
 
 def test_a_torn_last_line_is_cut_off_and_reported(tmp_path):
-    serve = Serve(tmp_path, free_port())
+    serve = Serve(tmp_path)
     bots: list[subprocess.Popen[bytes]] = []
     try:
         serve.start()
-        created = create_match(serve, seed="torn")
+        created = serve.create(seed="torn")
         log = tmp_path / "logs" / f"{created.match_id}.jsonl"
         bots = start_bots(serve.address, list(created.seat_tokens))
         wait_for_line(log, kind_is("played", 4))
@@ -234,7 +125,7 @@ def test_a_log_damaged_before_its_end_is_set_aside_and_reported(tmp_path):
     (tmp_path / "state").mkdir()
     bad = logs / "20261201-000000-0badc0de.jsonl"
     bad.write_text('{"not": "an entry"}\n{"also": "not"}\n')
-    serve = Serve(tmp_path, free_port())
+    serve = Serve(tmp_path)
     try:
         lines = serve.start()
         assert any("20261201-000000-0badc0de not resumed" in line for line in lines), lines

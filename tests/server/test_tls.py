@@ -120,7 +120,7 @@ async def test_with_tls_any_address_may_be_served(tmp_path, pki):
 
 
 def test_referee_serve_over_mutual_tls_with_bot_processes(tmp_path, pki):
-    """`referee serve --tls-*` and the Python kit's --ca-file/--cert-file/--key-file."""
+    """`referee serve --tls-*` and the Python kit's --tls-ca/--tls-cert/--tls-key."""
     state = tmp_path / "state"
     serve = subprocess.Popen(
         [
@@ -148,8 +148,8 @@ def test_referee_serve_over_mutual_tls_with_bot_processes(tmp_path, pki):
                     match_service.CreateMatchRequest(profile="pusoy-dos", hands=2, seed="kit")
                 )
                 flags = [
-                    *("--ca-file", str(pki["ca"]), "--cert-file", str(pki["client_cert"])),
-                    *("--key-file", str(pki["client_key"])),
+                    *("--tls-ca", str(pki["ca"]), "--tls-cert", str(pki["client_cert"])),
+                    *("--tls-key", str(pki["client_key"])),
                 ]
                 procs = [
                     await asyncio.create_subprocess_exec(

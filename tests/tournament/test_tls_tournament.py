@@ -9,7 +9,7 @@ import stat
 
 from referee.log.verify import verify_log
 from referee.tournament.config import load_config
-from referee.tournament.runner import Tournament
+from referee.tournament.director import Tournament
 
 from ..server.certs import TestCA
 from .conftest import bot_entry, example_bot, read_results, write_config

@@ -22,14 +22,18 @@ func (c Choice) IsPass() bool { return len(c) == 0 }
 
 // Bot is what the runner drives. Embed Base in your type to get the default hooks and
 // write only Choose.
+//
+// Every method runs on one goroutine of the runner's, one call at a time, in the order
+// the referee's messages arrived (docs/kits.md): a bot needs no locking. A panic in any
+// of them is recovered and logged; the match goes on.
 type Bot interface {
-	// Choose returns the cards to play for this prompt, or Pass. ctx is done shortly
-	// before the turn's deadline: if Choose has not returned by then, the runner sends
-	// Fallback(p) instead and ignores the late answer.
+	// Choose returns the cards to play for this prompt, or Pass. ctx's deadline is the
+	// budget (p.Budget): if Choose has not returned by then, the runner has sent
+	// Fallback(p) instead and drops the late answer.
 	Choose(ctx context.Context, p *Prompt) Choice
 	// OnRejected says what to send after the referee rejected an answer, while attempts
-	// are left. Base sends Fallback(p).
-	OnRejected(p *Prompt, r *Result) Choice
+	// are left, under the same budget. Base sends Fallback(p).
+	OnRejected(ctx context.Context, p *Prompt, r *Rejection) Choice
 	// OnWelcome is called when the referee gives the bot its seat (again, after a
 	// reconnect).
 	OnWelcome(w *Welcome)
@@ -43,7 +47,7 @@ type Bot interface {
 type Base struct{}
 
 // OnRejected sends the fallback: a pass when allowed, else the weakest legal play.
-func (Base) OnRejected(p *Prompt, _ *Result) Choice { return Fallback(p) }
+func (Base) OnRejected(_ context.Context, p *Prompt, _ *Rejection) Choice { return Fallback(p) }
 
 // OnWelcome does nothing.
 func (Base) OnWelcome(*Welcome) {}

@@ -64,7 +64,7 @@ func TestFallback(t *testing.T) {
 
 func TestBaseOnRejectedSendsTheFallback(t *testing.T) {
 	p := &Prompt{LegalPlays: []Play{{Cards: []string{"KD"}}}}
-	if got := (Base{}).OnRejected(p, &Result{}); !reflect.DeepEqual(got, Choice{"KD"}) {
+	if got := (Base{}).OnRejected(context.Background(), p, &Rejection{}); !reflect.DeepEqual(got, Choice{"KD"}) {
 		t.Errorf("OnRejected = %v", got)
 	}
 }
@@ -130,24 +130,34 @@ func TestMisbehaveOncePerHand(t *testing.T) {
 	}
 	// The hooks are the wrapped bot's: the recovery is the fallback.
 	p := &Prompt{CanPass: true}
-	if got := bot.OnRejected(p, &Result{}); got != nil {
+	if got := bot.OnRejected(context.Background(), p, &Rejection{}); got != nil {
 		t.Errorf("OnRejected after misbehaving = %v, want pass", got)
 	}
 }
 
-func TestAnswerBy(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+func TestNewBudget(t *testing.T) {
+	received := time.Now() // with its monotonic reading, as the runner takes it
+	wall := received.Round(0)
 	margin := 50 * time.Millisecond
-	p := &Prompt{Deadline: now.Add(time.Second), TurnTime: 2 * time.Second}
-	if got, want := AnswerBy(p, now, margin), now.Add(950*time.Millisecond); !got.Equal(want) {
-		t.Errorf("by the referee's deadline: %v, want %v", got, want)
+	due := func(b Budget) time.Duration { return b.Deadline.Sub(received) }
+	p := &Prompt{Deadline: wall.Add(time.Second), TurnTime: 2 * time.Second, TimeBank: 500 * time.Millisecond}
+	if got := due(NewBudget(p, received, margin, true)); got != 1450*time.Millisecond {
+		t.Errorf("by the referee's deadline plus the bank: %v", got)
 	}
-	// The local clock runs 10 s behind the referee's: the turn limit still bounds it.
-	p = &Prompt{Deadline: now.Add(12 * time.Second), TurnTime: 2 * time.Second, TimeBank: time.Second}
-	if got, want := AnswerBy(p, now, margin), now.Add(2950*time.Millisecond); !got.Equal(want) {
-		t.Errorf("with a slow clock and a bank: %v, want %v", got, want)
+	if got := due(NewBudget(p, received, margin, false)); got != 950*time.Millisecond {
+		t.Errorf("without the bank: %v", got)
 	}
-	if got := AnswerBy(&Prompt{}, now, margin); !got.Equal(now.Add(-margin)) {
+	// The local clock runs 10 s behind the referee's: the turn time bounds it.
+	p = &Prompt{Deadline: wall.Add(12 * time.Second), TurnTime: 2 * time.Second, TimeBank: time.Second}
+	if got := due(NewBudget(p, received, margin, true)); got != 2950*time.Millisecond {
+		t.Errorf("with a slow clock and a bank: %v", got)
+	}
+	// Ahead by 5 s: the deadline has passed; only the bank is left.
+	p = &Prompt{Deadline: wall.Add(-5 * time.Second), TurnTime: time.Second, TimeBank: 500 * time.Millisecond}
+	if got := due(NewBudget(p, received, margin, true)); got != 450*time.Millisecond {
+		t.Errorf("with a fast clock: %v", got)
+	}
+	if got := due(NewBudget(&Prompt{}, received, margin, true)); got != DefaultTurnTime-margin {
 		t.Errorf("without clocks: %v", got)
 	}
 }

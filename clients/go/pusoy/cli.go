@@ -3,47 +3,53 @@ package pusoy
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 )
 
-// Exit codes of Main.
+// Exit codes of Main (docs/kits.md, section 7).
 const (
-	ExitOK          = 0 // the match ended (also when it ended while the bot was away)
-	ExitError       = 1 // anything else (bad arguments, interrupted, ...)
-	ExitRefused     = 2 // the referee refused the seat
-	ExitUnreachable = 3 // the referee could not be reached within the reconnect window
+	ExitOK          = 0  // the match ended (also when it ended while the bot was away)
+	ExitError       = 1  // an internal error
+	ExitRefused     = 2  // the referee refused the seat
+	ExitUnreachable = 3  // no seat within the reconnect window
+	ExitRPC         = 4  // the stream failed in a way a reconnect cannot fix
+	ExitUsage       = 64 // bad flags, no token, an unreadable TLS file
 )
-
-// RegisterFlags adds --address and --token to fs, defaulting to the PUSOY_ADDRESS and
-// PUSOY_TOKEN environment variables (which `referee match` sets).
-func (o *Options) RegisterFlags(fs *flag.FlagSet) {
-	addr := os.Getenv("PUSOY_ADDRESS")
-	if addr == "" {
-		addr = "127.0.0.1:50051"
-	}
-	fs.StringVar(&o.Address, "address", addr, "referee address host:port (env PUSOY_ADDRESS)")
-	fs.StringVar(&o.Token, "token", os.Getenv("PUSOY_TOKEN"), "the seat's token (env PUSOY_TOKEN)")
-}
-
-// EnvBool reads a boolean environment variable ("1", "true", ...); false when unset
-// or unreadable.
-func EnvBool(name string) bool {
-	v, err := strconv.ParseBool(os.Getenv(name))
-	return err == nil && v
-}
 
 // Main runs bot until the match ends, stopping on SIGINT or SIGTERM, reports the
 // outcome on stdout (errors on stderr) and returns the process exit code.
 func Main(bot Bot, opts Options) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	return report(os.Stdout, os.Stderr, opts, func() (*Outcome, error) { return Run(ctx, bot, opts) })
+}
+
+// ExitCode is the exit code for an error of Run or ParseCommandLine (0 for nil).
+func ExitCode(err error) int {
+	var refused *RefusedError
+	var usage *UsageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &usage):
+		return ExitUsage
+	case errors.As(err, &refused):
+		return ExitRefused
+	case errors.Is(err, ErrUnreachable):
+		return ExitUnreachable
+	case errors.Is(err, ErrRPC):
+		return ExitRPC
+	default:
+		return ExitError
+	}
 }
 
 func report(stdout, stderr io.Writer, opts Options, run func() (*Outcome, error)) int {
@@ -52,23 +58,14 @@ func report(stdout, stderr io.Writer, opts Options, run func() (*Outcome, error)
 		name = "go-bot"
 	}
 	outcome, err := run()
-	var refused *RefusedError
-	switch {
-	case err == nil:
-		if outcome.Ended == nil {
-			fmt.Fprintf(stdout, "%s: match %s ended while the bot was away (seat %d)\n", name, outcome.MatchID, outcome.Seat)
-		} else {
-			fmt.Fprintf(stdout, "%s: match %s over, seat %d placed %d\n", name, outcome.MatchID, outcome.Seat, outcome.Place())
-		}
-		return ExitOK
-	case errors.As(err, &refused):
+	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return ExitRefused
-	case errors.Is(err, ErrUnreachable):
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return ExitUnreachable
-	default:
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return ExitError
+		return ExitCode(err)
 	}
+	if outcome.Ended == nil {
+		fmt.Fprintf(stdout, "%s: match %s ended while the bot was away (seat %d)\n", name, outcome.MatchID, outcome.Seat)
+	} else {
+		fmt.Fprintf(stdout, "%s: match %s over, seat %d placed %d\n", name, outcome.MatchID, outcome.Seat, outcome.Place())
+	}
+	return ExitOK
 }

@@ -7,11 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	refereev1 "github.com/pusoy-referee/pusoy-referee/clients/go/gen/refereev1"
@@ -21,34 +24,11 @@ import (
 const ProtocolVersion = 1
 
 const (
-	// DefaultReconnectWindow is how long the runner keeps trying to get its seat back
-	// after a dropped stream (or to reach the referee at all) before giving up.
-	DefaultReconnectWindow = 30 * time.Second
-	// DefaultDeadlineMargin is how long before the deadline the runner stops waiting
-	// for Choose and sends the fallback.
-	DefaultDeadlineMargin = 50 * time.Millisecond
-
 	minBackoff = 50 * time.Millisecond
 	maxBackoff = time.Second
+	// drainTime is how long, at the match's end, the bot's last hooks may take.
+	drainTime = 2 * time.Second
 )
-
-// Options configure Run.
-type Options struct {
-	Address string // host:port of the referee
-	Token   string // the seat's secret token
-	Name    string // the bot's name in the referee's logs; default "go-bot"
-
-	// NoLegalPlays stops the referee from listing the legal plays in every prompt.
-	NoLegalPlays bool
-	// ReconnectWindow overrides DefaultReconnectWindow when positive.
-	ReconnectWindow time.Duration
-	// DeadlineMargin overrides DefaultDeadlineMargin when positive.
-	DeadlineMargin time.Duration
-	// Logger receives the runner's messages; nil: slog.Default().
-	Logger *slog.Logger
-	// DialOptions are added to the gRPC client's (insecure transport by default).
-	DialOptions []grpc.DialOption
-}
 
 // Outcome is how the match ended for the bot.
 type Outcome struct {
@@ -71,8 +51,8 @@ func (o *Outcome) Place() int {
 	return 0
 }
 
-// RefusedError is returned when the referee refuses the seat (bad token, seat taken,
-// protocol version, match over before the bot was ever seated, ...).
+// RefusedError is returned when the referee refuses the seat (bad token, protocol
+// version, match over before the bot was ever seated, SEAT_TAKEN past the window, ...).
 type RefusedError struct {
 	Reason            refereev1.RefusalReason
 	Message           string
@@ -87,21 +67,33 @@ func (e *RefusedError) Error() string {
 // referee (or get the seat back) within the reconnect window.
 var ErrUnreachable = errors.New("could not reach the referee")
 
+// ErrRPC is wrapped by the error Run returns when the stream failed in a way a
+// reconnect cannot fix (UNIMPLEMENTED, UNAUTHENTICATED, ...).
+var ErrRPC = errors.New("the stream failed")
+
 // Run connects bot to the referee at opts.Address, takes the seat of opts.Token and
-// plays until the match ends. It reconnects with the same token after a dropped
-// stream. It returns a *RefusedError when the referee refuses the seat, an error
-// wrapping ErrUnreachable when the referee stays out of reach, or ctx's error.
+// plays until the match ends (docs/kits.md). It reconnects with the same token within
+// the reconnect window. It returns a *RefusedError when the referee refuses the seat,
+// an error wrapping ErrUnreachable or ErrRPC, a *UsageError, or ctx's error.
 func Run(ctx context.Context, bot Bot, opts Options) (*Outcome, error) {
-	if opts.Address == "" {
-		return nil, errors.New("no referee address (--address or PUSOY_ADDRESS)")
+	if err := opts.Check(); err != nil {
+		return nil, err
 	}
-	if opts.Token == "" {
-		return nil, errors.New("no seat token (--token or PUSOY_TOKEN)")
-	}
-	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts.DialOptions...)
-	conn, err := grpc.NewClient(opts.Address, dial...)
+	creds, err := opts.TransportCredentials()
 	if err != nil {
-		return nil, fmt.Errorf("referee address %q: %w", opts.Address, err)
+		return nil, err
+	}
+	dial := []grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		// Let gRPC retry a refused connection within a second, as the runner does.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: minBackoff, Multiplier: 2, Jitter: 0.2, MaxDelay: maxBackoff},
+			MinConnectTimeout: 5 * time.Second,
+		}),
+	}
+	conn, err := grpc.NewClient(opts.Address, append(dial, opts.DialOptions...)...)
+	if err != nil {
+		return nil, &UsageError{fmt.Sprintf("referee address %q: %v", opts.Address, err)}
 	}
 	defer conn.Close()
 	return RunWithClient(ctx, bot, refereev1.NewPlayServiceClient(conn), opts)
@@ -117,12 +109,19 @@ func RunWithClient(ctx context.Context, bot Bot, client refereev1.PlayServiceCli
 	if s.opts.Name == "" {
 		s.opts.Name = "go-bot"
 	}
+	if s.opts.SafetyMargin <= 0 {
+		s.opts.SafetyMargin = DefaultSafetyMargin
+	}
 	window := opts.ReconnectWindow
 	if window <= 0 {
 		window = DefaultReconnectWindow
 	}
-	lastSeated := time.Now() // the window runs from the start, then from each drop
-	var delay time.Duration  // the first reconnect is immediate, then back off
+	s.work = newWorker()
+	defer s.work.close()
+
+	windowStart := time.Now() // from the start, then from each loss of the seat
+	retries := 0
+	var lastRefusal *RefusedError
 	for {
 		outcome, seated, err := s.playOnce(ctx)
 		if outcome != nil {
@@ -131,47 +130,48 @@ func RunWithClient(ctx context.Context, bot Bot, client refereev1.PlayServiceCli
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if seated {
-			lastSeated, delay = time.Now(), 0
-		}
 		var refused *RefusedError
 		switch {
 		case errors.As(err, &refused):
-			// Right after a drop the referee may not have noticed yet: retry a seat
-			// it still thinks is taken, within the window.
-			if refused.Reason != refereev1.RefusalReason_REFUSAL_REASON_SEAT_TAKEN {
+			if refused.Reason != refereev1.RefusalReason_REFUSAL_REASON_SEAT_TAKEN &&
+				refused.Reason != refereev1.RefusalReason_REFUSAL_REASON_SHUTTING_DOWN {
 				return nil, err
 			}
-		case err == nil: // the stream ended cleanly before match_ended
+			lastRefusal = refused
+		case err == nil:
+			err = errors.New("the stream ended before the match did")
 		case retryable(err):
 		default:
-			return nil, err
+			return nil, fmt.Errorf("%w: %v", ErrRPC, err)
 		}
-		if time.Since(lastSeated) > window {
-			if refused != nil {
-				return nil, err
+		if seated {
+			s.log.Info("lost the stream; reconnecting", "error", err)
+			windowStart, retries, lastRefusal = time.Now(), 0, nil
+		}
+		left := window - time.Since(windowStart)
+		if left <= 0 {
+			if lastRefusal != nil {
+				return nil, lastRefusal
 			}
 			return nil, fmt.Errorf("%w at %s within %s: %v", ErrUnreachable, opts.Address, window, err)
 		}
-		if s.seat >= 0 {
-			s.log.Info("stream ended before the match did; reconnecting", "error", err, "after", delay)
-		}
-		if delay > 0 {
-			sleep := delay + time.Duration(rand.Int64N(int64(delay))) // jitter: [delay, 2*delay)
+		if retries > 0 {
+			d := min(maxBackoff, minBackoff<<(retries-1))
+			sleep := min(left, d/2+time.Duration(rand.Int64N(int64(d/2)+1))) // jitter: [d/2, d]
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			case <-time.After(sleep):
 			}
 		}
-		delay = min(max(delay*2, minBackoff), maxBackoff)
+		retries++
 	}
 }
 
 // retryable reports whether a stream error may be cured by reconnecting.
 func retryable(err error) bool {
 	switch status.Code(err) {
-	case codes.Unavailable, codes.Canceled, codes.Internal, codes.Unknown:
+	case codes.Unavailable, codes.Canceled, codes.Internal, codes.Unknown, codes.DeadlineExceeded:
 		return true
 	}
 	return false
@@ -199,13 +199,158 @@ func ActionRequest(turnID uint64, c Choice) *refereev1.PlayRequest {
 	return &refereev1.PlayRequest{Kind: &refereev1.PlayRequest_Action{Action: action}}
 }
 
+// worker runs the bot's calls one at a time, in order, on one goroutine.
+type worker struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	jobs   []func()
+	closed bool
+}
+
+func newWorker() *worker {
+	w := &worker{}
+	w.cond = sync.NewCond(&w.mu)
+	go w.run()
+	return w
+}
+
+func (w *worker) run() {
+	for {
+		w.mu.Lock()
+		for len(w.jobs) == 0 && !w.closed {
+			w.cond.Wait()
+		}
+		if len(w.jobs) == 0 {
+			w.mu.Unlock()
+			return
+		}
+		job := w.jobs[0]
+		w.jobs = w.jobs[1:]
+		w.mu.Unlock()
+		job()
+	}
+}
+
+func (w *worker) push(job func()) {
+	w.mu.Lock()
+	w.jobs = append(w.jobs, job)
+	w.mu.Unlock()
+	w.cond.Signal()
+}
+
+func (w *worker) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.cond.Signal()
+}
+
+// turn is the open turn: the attempt being answered and what was sent.
+type turn struct {
+	prompt   *Prompt
+	fallback Choice // computed before the bot could touch the prompt
+	attempt  int
+	answered int // the last attempt answered, -1 for none
+	closed   bool
+	sent     []Choice
+	timer    *time.Timer
+	cancel   context.CancelFunc
+}
+
 type session struct {
 	bot     Bot
 	client  refereev1.PlayServiceClient
 	opts    Options
 	log     *slog.Logger
+	work    *worker
 	seat    int // -1 until the first Welcome
 	matchID string
+
+	mu   sync.Mutex // guards cur and send
+	cur  *turn
+	send func(*refereev1.PlayRequest)
+}
+
+// guard runs one call into the bot, recovering (and logging) a panic.
+func (s *session) guard(name string, f func()) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error(name+" panicked", "panic", r, "stack", string(debug.Stack()))
+			ok = false
+		}
+	}()
+	f()
+	return true
+}
+
+func (s *session) closeTurn() {
+	if t := s.cur; t != nil && !t.closed {
+		t.closed = true
+		if t.timer != nil {
+			t.timer.Stop()
+		}
+		if t.cancel != nil {
+			t.cancel()
+		}
+	}
+}
+
+// answer sends c (nil with useFallback: the fallback) for attempt of t, unless the turn
+// moved on or that attempt was answered already. Called with s.mu held.
+func (s *session) answer(t *turn, attempt int, c Choice, useFallback bool) {
+	if t != s.cur || t.closed || t.attempt != attempt || t.answered >= attempt {
+		return // late: dropped
+	}
+	t.answered = attempt
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+	if useFallback {
+		c = t.fallback
+	}
+	if attempt > 0 && len(t.sent) > 0 && sameCards(c, t.sent[len(t.sent)-1]) {
+		return // the fallback was just rejected: the referee acts at its deadline
+	}
+	t.sent = append(t.sent, c)
+	if s.send != nil {
+		s.send(ActionRequest(t.prompt.TurnID, c))
+	}
+}
+
+func sameCards(a, b Choice) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}
+
+// ask runs call (Choose or OnRejected) on the worker under the turn's budget, and arms
+// the timer that sends the fallback when the budget runs out first. Called with s.mu held.
+func (s *session) ask(ctx context.Context, t *turn, attempt int, what string, call func(context.Context) Choice) {
+	dctx, cancel := context.WithDeadline(ctx, t.prompt.Budget.Deadline)
+	t.cancel = cancel
+	t.timer = time.AfterFunc(t.prompt.Budget.Remaining(), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if t == s.cur && !t.closed && t.attempt == attempt && t.answered < attempt {
+			s.log.Warn(what+" is past its budget; sending the fallback", "turn", t.prompt.TurnID)
+			s.answer(t, attempt, nil, true)
+		}
+	})
+	s.work.push(func() {
+		defer cancel()
+		s.mu.Lock()
+		stale := t != s.cur || t.closed || t.attempt != attempt || t.prompt.Budget.Expired()
+		s.mu.Unlock()
+		if stale {
+			return // no longer wanted: the bot is not asked
+		}
+		var c Choice
+		ok := s.guard(what, func() { c = call(dctx) })
+		s.mu.Lock()
+		s.answer(t, attempt, c, !ok)
+		s.mu.Unlock()
+	})
 }
 
 // playOnce plays over one stream. It returns the outcome when the match ended, and
@@ -217,17 +362,22 @@ func (s *session) playOnce(ctx context.Context) (outcome *Outcome, seated bool, 
 	if err != nil {
 		return nil, false, err
 	}
-	send := func(req *refereev1.PlayRequest) error {
-		// io.EOF: the referee ended the stream; Recv reports how.
-		if err := stream.Send(req); err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		return nil
+	var sendMu sync.Mutex
+	send := func(req *refereev1.PlayRequest) {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		_ = stream.Send(req) // io.EOF or an error: Recv reports how the stream ended
 	}
-	if err := send(HelloRequest(s.opts)); err != nil {
-		return nil, false, err
-	}
-	var prompt *Prompt
+	s.mu.Lock()
+	s.send = send
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.closeTurn()
+		s.send = nil
+		s.mu.Unlock()
+	}()
+	send(HelloRequest(s.opts))
 	for {
 		msg, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -242,7 +392,7 @@ func (s *session) playOnce(ctx context.Context) (outcome *Outcome, seated bool, 
 			w := NewWelcome(kind.Welcome)
 			seated, s.seat, s.matchID = true, w.Seat, w.MatchID
 			s.log.Info("seated", "match", w.MatchID, "seat", w.Seat, "reconnect", w.Reconnect)
-			s.bot.OnWelcome(w)
+			s.work.push(func() { s.guard("OnWelcome", func() { s.bot.OnWelcome(w) }) })
 		case *refereev1.PlayResponse_Refusal:
 			r := kind.Refusal
 			if s.seat >= 0 && r.GetReason() == refereev1.RefusalReason_REFUSAL_REASON_MATCH_OVER {
@@ -251,73 +401,58 @@ func (s *session) playOnce(ctx context.Context) (outcome *Outcome, seated bool, 
 			}
 			return nil, seated, &RefusedError{Reason: r.GetReason(), Message: r.GetMessage(), SupportedVersions: r.GetSupportedVersions()}
 		case *refereev1.PlayResponse_Snapshot:
-			s.bot.OnSnapshot(NewSnapshot(kind.Snapshot))
+			snap := NewSnapshot(kind.Snapshot)
+			s.work.push(func() { s.guard("OnSnapshot", func() { s.bot.OnSnapshot(snap) }) })
 		case *refereev1.PlayResponse_Prompt:
-			prompt = NewPrompt(kind.Prompt)
-			if err := send(ActionRequest(prompt.TurnID, s.decide(ctx, prompt, received))); err != nil {
-				return nil, seated, err
-			}
+			p := NewPrompt(kind.Prompt)
+			p.Budget = NewBudget(p, received, s.opts.SafetyMargin, !s.opts.NoTimeBank)
+			s.mu.Lock()
+			s.closeTurn()
+			t := &turn{prompt: p, fallback: Fallback(p), answered: -1}
+			s.cur = t
+			s.ask(ctx, t, 0, "Choose", func(c context.Context) Choice { return s.bot.Choose(c, p) })
+			s.mu.Unlock()
 		case *refereev1.PlayResponse_Result:
-			r := NewResult(kind.Result)
-			if r.Accepted {
-				continue
-			}
-			s.log.Warn("action rejected", "turn", r.TurnID, "reason", r.Reason, "message", r.Message, "attempts_left", r.AttemptsLeft)
-			if prompt != nil && r.TurnID == prompt.TurnID && r.AttemptsLeft > 0 {
-				prompt.AttemptsLeft = r.AttemptsLeft
-				if err := send(ActionRequest(prompt.TurnID, s.bot.OnRejected(prompt, r))); err != nil {
-					return nil, seated, err
+			r := NewRejection(kind.Result)
+			s.mu.Lock()
+			t := s.cur
+			switch {
+			case t == nil || t.closed || r.TurnID != t.prompt.TurnID: // a stale answer's verdict
+			case r.Accepted || r.AttemptsLeft <= 0:
+				s.closeTurn()
+			default:
+				s.log.Warn("action rejected", "turn", r.TurnID, "reason", r.Reason, "message", r.Message, "attempts_left", r.AttemptsLeft)
+				if t.timer != nil {
+					t.timer.Stop()
 				}
+				t.attempt++
+				s.ask(ctx, t, t.attempt, "OnRejected", func(c context.Context) Choice { return s.bot.OnRejected(c, t.prompt, r) })
 			}
+			s.mu.Unlock()
 		case *refereev1.PlayResponse_Event:
-			s.bot.OnEvent(kind.Event)
-			if ended := kind.Event.GetMatchEnded(); ended != nil {
+			ev := kind.Event
+			s.work.push(func() { s.guard("OnEvent", func() { s.bot.OnEvent(ev) }) })
+			var id uint64
+			var ends bool
+			if p := ev.GetPlayed(); p != nil {
+				id, ends = p.GetTurnId(), true
+			} else if p := ev.GetPassed(); p != nil {
+				id, ends = p.GetTurnId(), true
+			}
+			s.mu.Lock()
+			if ends && s.cur != nil && s.cur.prompt.TurnID == id {
+				s.closeTurn()
+			}
+			s.mu.Unlock()
+			if ended := ev.GetMatchEnded(); ended != nil {
+				drained := make(chan struct{})
+				s.work.push(func() { close(drained) })
+				select {
+				case <-drained:
+				case <-time.After(drainTime):
+				}
 				return &Outcome{Seat: s.seat, MatchID: s.matchID, Ended: ended}, seated, nil
 			}
 		}
-	}
-}
-
-// AnswerBy is when the runner stops waiting for Choose: the prompt's deadline (or,
-// if earlier, the receive time plus the turn limit, which guards against a local clock
-// that runs behind the referee's), plus the time bank, minus margin.
-func AnswerBy(p *Prompt, received time.Time, margin time.Duration) time.Time {
-	d := p.Deadline
-	if p.TurnTime > 0 {
-		if local := received.Add(p.TurnTime); d.IsZero() || local.Before(d) {
-			d = local
-		}
-	}
-	if d.IsZero() {
-		d = received
-	}
-	return d.Add(p.TimeBank - margin)
-}
-
-// decide asks the bot, and falls back when it does not answer in time (or panics).
-func (s *session) decide(ctx context.Context, p *Prompt, received time.Time) Choice {
-	margin := s.opts.DeadlineMargin
-	if margin <= 0 {
-		margin = DefaultDeadlineMargin
-	}
-	fallback := Fallback(p) // before Choose may touch p
-	dctx, cancel := context.WithDeadline(ctx, AnswerBy(p, received, margin))
-	defer cancel()
-	done := make(chan Choice, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				s.log.Error("Choose panicked; sending the fallback", "turn", p.TurnID, "panic", r)
-				done <- fallback
-			}
-		}()
-		done <- s.bot.Choose(dctx, p)
-	}()
-	select {
-	case c := <-done:
-		return c
-	case <-dctx.Done():
-		s.log.Warn("Choose ran out of time; sending the fallback", "turn", p.TurnID)
-		return fallback
 	}
 }

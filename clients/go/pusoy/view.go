@@ -59,12 +59,48 @@ type Prompt struct {
 	AttemptsLeft int // rejected attempts left before the referee plays a default action
 	State        State
 
+	// Budget is when the answer is due (docs/kits.md): the Choose context's deadline.
+	Budget Budget
+
 	// Raw is the message as received, for fields this view does not carry.
 	Raw *refereev1.TurnPrompt
 }
 
-// Result is the referee's verdict on an action.
-type Result struct {
+// Budget is the time left to answer a prompt, on the monotonic clock:
+// min(deadline, receipt + turn time) + the time bank - the safety margin.
+type Budget struct {
+	Deadline time.Time // carries a monotonic reading: compare it with time.Now() only
+}
+
+// Remaining is the time left (0 once expired).
+func (b Budget) Remaining() time.Duration { return max(0, time.Until(b.Deadline)) }
+
+// Expired reports whether the answer is overdue.
+func (b Budget) Expired() bool { return !time.Now().Before(b.Deadline) }
+
+// DefaultTurnTime is assumed for a prompt with neither a deadline nor a turn time.
+const DefaultTurnTime = 5 * time.Second
+
+// NewBudget is the budget of p received at received (a time.Now() reading, so with its
+// monotonic clock).
+func NewBudget(p *Prompt, received time.Time, margin time.Duration, useBank bool) Budget {
+	span := p.TurnTime
+	if !p.Deadline.IsZero() {
+		until := max(0, p.Deadline.Sub(received.Round(0))) // wall clock against the referee's
+		if span <= 0 || until < span {
+			span = until
+		}
+	} else if span <= 0 {
+		span = DefaultTurnTime
+	}
+	if useBank {
+		span += p.TimeBank
+	}
+	return Budget{Deadline: received.Add(span - margin)}
+}
+
+// Rejection is the referee's refusal of an action (an ActionResult that is not accepted).
+type Rejection struct {
 	TurnID       uint64
 	Accepted     bool
 	Reason       RejectionReason
@@ -111,9 +147,9 @@ func NewPrompt(m *refereev1.TurnPrompt) *Prompt {
 	return p
 }
 
-// NewResult converts an ActionResult message into the library's view.
-func NewResult(m *refereev1.ActionResult) *Result {
-	return &Result{
+// NewRejection converts an ActionResult message into the library's view.
+func NewRejection(m *refereev1.ActionResult) *Rejection {
+	return &Rejection{
 		TurnID:       m.GetTurnId(),
 		Accepted:     m.GetAccepted(),
 		Reason:       m.GetReason(),

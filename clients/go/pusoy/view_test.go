@@ -113,8 +113,8 @@ func TestNewPromptOnAFreshLead(t *testing.T) {
 	}
 }
 
-func TestNewResultAndWelcome(t *testing.T) {
-	r := NewResult(&refereev1.ActionResult{
+func TestNewRejectionAndWelcome(t *testing.T) {
+	r := NewRejection(&refereev1.ActionResult{
 		TurnId: 7, Reason: refereev1.RejectionReason_REJECTION_REASON_DOES_NOT_BEAT, Message: "no", AttemptsLeft: 1,
 	})
 	if r.TurnID != 7 || r.Accepted || r.Reason != refereev1.RejectionReason_REJECTION_REASON_DOES_NOT_BEAT || r.AttemptsLeft != 1 {

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable
 
-from referee.protocol import common, play_service
-
-Choice = Sequence[str] | None
-"""Cards to play, such as ``["3D", "3C"]``, or ``PASS`` (None)."""
-
-PASS: Choice = None
+from pusoy_client.prompt import PASS, Choice, Prompt, Rejection, fallback
+from pusoy_client.protocol import common, play_service
 
 
 @dataclasses.dataclass(frozen=True)
-class MatchOutcome:
+class Outcome:
     """How the match ended for this bot."""
 
     seat: int
@@ -33,32 +29,44 @@ class MatchOutcome:
         return 0
 
 
+MatchOutcome = Outcome
+"""The former name of ``Outcome``."""
+
+
 class Bot:
-    """Subclass and implement ``choose``; ask for legal plays with ``want_legal_plays``."""
+    """Subclass and implement ``choose``.
+
+    Every method runs on the bot's own worker thread, one call at a time, in the order
+    the referee's messages arrived (docs/kits.md): no locking is needed. An exception in
+    any of them is reported on stderr and the match goes on.
+    """
 
     name: str = "python-bot"
     want_legal_plays: bool = True
+    use_time_bank: bool = True
+    """Whether the time budget may use the seat's time bank (docs/kits.md, section 2)."""
 
-    def choose(self, prompt: play_service.TurnPrompt) -> Choice | Awaitable[Choice]:
-        """Return the cards to play for this prompt, or PASS. May be a coroutine."""
+    def choose(self, prompt: Prompt) -> Choice | Awaitable[Choice]:
+        """The cards to play for this prompt, or PASS; due by ``prompt.budget``.
+
+        May be ``async def``: it is then cancelled when the budget runs out. A synchronous
+        ``choose`` that runs late is not stopped, but its answer is dropped and the
+        fallback sent on time.
+        """
         raise NotImplementedError
 
-    def on_rejected(
-        self, prompt: play_service.TurnPrompt, result: play_service.ActionResult
-    ) -> Choice:
-        """What to send after a rejection; by default the safest legal answer."""
-        return self.fallback(prompt)
-
-    def fallback(self, prompt: play_service.TurnPrompt) -> Choice:
-        """A pass when allowed, else the weakest legal play (when the prompt lists them)."""
-        if prompt.can_pass:
-            return PASS
-        if prompt.legal_plays:
-            return list(prompt.legal_plays[0].cards)
-        return PASS
+    def on_rejected(self, prompt: Prompt, rejection: Rejection) -> Choice | Awaitable[Choice]:
+        """What to send after a rejection (attempts are left); by default the fallback."""
+        return fallback(prompt)
 
     def on_welcome(self, welcome: play_service.Welcome) -> None:
-        """Called when the referee accepts the seat (again, after a reconnect)."""
+        """The referee gave the bot its seat (again, after a reconnect)."""
+
+    def on_snapshot(self, snapshot: play_service.Snapshot) -> None:
+        """The seat's view after every welcome: rebuild your state from it."""
 
     def on_event(self, event: common.Event) -> None:
-        """Called for every public event (and the seat's own deal)."""
+        """Every event the seat receives (its own deal included)."""
+
+
+__all__ = ["PASS", "Bot", "Choice", "MatchOutcome", "Outcome"]

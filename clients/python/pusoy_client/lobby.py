@@ -25,8 +25,9 @@ from collections.abc import AsyncIterator, Callable, Sequence
 import grpc
 
 from pusoy_client.bot import Bot, MatchOutcome
-from pusoy_client.runner import RECONNECT_WINDOW_S, BotRefused, run_bot
-from referee.protocol import PROTOCOL_VERSION, lobby_service, lobby_service_grpc
+from pusoy_client.options import RECONNECT_WINDOW_S
+from pusoy_client.protocol import PROTOCOL_VERSION, lobby_service, lobby_service_grpc
+from pusoy_client.runner import BotRefused, RpcFailed, run_bot
 
 # After the lobby closes, how long the seats still being played may take to finish.
 FINISH_GRACE_S = 30.0
@@ -94,7 +95,7 @@ async def run_lobby(
                 make_bot(), address, assignment.seat_token, reconnect_window_s=reconnect_window_s
             )
             summary.outcomes.append(outcome)
-        except (BotRefused, ConnectionError, grpc.aio.AioRpcError) as exc:
+        except (BotRefused, RpcFailed, ConnectionError, grpc.aio.AioRpcError) as exc:
             summary.failures[assignment.match_id] = str(exc)
 
     last_ok = time.monotonic()

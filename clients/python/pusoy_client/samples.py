@@ -6,7 +6,10 @@ import random
 from collections.abc import Awaitable
 
 from pusoy_client.bot import PASS, Bot, Choice
-from referee.protocol import play_service
+from pusoy_client.prompt import Prompt, Rejection
+from pusoy_client.protocol import common, play_service
+from pusoy_client.rules import Rules, classify
+from pusoy_client.tracker import TrackingBot
 
 
 class RandomBot(Bot):
@@ -17,11 +20,42 @@ class RandomBot(Bot):
     def __init__(self, seed: int | None = None) -> None:
         self.rng = random.Random(seed)
 
-    def choose(self, prompt: play_service.TurnPrompt) -> Choice:
+    def choose(self, prompt: Prompt) -> Choice:
         options: list[Choice] = [list(p.cards) for p in prompt.legal_plays]
         if prompt.can_pass:
             options.append(PASS)
         return self.rng.choice(options) if options else PASS
+
+
+class SampleBot(TrackingBot):
+    """The kit's sample (``clients/python/bot``): random, but it uses the helpers.
+
+    The tracker knows how many cards each seat holds; when a player is about to go out,
+    the bot stops passing and plays its strongest legal play (by the comparator's key).
+    """
+
+    name = "python-sample"
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__()
+        self.rng = random.Random(seed)
+
+    def choose(self, prompt: Prompt) -> Choice:
+        plays = [list(p.cards) for p in prompt.legal_plays]
+        if not plays:  # a pass is the only legal action
+            return PASS
+        t = self.tracker
+        danger = any(t.cards_left(s) == 1 for s in range(4) if s != prompt.seat)
+        if danger:
+            strongest = max(plays, key=lambda c: (len(c), _strength(t.rules, c, t.revolution)))
+            return strongest
+        options: list[Choice] = [*plays, PASS] if prompt.can_pass else list(plays)
+        return self.rng.choice(options)
+
+
+def _strength(rules: Rules, cards: list[str], revolution: bool) -> int:
+    combo = classify(rules, cards, revolution)
+    return combo.key if combo is not None else -1
 
 
 class GreedyBot(Bot):
@@ -30,7 +64,7 @@ class GreedyBot(Bot):
 
     name = "greedy"
 
-    def choose(self, prompt: play_service.TurnPrompt) -> Choice:
+    def choose(self, prompt: Prompt) -> Choice:
         plays = prompt.legal_plays  # the referee lists them weakest first
         if not plays:
             return PASS
@@ -53,21 +87,29 @@ class Misbehaving(Bot):
         self.inner = inner
         self.name = f"{inner.name}-misbehaving"
         self.want_legal_plays = inner.want_legal_plays
+        self.use_time_bank = inner.use_time_bank
         self.hand_seen = 0
 
-    def choose(self, prompt: play_service.TurnPrompt) -> Choice | Awaitable[Choice]:
+    def choose(self, prompt: Prompt) -> Choice | Awaitable[Choice]:
         if prompt.state.hand_number != self.hand_seen:
             self.hand_seen = prompt.state.hand_number
             return [not_held(prompt)]
         return self.inner.choose(prompt)
 
-    def on_rejected(
-        self, prompt: play_service.TurnPrompt, result: play_service.ActionResult
-    ) -> Choice:
-        return self.inner.on_rejected(prompt, result)
+    def on_rejected(self, prompt: Prompt, rejection: Rejection) -> Choice | Awaitable[Choice]:
+        return self.inner.on_rejected(prompt, rejection)
+
+    def on_welcome(self, welcome: play_service.Welcome) -> None:
+        self.inner.on_welcome(welcome)
+
+    def on_snapshot(self, snapshot: play_service.Snapshot) -> None:
+        self.inner.on_snapshot(snapshot)
+
+    def on_event(self, event: common.Event) -> None:
+        self.inner.on_event(event)
 
 
-def not_held(prompt: play_service.TurnPrompt) -> str:
+def not_held(prompt: Prompt | play_service.TurnPrompt) -> str:
     """The first card of the deck (in 3C, 3S, 3H, 3D, 4C … order) not in the hand."""
     held = set(prompt.hand)
     return next(r + s for r in "3456789TJQKA2" for s in "CSHD" if r + s not in held)

@@ -4,7 +4,7 @@ import { Combination, RejectionReason } from "../src/gen/pusoy/referee/v1/common
 import { ActionResult, PlayRequest, PlayResponse, TurnPrompt } from "../src/gen/pusoy/referee/v1/play_service";
 import {
   actionFor,
-  answerBy,
+  Budget,
   cardNotInHand,
   DECK,
   fallback,
@@ -92,11 +92,31 @@ describe("parsePrompt", () => {
     assert.equal(lead.table, undefined);
     assert.equal(lead.handNumber, 0);
     assert.equal(lead.deadline, undefined);
-    assert.equal(answerBy(lead, 50), Number.POSITIVE_INFINITY);
+    assert.ok(lead.budget.remainingMs() > 1e9, "a prompt built by hand has no limit");
+  });
+});
+
+describe("Budget", () => {
+  const at = 1_000_000_000n; // a monotonic reading, in ns
+  const wall = Date.parse("2030-01-01T00:00:00.000Z");
+  const ms = (b: Budget) => Number(b.deadlineNs - at) / 1e6;
+
+  it("is min(deadline, receipt + turn time) + bank - margin", () => {
+    const msg = { deadline: new Date(wall + 2000), turnTimeMs: 2000, timeBankMs: 500 };
+    assert.equal(ms(Budget.forPrompt(msg, at, wall, 50)), 2450);
+    assert.equal(ms(Budget.forPrompt(msg, at, wall, 50, false)), 1950);
   });
 
-  it("answers by the deadline plus the time bank, less the margin", () => {
-    assert.equal(answerBy(prompt(), 50), Date.parse("2030-01-01T00:00:05.000Z") + 1000 - 50);
+  it("trusts the turn time over a deadline far ahead (our clock behind)", () => {
+    assert.equal(ms(Budget.forPrompt({ deadline: new Date(wall + 60_000), turnTimeMs: 300, timeBankMs: 0 }, at, wall, 50)), 250);
+  });
+
+  it("keeps only the bank when the deadline is past (our clock ahead)", () => {
+    assert.equal(ms(Budget.forPrompt({ deadline: new Date(wall - 5000), turnTimeMs: 1000, timeBankMs: 500 }, at, wall, 50)), 450);
+  });
+
+  it("uses the referee's default turn time when the prompt has none", () => {
+    assert.equal(ms(Budget.forPrompt({ deadline: undefined, turnTimeMs: 0, timeBankMs: 0 }, at, wall, 50)), 4950);
   });
 });
 
@@ -141,8 +161,11 @@ describe("fallback", () => {
     assert.deepEqual(fallback(prompt({ canPass: false, isLead: true })), ["9D"]);
   });
 
-  it("passes when it must play but no legal plays were listed", () => {
-    assert.equal(fallback(prompt({ canPass: false, legalPlays: [] })), PASS);
+  it("plays the opening card, else the lowest card, when no legal plays were listed", () => {
+    assert.deepEqual(fallback(prompt({ canPass: false, legalPlays: [] })), ["3C"]);
+    const opening = wirePrompt({ canPass: false, legalPlays: [] });
+    opening.state!.mustInclude = "9S";
+    assert.deepEqual(fallback(parsePrompt(opening)), ["9S"]);
   });
 });
 

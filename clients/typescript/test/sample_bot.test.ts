@@ -17,7 +17,7 @@ const prompt = (canPass: boolean, legal: string[][]) =>
 describe("the sample bot", () => {
   it("picks uniformly among the legal plays and the pass", () => {
     const p = prompt(true, [["3C"], ["4D"], ["5S"]]);
-    const seen = [0, 0.25, 0.5, 0.75, 0.999].map((r) => choose(p, () => r));
+    const seen = [0, 0.25, 0.5, 0.75, 0.999].map((r) => choose(p, undefined, () => r));
     assert.deepEqual(seen, [["3C"], ["4D"], ["5S"], PASS, PASS]);
   });
 

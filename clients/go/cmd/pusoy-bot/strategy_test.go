@@ -50,6 +50,17 @@ func TestRandomBotNeverPassesOnALead(t *testing.T) {
 	}
 }
 
+func TestRandomBotPlaysItsStrongestWhenAnOpponentHasOneCard(t *testing.T) {
+	bot := NewRandomBot(rand.New(rand.NewPCG(7, 8)))
+	bot.Tracker().CardCounts = []int{5, 1, 9, 9}
+	p := &pusoy.Prompt{Seat: 0, CanPass: true, LegalPlays: []pusoy.Play{{Cards: []string{"4C"}}, {Cards: []string{"2S"}}, {Cards: []string{"9H"}}}}
+	for range 50 {
+		if c := bot.Choose(context.Background(), p); key(c) != "2S" {
+			t.Fatalf("choice %v, want the strongest, 2S", c)
+		}
+	}
+}
+
 func TestRandomBotWithoutLegalPlaysFallsBack(t *testing.T) {
 	p := &pusoy.Prompt{IsLead: true, Hand: []string{"5D", "8S"}}
 	if c := NewRandomBot(rand.New(rand.NewPCG(5, 6))).Choose(context.Background(), p); key(c) != "5D" {

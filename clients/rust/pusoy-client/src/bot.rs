@@ -18,10 +18,15 @@ pub trait Bot: Send + 'static {
         true
     }
 
-    /// The answer to a prompt: cards to play, or a pass.
+    /// Whether the budget may use the seat's time bank (docs/kits.md, section 2).
+    fn use_time_bank(&self) -> bool {
+        true
+    }
+
+    /// The answer to a prompt: cards to play, or a pass, due by `prompt.budget`.
     ///
-    /// If it is still running shortly before the prompt's deadline, the library sends
-    /// [`fallback`] for this turn instead (and the late answer is dropped).
+    /// If it is still running when the budget runs out, the library sends [`fallback`]
+    /// for this turn instead (and the late answer is dropped).
     fn choose(&mut self, prompt: &Prompt) -> Choice;
 
     /// What to send after the referee rejected an answer to `prompt` (called while
@@ -47,15 +52,19 @@ pub trait Bot: Send + 'static {
     }
 }
 
-/// The safest answer: a pass when allowed, else the weakest legal play, else (when the
-/// prompt lists no plays) the lowest card of the hand, which on an opening lead is the
-/// opening card.
+/// The safe answer (docs/kits.md, section 4): a pass when allowed, else the weakest
+/// legal play, else (when the prompt lists no plays) the opening card, else the lowest
+/// card of the hand.
 pub fn fallback(prompt: &Prompt) -> Choice {
     if prompt.can_pass {
         return Choice::Pass;
     }
     if let Some(play) = prompt.legal_plays.first() {
         return Choice::from(play);
+    }
+    let must = &prompt.state.must_include;
+    if !must.is_empty() && prompt.hand.contains(must) {
+        return Choice::play([must.as_str()]);
     }
     match prompt.hand.first() {
         Some(card) => Choice::play([card.as_str()]),

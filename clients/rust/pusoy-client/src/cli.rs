@@ -2,7 +2,9 @@
 
 use std::process::ExitCode;
 
-use crate::{Bot, Config, Error, Misbehave, run};
+use std::time::Duration;
+
+use crate::{Bot, Config, Error, Misbehave, Tls, run};
 
 /// The referee's address when none is given.
 pub const DEFAULT_ADDRESS: &str = "127.0.0.1:50051";
@@ -10,19 +12,34 @@ pub const DEFAULT_ADDRESS: &str = "127.0.0.1:50051";
 /// The command line's help text.
 pub const USAGE: &str = "\
 usage: BOT [--address HOST:PORT] [--token TOKEN] [--misbehave] [--quiet]
+           [--reconnect-window-ms N] [--safety-margin-ms N]
+           [--tls] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] [--tls-server-name NAME]
 
-  --address A   the referee (default: $PUSOY_ADDRESS, else 127.0.0.1:50051)
-  --token T     the seat's token (default: $PUSOY_TOKEN)
-  --misbehave   send a card not in the hand as the first answer of each hand,
-                to show the recovery from a rejection (also: PUSOY_MISBEHAVE=1)
-  --quiet       no connection progress on stderr
+  --address A              the referee ($PUSOY_ADDRESS, else 127.0.0.1:50051)
+  --token T                the seat's token ($PUSOY_TOKEN)
+  --misbehave              a card not in the hand as the first answer of each hand,
+                           to show the recovery from a rejection ($PUSOY_MISBEHAVE=1)
+  --reconnect-window-ms N  retry this long after losing the seat ($PUSOY_RECONNECT_WINDOW_MS, 60000)
+  --safety-margin-ms N     answer this long before the budget ends ($PUSOY_SAFETY_MARGIN_MS, 50)
+  --tls                    TLS with the system's CAs ($PUSOY_TLS=1)
+  --tls-ca FILE            the CA of the referee's certificate ($PUSOY_TLS_CA)
+  --tls-cert, --tls-key    client certificate and key, mutual TLS ($PUSOY_TLS_CERT, $PUSOY_TLS_KEY)
+  --tls-server-name NAME   the name to check in the certificate ($PUSOY_TLS_SERVER_NAME)
+  --quiet                  no connection progress on stderr
 
-Exit status: 0 when the match ended, 2 when the referee refused the seat or the
-command line is wrong, 3 when the referee could not be reached, 1 otherwise.";
+Exit status: 0 the match ended, 1 internal error, 2 the referee refused the seat,
+3 no seat within the reconnect window, 4 a stream failure a retry cannot fix,
+64 a usage error.";
 
 /// A bot's settings from its command line and environment.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Args {
+    /// Retry this long after losing the seat.
+    pub reconnect_window: Option<Duration>,
+    /// The budget's safety margin.
+    pub safety_margin: Option<Duration>,
+    /// TLS, when any TLS option is given.
+    pub tls: Option<Tls>,
     /// The referee's address.
     pub address: String,
     /// The seat token.
@@ -54,6 +71,28 @@ where
     let mut misbehave = env("PUSOY_MISBEHAVE")
         .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
     let mut quiet = false;
+    let on = |v: Option<String>| {
+        v.is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+    };
+    let millis = |name: &str, v: Option<String>| -> Result<Option<Duration>, String> {
+        match v.filter(|v| !v.is_empty()) {
+            None => Ok(None),
+            Some(v) => v
+                .parse::<u64>()
+                .map(|ms| Some(Duration::from_millis(ms)))
+                .map_err(|_| format!("{name}: not a number of milliseconds: {v:?}")),
+        }
+    };
+    let nonempty = |v: Option<String>| v.filter(|v| !v.is_empty());
+    let mut reconnect_window = millis("PUSOY_RECONNECT_WINDOW_MS", env("PUSOY_RECONNECT_WINDOW_MS"))?;
+    let mut safety_margin = millis("PUSOY_SAFETY_MARGIN_MS", env("PUSOY_SAFETY_MARGIN_MS"))?;
+    let mut tls_on = on(env("PUSOY_TLS"));
+    let mut tls = Tls {
+        ca: nonempty(env("PUSOY_TLS_CA")),
+        cert: nonempty(env("PUSOY_TLS_CERT")),
+        key: nonempty(env("PUSOY_TLS_KEY")),
+        server_name: nonempty(env("PUSOY_TLS_SERVER_NAME")),
+    };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let (name, inline) = match arg.split_once('=') {
@@ -72,17 +111,35 @@ where
             "--address" => address = Some(value("--address")?),
             "--token" => token = Some(value("--token")?),
             "--misbehave" => misbehave = true,
+            "--reconnect-window-ms" => {
+                reconnect_window = millis("--reconnect-window-ms", Some(value("--reconnect-window-ms")?))?
+            }
+            "--safety-margin-ms" => {
+                safety_margin = millis("--safety-margin-ms", Some(value("--safety-margin-ms")?))?
+            }
+            "--tls" => tls_on = true,
+            "--tls-ca" => tls.ca = Some(value("--tls-ca")?),
+            "--tls-cert" => tls.cert = Some(value("--tls-cert")?),
+            "--tls-key" => tls.key = Some(value("--tls-key")?),
+            "--tls-server-name" => tls.server_name = Some(value("--tls-server-name")?),
             "--quiet" | "-q" => quiet = true,
             "--help" | "-h" => return Ok(Parsed::Help),
             _ => return Err(format!("unknown argument {arg:?}")),
         }
     }
     let token = token.ok_or("a seat token is needed: --token or PUSOY_TOKEN")?;
+    if tls.cert.is_some() != tls.key.is_some() {
+        return Err("--tls-cert and --tls-key go together".into());
+    }
+    let uses_tls = tls_on || tls.ca.is_some() || tls.cert.is_some() || tls.key.is_some();
     Ok(Parsed::Run(Args {
         address: address.unwrap_or_else(|| DEFAULT_ADDRESS.to_owned()),
         token,
         misbehave,
         quiet,
+        reconnect_window,
+        safety_margin,
+        tls: uses_tls.then_some(tls),
     }))
 }
 
@@ -98,11 +155,18 @@ pub fn main<B: Bot>(bot: B) -> ExitCode {
         }
         Err(message) => {
             eprintln!("{name}: {message}\n{USAGE}");
-            return ExitCode::from(2);
+            return ExitCode::from(64);
         }
     };
     let mut config = Config::new(&args.address, &args.token);
     config.verbose = !args.quiet;
+    if let Some(window) = args.reconnect_window {
+        config.reconnect_window = window;
+    }
+    if let Some(margin) = args.safety_margin {
+        config.deadline_margin = margin;
+    }
+    config.tls = args.tls.clone();
     let result = if args.misbehave {
         run(Misbehave::new(bot), &config)
     } else {
@@ -122,9 +186,11 @@ pub fn main<B: Bot>(bot: B) -> ExitCode {
         Err(err) => {
             eprintln!("{name}: {err}");
             ExitCode::from(match err {
-                Error::Refused { .. } | Error::BadAddress(_) => 2,
+                Error::Refused { .. } => 2,
                 Error::Unreachable { .. } => 3,
-                Error::Rpc(_) | Error::Runtime(_) => 1,
+                Error::Rpc(_) => 4,
+                Error::BadAddress(_) | Error::Usage(_) => 64,
+                Error::Runtime(_) => 1,
             })
         }
     }
@@ -150,6 +216,7 @@ mod tests {
             token: token.into(),
             misbehave,
             quiet: false,
+            ..Args::default()
         })
     }
 

@@ -43,7 +43,9 @@ mod cli;
 mod messages;
 mod misbehave;
 mod prompt;
+mod rules;
 mod runner;
+mod tracker;
 #[cfg(test)]
 mod testing;
 mod worker;
@@ -52,8 +54,13 @@ pub use bot::{Bot, fallback};
 pub use cli::{Args, Parsed, USAGE, main, parse_args};
 pub use messages::{action_request, hello_request};
 pub use misbehave::Misbehave;
-pub use prompt::{Choice, LegalPlay, Prompt, Rejection};
-pub use runner::{Backoff, Config, Error, MatchOutcome, play, run};
+pub use prompt::{Budget, Choice, DEFAULT_TURN_TIME, LegalPlay, Prompt, Rejection};
+pub use rules::{Combo, Rules};
+pub use runner::{Backoff, Config, Error, MatchOutcome, Tls, play, run};
+pub use tracker::{Tracker, TrickEntry};
+
+/// The former name of [`MatchOutcome`], as docs/kits.md names it.
+pub type Outcome = MatchOutcome;
 
 /// The bot protocol version this library speaks.
 pub const PROTOCOL_VERSION: u32 = 1;

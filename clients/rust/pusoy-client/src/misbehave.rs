@@ -32,6 +32,10 @@ impl<B: Bot> Bot for Misbehave<B> {
         self.inner.name()
     }
 
+    fn use_time_bank(&self) -> bool {
+        self.inner.use_time_bank()
+    }
+
     fn want_legal_plays(&self) -> bool {
         self.inner.want_legal_plays()
     }

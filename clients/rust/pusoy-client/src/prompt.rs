@@ -1,6 +1,6 @@
 //! The library's view of a prompt, and the bot's answer.
 
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::pb;
 
@@ -13,9 +13,35 @@ pub struct LegalPlay {
     pub combination: pb::Combination,
 }
 
+/// The time left to answer a prompt, on the monotonic clock: min(deadline, receipt +
+/// turn time) + the time bank - the safety margin (docs/kits.md, section 2). Past it the
+/// library has sent [`fallback`](crate::fallback) and drops the late answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// When the answer is due.
+    pub deadline: Instant,
+}
+
+impl Budget {
+    /// Time left (zero once expired).
+    pub fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Whether the answer is overdue.
+    pub fn expired(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+}
+
+/// The turn time assumed for a prompt with neither a deadline nor a turn time.
+pub const DEFAULT_TURN_TIME: Duration = Duration::from_secs(5);
+
 /// The seat must act: everything a bot needs to answer, from one `TurnPrompt`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Prompt {
+    /// When the answer is due: [`Budget::remaining`].
+    pub budget: Budget,
     /// The id the answer must name (the library does this).
     pub turn_id: u64,
     /// The seat to act: this bot's seat.
@@ -44,16 +70,43 @@ pub struct Prompt {
 }
 
 impl Prompt {
-    /// Reads a `TurnPrompt` received at `received_at`. A prompt without a usable
-    /// deadline gets `received_at + turn_time`.
+    /// Reads a `TurnPrompt` received at `received_at`, with a budget from now, a 50 ms
+    /// margin and the time bank.
     pub fn from_pb(prompt: pb::TurnPrompt, received_at: SystemTime) -> Self {
+        Prompt::received(prompt, Instant::now(), received_at, Duration::from_millis(50), true)
+    }
+
+    /// Reads a `TurnPrompt` read off the stream at `received` (monotonic) when the wall
+    /// clock said `wall`, with its budget.
+    pub fn received(
+        prompt: pb::TurnPrompt,
+        received: Instant,
+        wall: SystemTime,
+        margin: Duration,
+        use_time_bank: bool,
+    ) -> Self {
         let turn_time = Duration::from_millis(prompt.turn_time_ms.into());
-        let deadline = prompt
-            .deadline
-            .and_then(|ts| SystemTime::try_from(ts).ok())
-            .unwrap_or(received_at + turn_time);
+        let referee_deadline = prompt.deadline.and_then(|ts| SystemTime::try_from(ts).ok());
+        let deadline = referee_deadline.unwrap_or(wall + turn_time);
+        let span = match referee_deadline {
+            Some(d) => {
+                let until = d.duration_since(wall).unwrap_or(Duration::ZERO);
+                if turn_time.is_zero() { until } else { until.min(turn_time) }
+            }
+            None if turn_time.is_zero() => DEFAULT_TURN_TIME,
+            None => turn_time,
+        };
+        let bank = if use_time_bank {
+            Duration::from_millis(prompt.time_bank_ms.into())
+        } else {
+            Duration::ZERO
+        };
+        let budget = Budget {
+            deadline: (received + span + bank).checked_sub(margin).unwrap_or(received),
+        };
         let state = prompt.state.unwrap_or_default();
         Prompt {
+            budget,
             turn_id: prompt.turn_id,
             seat: prompt.seat,
             deadline,

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::mpsc;
 use tokio_stream::{Stream, StreamExt, wrappers::ReceiverStream};
-use tonic::transport::Endpoint;
+use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
 use tonic::{Code, Status};
 
 use crate::pb::{self, event, play_response, play_service_client::PlayServiceClient};
@@ -20,24 +20,70 @@ pub struct Config {
     pub address: String,
     /// The seat's secret token.
     pub token: String,
-    /// Give up after this long without a seat (at the start, or after a dropped stream).
+    /// Give up after this long without a seat (from the start, or from the loss of the
+    /// seat): 60 s by default, long enough for a referee restart.
     pub reconnect_window: Duration,
-    /// Send the fallback this long before the deadline when `choose` runs late.
+    /// The safety margin: the budget ends this long before the turn's end (50 ms).
     pub deadline_margin: Duration,
+    /// TLS settings; `None`: plaintext.
+    pub tls: Option<Tls>,
     /// Limit on each TCP connect.
     pub connect_timeout: Duration,
     /// Write connection progress (connected, dropped, rejections) to stderr.
     pub verbose: bool,
 }
 
+/// TLS to the referee: trust the system's CAs, or those of `ca`; show a client
+/// certificate for mutual TLS.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tls {
+    /// PEM file of the CA that signs the referee's certificate.
+    pub ca: Option<String>,
+    /// PEM client certificate and key files, for mutual TLS.
+    pub cert: Option<String>,
+    /// The client key (with `cert`).
+    pub key: Option<String>,
+    /// The name to check in the referee's certificate instead of the address's host.
+    pub server_name: Option<String>,
+}
+
+impl Tls {
+    /// The tonic TLS settings; `Error::Usage` when a file cannot be read.
+    pub fn client_config(&self) -> Result<ClientTlsConfig, Error> {
+        let read = |path: &str, what: &str| {
+            std::fs::read(path).map_err(|e| Error::Usage(format!("cannot read the {what} {path}: {e}")))
+        };
+        let mut config = ClientTlsConfig::new().with_native_roots();
+        if let Some(ca) = &self.ca {
+            config = config.ca_certificate(Certificate::from_pem(read(ca, "CA file")?));
+        }
+        match (&self.cert, &self.key) {
+            (Some(cert), Some(key)) => {
+                config = config.identity(Identity::from_pem(
+                    read(cert, "client certificate")?,
+                    read(key, "client key")?,
+                ));
+            }
+            (None, None) => {}
+            _ => return Err(Error::Usage("--tls-cert and --tls-key go together".into())),
+        }
+        if let Some(name) = &self.server_name {
+            config = config.domain_name(name.clone());
+        }
+        Ok(config)
+    }
+}
+
 impl Config {
-    /// The defaults: 30 s reconnect window, 50 ms deadline margin, 2 s connect timeout.
+    /// The defaults: 60 s reconnect window, 50 ms safety margin, 2 s connect timeout,
+    /// plaintext.
     pub fn new(address: impl Into<String>, token: impl Into<String>) -> Self {
         Config {
             address: address.into(),
             token: token.into(),
-            reconnect_window: Duration::from_secs(30),
+            reconnect_window: Duration::from_secs(60),
             deadline_margin: Duration::from_millis(50),
+            tls: None,
             connect_timeout: Duration::from_secs(2),
             verbose: true,
         }
@@ -86,6 +132,8 @@ pub enum Error {
     },
     /// The address is not a valid URI.
     BadAddress(String),
+    /// A setting cannot work (an unreadable TLS file, ...).
+    Usage(String),
     /// The referee ended the stream with a status that is not worth a retry.
     Rpc(Status),
     /// The async runtime could not start.
@@ -105,6 +153,7 @@ impl fmt::Display for Error {
                 write!(f, "could not reach the referee at {address}: {last_error}")
             }
             Error::BadAddress(address) => write!(f, "bad referee address {address:?}"),
+            Error::Usage(message) => write!(f, "{message}"),
             Error::Rpc(status) => write!(
                 f,
                 "stream failed: {:?}: {}",
@@ -118,7 +167,8 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// Delays between reconnect attempts: at once, then 50 ms doubling up to 1 s.
+/// Delays between reconnect attempts: at once, then a random delay in [d/2, d] with d
+/// from 50 ms doubling up to 1 s (jitter keeps a table's bots out of step).
 #[derive(Clone, Debug, Default)]
 pub struct Backoff {
     next: Duration,
@@ -134,15 +184,23 @@ impl Backoff {
 
     /// The delay before the next attempt.
     pub fn next_delay(&mut self) -> Duration {
-        let delay = self.next;
-        self.next = (delay * 2).clamp(Duration::from_millis(50), Duration::from_secs(1));
-        delay
+        let d = self.next;
+        self.next = (d * 2).clamp(Duration::from_millis(50), Duration::from_secs(1));
+        d / 2 + d.mul_f64(random_unit() / 2.0)
     }
 
     /// Start over (after a seat was had again).
     pub fn reset(&mut self) {
         self.next = Duration::ZERO;
     }
+}
+
+/// A random number in [0, 1) from the standard library's per-process hash keys.
+fn random_unit() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(Instant::now().elapsed().as_nanos() as u64);
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Plays `bot` on a current-thread runtime until the match ends. Blocks.
@@ -157,32 +215,43 @@ pub fn run<B: Bot>(bot: B, config: &Config) -> Result<MatchOutcome, Error> {
 /// Plays `bot` until the match ends, reconnecting with the same token after a dropped
 /// stream. Needs a tokio runtime with time and I/O enabled.
 pub async fn play<B: Bot>(bot: B, config: &Config) -> Result<MatchOutcome, Error> {
+    let scheme = if config.tls.is_some() { "https" } else { "http" };
     let uri = if config.address.contains("://") {
         config.address.clone()
     } else {
-        format!("http://{}", config.address)
+        format!("{scheme}://{}", config.address)
     };
-    let endpoint = Endpoint::from_shared(uri)
+    let mut endpoint = Endpoint::from_shared(uri)
         .map_err(|_| Error::BadAddress(config.address.clone()))?
         .connect_timeout(config.connect_timeout)
         .tcp_nodelay(true);
+    if let Some(tls) = &config.tls {
+        endpoint = endpoint
+            .tls_config(tls.client_config()?)
+            .map_err(|e| Error::Usage(format!("TLS: {}", error_chain(&e))))?;
+    }
+    let use_time_bank = bot.use_time_bank();
     let hello = hello_request(&config.token, bot.name(), bot.want_legal_plays());
     let bot = Worker::spawn(bot);
     let mut seat = SeatState::default();
     let mut backoff = Backoff::new();
     let mut since = Instant::now(); // the start of the current time without a seat
+    let mut last_refusal: Option<Error> = None;
     loop {
         let welcomes = seat.welcomes;
-        let failure = match attempt(&endpoint, &bot, &hello, &mut seat, config).await {
+        let failure = match attempt(&endpoint, &bot, &hello, &mut seat, config, use_time_bank).await {
             Ok(Some(outcome)) => return Ok(outcome),
             Ok(None) => "the referee ended the stream before the match ended".to_owned(),
             Err(Attempt::Refused { reason, message }) => {
-                // Right after a drop the referee may not have noticed yet: retry a seat
-                // it still thinks is taken.
-                if reason != pb::RefusalReason::SeatTaken || seat.seat.is_none() {
+                // SEAT_TAKEN: the referee may not have noticed the old stream's end yet;
+                // SHUTTING_DOWN: a restarting referee may take the seat back. Both are
+                // retried within the window (docs/kits.md, section 6).
+                if reason != pb::RefusalReason::SeatTaken && reason != pb::RefusalReason::ShuttingDown {
                     return Err(Error::Refused { reason, message });
                 }
-                format!("refused: {}: {message}", reason.as_str_name())
+                let why = format!("refused: {}: {message}", reason.as_str_name());
+                last_refusal = Some(Error::Refused { reason, message });
+                why
             }
             Err(Attempt::Retry(why)) => why,
             Err(Attempt::Fatal(err)) => return Err(err),
@@ -190,8 +259,12 @@ pub async fn play<B: Bot>(bot: B, config: &Config) -> Result<MatchOutcome, Error
         if seat.welcomes != welcomes {
             since = Instant::now();
             backoff.reset();
+            last_refusal = None;
         }
         if since.elapsed() > config.reconnect_window {
+            if let Some(refused) = last_refusal {
+                return Err(refused);
+            }
             return Err(Error::Unreachable {
                 address: config.address.clone(),
                 last_error: failure,
@@ -239,7 +312,11 @@ enum Attempt {
 
 fn classify(status: Status) -> Attempt {
     match status.code() {
-        Code::Unavailable | Code::Cancelled | Code::Internal | Code::Unknown => Attempt::Retry(
+        Code::Unavailable
+        | Code::Cancelled
+        | Code::Internal
+        | Code::Unknown
+        | Code::DeadlineExceeded => Attempt::Retry(
             format!("stream failed: {:?}: {}", status.code(), status.message()),
         ),
         _ => Attempt::Fatal(Error::Rpc(status)),
@@ -253,6 +330,7 @@ async fn attempt<B: Bot>(
     hello: &pb::PlayRequest,
     seat: &mut SeatState,
     config: &Config,
+    use_time_bank: bool,
 ) -> Result<Option<MatchOutcome>, Attempt> {
     let channel = endpoint
         .connect()
@@ -266,7 +344,7 @@ async fn attempt<B: Bot>(
         .await
         .map_err(classify)?
         .into_inner();
-    drive(bot, incoming, &tx, seat, config).await
+    drive(bot, incoming, &tx, seat, config, use_time_bank).await
 }
 
 /// Handles the referee's messages on one stream, sending answers on `tx`.
@@ -276,12 +354,14 @@ async fn drive<B, S>(
     tx: &mpsc::Sender<pb::PlayRequest>,
     seat: &mut SeatState,
     config: &Config,
+    use_time_bank: bool,
 ) -> Result<Option<MatchOutcome>, Attempt>
 where
     B: Bot,
     S: Stream<Item = Result<pb::PlayResponse, Status>> + Unpin,
 {
     let mut current: Option<Arc<Prompt>> = None;
+    let mut last_sent: Option<Choice> = None; // for the open turn
     while let Some(message) = incoming.next().await {
         let Some(kind) = message.map_err(classify)?.kind else {
             continue;
@@ -330,10 +410,17 @@ where
                 }
             }
             play_response::Kind::Prompt(prompt) => {
-                let prompt = Arc::new(Prompt::from_pb(prompt, SystemTime::now()));
+                let prompt = Arc::new(Prompt::received(
+                    prompt,
+                    Instant::now(),
+                    SystemTime::now(),
+                    config.deadline_margin,
+                    use_time_bank,
+                ));
                 let choice = decide(bot, &prompt, config, |bot, prompt| bot.choose(prompt)).await;
                 // A failed send means the stream is closing; the loop sees its end.
                 let _ = tx.send(action_request(prompt.turn_id, &choice)).await;
+                last_sent = Some(choice);
                 current = Some(prompt);
             }
             play_response::Kind::Result(result) if !result.accepted => {
@@ -357,7 +444,13 @@ where
                     bot.on_rejected(prompt, &rejection)
                 })
                 .await;
+                if last_sent.as_ref().is_some_and(|sent| same_cards(sent, &choice)) {
+                    // The answer just rejected (the fallback, say) would be rejected
+                    // again: the referee acts for the seat at its deadline.
+                    continue;
+                }
                 let _ = tx.send(action_request(prompt.turn_id, &choice)).await;
+                last_sent = Some(choice);
             }
             play_response::Kind::Result(_) => {}
         }
@@ -365,14 +458,27 @@ where
     Ok(None)
 }
 
-/// Asks the bot for a choice; past the deadline (less the margin) the answer is
-/// [`fallback`] instead. A panicking bot also gets the fallback.
+fn same_cards(a: &Choice, b: &Choice) -> bool {
+    match (a, b) {
+        (Choice::Pass, Choice::Pass) => true,
+        (Choice::Play(x), Choice::Play(y)) => {
+            let (mut x, mut y) = (x.clone(), y.clone());
+            x.sort();
+            y.sort();
+            x == y
+        }
+        _ => false,
+    }
+}
+
+/// Asks the bot for a choice; past the budget the answer is [`fallback`] instead. A
+/// panicking bot also gets the fallback.
 async fn decide<B, F>(bot: &Worker<B>, prompt: &Arc<Prompt>, config: &Config, decide: F) -> Choice
 where
     B: Bot,
     F: FnOnce(&mut B, &Prompt) -> Choice + Send + 'static,
 {
-    let budget = prompt.time_left().saturating_sub(config.deadline_margin);
+    let budget = prompt.budget.remaining();
     let shared = Arc::clone(prompt);
     match bot.ask(budget, move |bot| decide(bot, &shared)).await {
         Ok(choice) => choice,
@@ -492,6 +598,7 @@ mod tests {
         let mut prompt = raw_prompt();
         prompt.turn_id = turn_id;
         prompt.deadline = Some((SystemTime::now() + time).into());
+        prompt.time_bank_ms = 0; // the budget is the deadline's alone here
         prompt.can_pass = can_pass;
         response(play_response::Kind::Prompt(prompt))
     }
@@ -572,6 +679,7 @@ mod tests {
             &tx,
             &mut seat,
             &config,
+            true,
         ));
         let took = started.elapsed();
         bot.join();
@@ -612,11 +720,11 @@ mod tests {
         let outcome = run.result.unwrap().expect("the match ended");
         assert_eq!((outcome.seat, outcome.match_id.as_str()), (2, "m-1"));
         assert_eq!(outcome.place(), Some(2));
-        assert_eq!(run.sent.len(), 2);
+        // The default rejection hook answers the fallback, the weakest play, which is the
+        // play just rejected: it is not sent again (the referee acts at its deadline).
+        assert_eq!(run.sent.len(), 1);
         assert!(run.sent.iter().all(|action| action.turn_id == 42));
         assert_eq!(play_of(&run.sent[0]), Some(vec!["5S".to_string()]));
-        // The default rejection hook: the fallback (must play: the weakest play).
-        assert_eq!(play_of(&run.sent[1]), Some(vec!["5S".to_string()]));
         let seen = run.seen.lock().unwrap();
         assert_eq!((seen.welcomes, seen.snapshots, seen.events), (1, 1, 1));
         assert_eq!(run.seat.welcomes, 1);
@@ -744,10 +852,13 @@ mod tests {
     }
 
     #[test]
-    fn backoff_is_immediate_then_doubles_from_50ms_to_1s() {
+    fn backoff_is_immediate_then_a_jittered_doubling_from_50ms_to_1s() {
         let mut backoff = Backoff::new();
         let delays: Vec<u128> = (0..8).map(|_| backoff.next_delay().as_millis()).collect();
-        assert_eq!(delays, [0, 50, 100, 200, 400, 800, 1000, 1000]);
+        let tops = [0, 50, 100, 200, 400, 800, 1000, 1000];
+        for (got, top) in delays.iter().zip(tops) {
+            assert!(*got >= top / 2 && *got <= top, "{delays:?}");
+        }
         backoff.reset();
         assert_eq!(backoff.next_delay(), Duration::ZERO);
     }

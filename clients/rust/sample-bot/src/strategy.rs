@@ -10,23 +10,41 @@
 //! answer; default: the fallback), `on_event` (every public event, e.g. to count the
 //! cards played), `on_welcome`, `on_snapshot`.
 //!
-//! This sample plays uniformly at random among the legal plays, pass included when it
-//! is allowed.
+//! The library's `Tracker` follows the match from the hooks, and `Rules` compares plays
+//! under the rules in force. This sample plays uniformly at random among the legal
+//! plays, pass included when it is allowed, except when an opponent has one card left:
+//! then it plays its strongest play.
 
-use pusoy_client::{Bot, Choice, Prompt, fallback};
+use pusoy_client::{Bot, Choice, Prompt, Tracker, fallback, pb};
 
 use crate::rng::Rng;
 
 /// The bot. Keep whatever state your logic needs in here.
 pub struct MyBot {
     rng: Rng,
+    tracker: Tracker,
 }
 
 impl MyBot {
     pub fn new() -> Self {
         MyBot {
             rng: Rng::from_entropy(),
+            tracker: Tracker::default(),
         }
+    }
+
+    /// The legal play with the most cards, then the highest key.
+    fn strongest(&self, prompt: &Prompt) -> Choice {
+        let t = &self.tracker;
+        let score = |cards: &Vec<String>| {
+            let key = t.rules.classify(cards, t.revolution).map_or(-1, |c| c.key);
+            ((cards.len() as i64) << 24) + key
+        };
+        prompt
+            .legal_plays
+            .iter()
+            .max_by_key(|p| score(&p.cards))
+            .map_or(Choice::Pass, Choice::from)
     }
 }
 
@@ -35,11 +53,26 @@ impl Bot for MyBot {
         "rust-random"
     }
 
+    fn on_welcome(&mut self, welcome: &pb::Welcome) {
+        self.tracker.on_welcome(welcome);
+    }
+
+    fn on_snapshot(&mut self, snapshot: &pb::Snapshot) {
+        self.tracker.on_snapshot(snapshot);
+    }
+
+    fn on_event(&mut self, event: &pb::Event) {
+        self.tracker.on_event(event);
+    }
+
     fn choose(&mut self, prompt: &Prompt) -> Choice {
-        let options = prompt.legal_plays.len() + usize::from(prompt.can_pass);
-        if options == 0 {
-            return fallback(prompt); // the prompt listed no plays
+        if prompt.legal_plays.is_empty() {
+            return fallback(prompt); // a pass: the only legal action
         }
+        if (0..4).any(|s| s != prompt.seat && self.tracker.cards_left(s) == 1) {
+            return self.strongest(prompt);
+        }
+        let options = prompt.legal_plays.len() + usize::from(prompt.can_pass);
         match prompt.legal_plays.get(self.rng.below(options)) {
             Some(play) => Choice::from(play),
             None => Choice::Pass, // the extra option past the plays
@@ -72,6 +105,7 @@ mod tests {
     fn tally(prompt: &Prompt) -> std::collections::HashMap<Choice, u32> {
         let mut bot = MyBot {
             rng: Rng::with_seed(42),
+            tracker: Tracker::default(),
         };
         let mut counts = std::collections::HashMap::new();
         for _ in 0..3000 {

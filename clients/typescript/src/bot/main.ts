@@ -3,14 +3,14 @@
  * The logic itself is in choose.ts.
  */
 
-import { Bot, Choice, main, Prompt } from "../lib";
+import { Choice, main, Prompt, TrackingBot } from "../lib";
 import { choose } from "./choose";
 
-class SampleBot extends Bot {
-  name = "typescript-random";
+class SampleBot extends TrackingBot {
+  name = "typescript-sample";
 
   choose(prompt: Prompt): Choice {
-    return choose(prompt);
+    return choose(prompt, this.tracker);
   }
 }
 

@@ -7,50 +7,50 @@ import { Snapshot, Welcome } from "../gen/pusoy/referee/v1/play_service";
 import { Choice, fallback, Prompt, Rejection } from "./protocol";
 
 /**
- * A bot. Implement `choose`; the runner calls it for every prompt and sends the answer
- * before the deadline (the fallback if `choose` runs late or throws).
+ * A bot. Implement `choose`. The runner calls every method on the main thread, one call
+ * at a time, in the order the referee's messages arrived (docs/kits.md); the stream runs
+ * in a worker thread, which sends the fallback when `choose` is not done by
+ * `prompt.budget` (or throws). A failing hook is reported on stderr; the match goes on.
  */
 export abstract class Bot {
   /** The name sent in the Hello and shown in the referee's logs. */
   name = "typescript-bot";
   /** Whether prompts should list the legal plays (you almost always want them). */
   wantLegalPlays = true;
-
-  /** The cards to play for this prompt, or PASS. May return a Promise. */
-  abstract choose(prompt: Prompt): Choice | Promise<Choice>;
+  /** Whether the budget may use the seat's time bank. */
+  useTimeBank = true;
 
   /**
-   * What to send after the referee rejected an answer and the turn has attempts left.
-   * By default the fallback.
+   * The cards to play for this prompt, or PASS, before `prompt.budget.remainingMs()` runs
+   * out. May return a Promise; `signal` aborts when the budget ends.
    */
-  onRejected(prompt: Prompt, rejection: Rejection): Choice | Promise<Choice> {
-    void rejection;
-    return this.fallback(prompt);
-  }
+  abstract choose(prompt: Prompt, signal: AbortSignal): Choice | Promise<Choice>;
 
-  /** The answer used when `choose` is late or fails: pass if allowed, else the weakest play. */
-  fallback(prompt: Prompt): Choice {
+  /** What to send after a rejection with attempts left; by default the fallback. */
+  onRejected(prompt: Prompt, rejection: Rejection, signal: AbortSignal): Choice | Promise<Choice> {
+    void rejection;
+    void signal;
     return fallback(prompt);
   }
 
-  /** Called when the referee gives the bot its seat (again, after a reconnect). */
+  /** The referee gave the bot its seat (again, after a reconnect). */
   onWelcome(welcome: Welcome): void {
     void welcome;
   }
 
-  /** Called with the seat's view after every welcome (useful to resume after a reconnect). */
+  /** The seat's view after every welcome: rebuild your state from it. */
   onSnapshot(snapshot: Snapshot): void {
     void snapshot;
   }
 
-  /** Called for every public event, and the seat's own deal. */
+  /** Every event the seat receives, its own deal included. */
   onEvent(event: Event): void {
     void event;
   }
 }
 
 /** How the match ended for the bot. */
-export interface MatchOutcome {
+export interface Outcome {
   readonly seat: number;
   readonly matchId: string;
   /** The match_ended event; undefined when the match ended while the bot was away. */
@@ -58,6 +58,9 @@ export interface MatchOutcome {
   /** The seat's place (1 is first), 0 when unknown. */
   readonly place: number;
 }
+
+/** The former name of {@link Outcome}. */
+export type MatchOutcome = Outcome;
 
 /** The seat's place in a match_ended event, 0 when unknown. */
 export function placeOf(seat: number, ended: MatchEnded | undefined): number {

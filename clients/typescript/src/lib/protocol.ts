@@ -29,8 +29,63 @@ export interface LegalPlay {
   readonly combinationName: string;
 }
 
+/**
+ * The time left to answer a prompt, on the monotonic clock (`process.hrtime`, the same in
+ * every thread of the process): min(deadline, receipt + turn time) + the time bank, less
+ * the safety margin (docs/kits.md, section 2).
+ */
+export class Budget {
+  constructor(
+    /** When the answer is due, in `process.hrtime.bigint()` nanoseconds. */
+    readonly deadlineNs: bigint,
+  ) {}
+
+  /** Milliseconds left (0 once expired). */
+  remainingMs(): number {
+    const left = Number(this.deadlineNs - process.hrtime.bigint()) / 1e6;
+    return left > 0 ? left : 0;
+  }
+
+  expired(): boolean {
+    return process.hrtime.bigint() >= this.deadlineNs;
+  }
+
+  /** No limit (a prompt built by hand, in a test). */
+  static unlimited(): Budget {
+    return new Budget(BigInt(Number.MAX_SAFE_INTEGER) * 1_000_000n);
+  }
+
+  /**
+   * The budget of a prompt received at `receivedNs` (monotonic) when the wall clock read
+   * `wallNowMs`.
+   */
+  static forPrompt(
+    message: Pick<TurnPrompt, "deadline" | "turnTimeMs" | "timeBankMs">,
+    receivedNs: bigint,
+    wallNowMs: number,
+    safetyMarginMs = 50,
+    useTimeBank = true,
+  ): Budget {
+    const turn = message.turnTimeMs > 0 ? message.turnTimeMs : undefined;
+    let span: number;
+    if (message.deadline !== undefined) {
+      const until = Math.max(0, message.deadline.getTime() - wallNowMs);
+      span = turn === undefined ? until : Math.min(until, turn);
+    } else {
+      span = turn ?? DEFAULT_TURN_MS;
+    }
+    const bank = useTimeBank ? message.timeBankMs : 0;
+    return new Budget(receivedNs + BigInt(Math.round((span + bank - safetyMarginMs) * 1e6)));
+  }
+}
+
+/** The turn time assumed when a prompt carries neither a deadline nor a turn time. */
+export const DEFAULT_TURN_MS = 5000;
+
 /** A prompt to act, as the bot sees it. A bot can choose from this alone. */
 export interface Prompt {
+  /** When the answer is due: `budget.remainingMs()`. */
+  readonly budget: Budget;
   /** The id the answer must name (the library does this for you). */
   readonly turnId: bigint;
   /** The bot's seat, 0..3. */
@@ -81,10 +136,11 @@ function toLegalPlay(play: { cards: string[]; combination: Combination }): Legal
 }
 
 /** Turns a TurnPrompt message into the library's {@link Prompt} view. */
-export function parsePrompt(message: TurnPrompt): Prompt {
+export function parsePrompt(message: TurnPrompt, budget: Budget = Budget.unlimited()): Prompt {
   const state = message.state ?? PublicState.fromPartial({});
   const table = state.table && state.table.cards.length > 0 ? toLegalPlay(state.table) : undefined;
   return {
+    budget,
     turnId: message.turnId,
     seat: message.seat,
     handNumber: state.handNumber,
@@ -111,15 +167,6 @@ export function parseRejection(result: ActionResult): Rejection {
     message: result.message,
     attemptsLeft: result.attemptsLeft,
   };
-}
-
-/**
- * The latest moment (milliseconds since the epoch) to answer a prompt: its deadline plus
- * the time bank, less `marginMs`. Infinity when the prompt has no deadline.
- */
-export function answerBy(prompt: Prompt, marginMs: number): number {
-  if (prompt.deadline === undefined) return Number.POSITIVE_INFINITY;
-  return prompt.deadline.getTime() + prompt.timeBankMs - marginMs;
 }
 
 /** The first message of a stream: who the bot is and which seat it takes. */
@@ -150,14 +197,29 @@ export function actionFor(turnId: bigint, choice: Choice): PlayRequest {
 }
 
 /**
- * The safest answer: a pass when allowed, else the weakest legal play (the referee lists
- * them weakest first). With no legal plays listed and no pass allowed, a pass: the
- * referee will reject it and play its default action.
+ * The safe answer (docs/kits.md, section 4): a pass when allowed, else the weakest legal
+ * play, else (no legal plays listed) the opening card or the lowest card of the hand.
  */
-export function fallback(prompt: Prompt): Choice {
+export function fallback(prompt: Pick<Prompt, "canPass" | "legalPlays" | "hand" | "state">): Choice {
   if (prompt.canPass) return PASS;
   const weakest = prompt.legalPlays[0];
-  return weakest ? [...weakest.cards] : PASS;
+  if (weakest) return [...weakest.cards];
+  const must = prompt.state.mustInclude;
+  if (must && prompt.hand.includes(must)) return [must];
+  return prompt.hand.length > 0 ? [prompt.hand[0]!] : PASS;
+}
+
+/** A bot's answer as cards (null: a pass); throws when it is neither cards nor PASS. */
+export function asCards(choice: unknown): string[] | null {
+  if (choice === null || choice === undefined) return null;
+  if (typeof choice === "string") {
+    const cards = choice.split(/\s+/).filter((c) => c !== "");
+    return cards.length > 0 ? cards : null;
+  }
+  if (Array.isArray(choice) && choice.every((c) => typeof c === "string")) {
+    return choice.length > 0 ? [...(choice as string[])] : null;
+  }
+  throw new TypeError(`not cards or PASS: ${JSON.stringify(choice)}`);
 }
 
 /** Ranks and suits in card order (clubs-low suits; any order would do here). */

@@ -15,6 +15,7 @@ import io.pusoyreferee.referee.v1.Combination;
 import io.pusoyreferee.referee.v1.Event;
 import io.pusoyreferee.referee.v1.Play;
 import io.pusoyreferee.referee.v1.PlayRequest;
+import io.pusoyreferee.referee.v1.PlayServiceGrpc;
 import io.pusoyreferee.referee.v1.PlayResponse;
 import io.pusoyreferee.referee.v1.PublicState;
 import io.pusoyreferee.referee.v1.Refusal;
@@ -267,7 +268,7 @@ public final class BotRunner {
   private Optional<MatchOutcome> playOnce(Seat held, ExecutorService workers)
       throws BotRefusedException, InterruptedException {
     Inbox inbox = new Inbox();
-    StreamObserver<PlayRequest> out = new PlayStub(channel).play(inbox);
+    StreamObserver<PlayRequest> out = PlayServiceGrpc.newStub(channel).play(inbox);
     try {
       send(out, Requests.hello(token, bot.name(), bot.wantLegalPlays()));
       Prompt prompt = null;

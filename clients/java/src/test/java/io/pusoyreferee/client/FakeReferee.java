@@ -9,6 +9,7 @@ import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import io.pusoyreferee.referee.v1.PlayRequest;
+import io.pusoyreferee.referee.v1.PlayServiceGrpc;
 import io.pusoyreferee.referee.v1.PlayResponse;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -71,9 +72,9 @@ final class FakeReferee implements AutoCloseable {
   FakeReferee(Script script) throws IOException {
     String name = InProcessServerBuilder.generateName();
     ServerServiceDefinition service =
-        ServerServiceDefinition.builder(PlayStub.SERVICE.getFullName())
+        ServerServiceDefinition.builder(PlayServiceGrpc.SERVICE_NAME)
             .addMethod(
-                PlayStub.PLAY,
+                PlayServiceGrpc.getPlayMethod(),
                 ServerCalls.asyncBidiStreamingCall(
                     out -> {
                       Conn conn = new Conn(conns.size(), out);

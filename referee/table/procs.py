@@ -1,0 +1,165 @@
+"""Bot processes: spawned in a session of their own, stopped with everything they started.
+
+Each spawned bot leads a new process group (``start_new_session``), so killing the
+group after its match also stops any helper it forked. Its stdout and stderr go to one
+file per seat of the match. A ledger file lists the groups alive right now, so that a
+tournament runner that was killed outright can stop, on its next start, the bots it left
+behind (checked against the process start time, so a recycled pid is never hit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import signal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+
+def _stat_fields(pid: int | str) -> list[str]:
+    """/proc/PID/stat from its third field on (Linux); empty when there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return []
+    return stat.rpartition(")")[2].split()
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux), or None if unknown."""
+    fields = _stat_fields(pid)
+    return fields[19] if len(fields) > 19 else None
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether some process is in group ``pgid``. While one is, the kernel does not hand
+    the number out as a new pid, so the group is still the one we started."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return False
+    for entry in proc.iterdir():
+        if entry.name.isdigit():
+            fields = _stat_fields(entry.name)
+            if len(fields) > 2 and fields[2] == str(pgid):
+                return True
+    return False
+
+
+def _open_new(path: Path) -> BinaryIO:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return open(path, "wb")
+
+
+@dataclasses.dataclass
+class BotProcess:
+    """A spawned bot and what became of it."""
+
+    proc: asyncio.subprocess.Process
+    stderr_path: Path
+    started: str | None
+    ended_early: bool = False
+    """The process ended before its match did."""
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    @classmethod
+    async def spawn(
+        cls,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: Path | None,
+        stderr_path: Path,
+    ) -> BotProcess:
+        """Start the bot; OSError when the program cannot be run."""
+        with _open_new(stderr_path) as err:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                env={**os.environ, **env},
+                cwd=cwd,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=err,
+                stderr=err,
+                start_new_session=True,
+            )
+        return cls(proc, stderr_path, _start_time(proc.pid))
+
+    async def wait(self, within: float) -> int | None:
+        """The exit status once the bot exits, or None if it is still running after
+        ``within`` seconds."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.proc.wait(), within)
+        return self.proc.returncode
+
+    def kill_group(self) -> None:
+        """SIGKILL the bot's whole process group (also after the leader has exited)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+    async def stop(self, grace: float) -> int | None:
+        """Give the bot ``grace`` seconds to exit, then kill its group; its exit status
+        (negative: the signal that ended it)."""
+        code = await self.wait(grace)
+        self.kill_group()
+        if code is None:
+            with contextlib.suppress(ProcessLookupError):
+                code = await asyncio.wait_for(self.proc.wait(), 5.0)
+        return code
+
+
+class ProcessLedger:
+    """The process groups of bots alive now, in a small JSON file rewritten on change."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.alive: dict[int, str | None] = {}
+
+    def add(self, bot: BotProcess) -> None:
+        self.alive[bot.pid] = bot.started
+        self._write()
+
+    def remove(self, bot: BotProcess) -> None:
+        if self.alive.pop(bot.pid, False) is not False:
+            self._write()
+
+    def _write(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps([[pid, st] for pid, st in self.alive.items()]))
+        os.replace(tmp, self.path)
+
+    def reap_leftovers(self) -> int:
+        """Kill the groups a previous run left alive; how many were still there."""
+        try:
+            entries = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return 0
+        killed = 0
+        for pid, started in entries:
+            if not isinstance(pid, int) or pid <= 1:
+                continue
+            now = _start_time(pid)
+            if now is None:
+                if not _group_alive(pid):
+                    continue  # the leader and all it started are gone
+            elif started is not None and now != started:
+                continue  # the pid now belongs to another process
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+                killed += 1
+        self.alive.clear()
+        self._write()
+        return killed
+
+
+__all__ = ["BotProcess", "ProcessLedger"]

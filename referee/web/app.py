@@ -1,0 +1,411 @@
+"""``referee serve --http``: web pages for spectators, next to the gRPC server.
+
+aiohttp runs on the same event loop as grpc.aio: one process, no second server to install,
+a maintained asyncio library whose server, streaming responses and test client come in
+one package. Pages:
+
+- ``/``: the matches the server holds (running and finished), refreshed every few seconds;
+- ``/matches/ID``: a running match's live view (the viewer page fed by
+  ``/matches/ID/events``, a stream of Server-Sent Events carrying the viewer's ops folded
+  from the public events), or a redirect to the replay once the match is over;
+- ``/matches/ID/replay``: the full replay (``referee view``'s page) of a match that is over.
+
+Only public information is served, with no credential. Every resource is bounded: open
+connections (past the limit a connection gets 503 and is closed), live viewers per match
+and in all, how long a write to a viewer may wait (then it is cut off), replay pages built
+at once (in a worker thread, so the event loop and the matches it runs never wait for
+one) and kept in a small cache. A match's events are folded once for all its viewers
+(``MatchChannel``), so a viewer adds no work per event and no buffer of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from referee.view.fold import Folder
+from referee.view.index import esc, page_shell
+from referee.view.logfile import LogTooLarge
+from referee.view.page import live_page as viewer_live_page
+from referee.view.page import replay_page
+from referee.web.feed import (
+    MatchFacts,
+    NoSuchMatch,
+    PublicFeed,
+    Subscription,
+    ViewerTooSlow,
+    valid_match_id,
+)
+
+log = structlog.get_logger("referee.web")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WebLimits:
+    """The web front's bounds; each is a ``referee serve`` option."""
+
+    max_connections: int = 256
+    """Open HTTP connections at once; more are answered 503 and closed."""
+    max_viewers: int = 200
+    """Live event streams at once, all matches together."""
+    max_viewers_per_match: int = 50
+    """Live event streams of one match."""
+    max_backlog: int = 4096
+    """Events that may wait for a match's feed task before the server cuts it off
+    (viewers share one feed per match and keep no buffer of their own)."""
+    write_timeout_s: float = 10.0
+    """How long one write to a viewer may wait for the network."""
+    heartbeat_s: float = 15.0
+    """A comment line on an idle stream, so a dead connection is noticed."""
+    keepalive_s: float = 15.0
+    """How long an idle keep-alive connection is held open."""
+    replay_builds: int = 1
+    """Replay pages built at once (each folds and verifies a log)."""
+    replay_cache: int = 16
+    """Replay pages kept in memory."""
+
+
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 38\r\n"
+    b"Retry-After: 5\r\nConnection: close\r\n\r\ntoo many connections; try again later\n"
+)
+
+
+class _Busy(asyncio.Protocol):
+    """Answers a connection past the limit with 503 and closes it."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        transport.write(_BUSY)
+        transport.close()
+
+
+_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+
+
+@web.middleware
+async def _security_headers(request: web.Request, handler: Any) -> web.StreamResponse:
+    response: web.StreamResponse = await handler(request)
+    for key, value in _HEADERS.items():
+        response.headers.setdefault(key, value)
+    return response
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise OSError(f"--http wants HOST:PORT, got {text!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+class WebFront:
+    """The spectators' web server: ``await start()``, then ``await stop()``."""
+
+    def __init__(self, feed: PublicFeed, address: str, limits: WebLimits | None = None) -> None:
+        self.feed = feed
+        self.requested = address
+        self.limits = limits or WebLimits()
+        self.viewers: collections.Counter[str] = collections.Counter()
+        self._builds = asyncio.Semaphore(self.limits.replay_builds)
+        self._pages: collections.OrderedDict[tuple[str, int, int], str] = collections.OrderedDict()
+        self._streams: set[asyncio.Task[Any]] = set()
+        self._channels: dict[str, MatchChannel] = {}
+        app = web.Application(middlewares=[_security_headers], client_max_size=1024)
+        app.router.add_get("/", self.index)
+        app.router.add_get("/api/matches", self.api_matches)
+        app.router.add_get("/matches/{match_id}", self.match)
+        app.router.add_get("/matches/{match_id}/events", self.events)
+        app.router.add_get("/matches/{match_id}/replay", self.replay)
+        self.runner = web.AppRunner(
+            app, access_log=None, keepalive_timeout=self.limits.keepalive_s, shutdown_timeout=1.0
+        )
+        self._server: asyncio.Server | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        host, _ = _address(self.requested)
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
+
+    async def start(self) -> None:
+        """Listen; OSError when the address cannot be used."""
+        host, port = _address(self.requested)
+        await self.runner.setup()
+        handler = self.runner.server
+        assert handler is not None
+        limit = self.limits.max_connections
+
+        def factory() -> asyncio.Protocol:
+            if len(handler.connections) >= limit:
+                return _Busy()
+            return handler()
+
+        loop = asyncio.get_running_loop()
+        try:
+            self._server = await loop.create_server(factory, host, port, reuse_address=True)
+        except OSError as exc:
+            await self.runner.cleanup()
+            raise OSError(f"cannot listen on {self.requested} for --http: {exc.strerror}") from exc
+        self.port = self._server.sockets[0].getsockname()[1]
+        log.info("web front serving", url=self.url)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._streams):
+            task.cancel()
+        for channel in list(self._channels.values()):
+            channel.close()
+        await self.runner.cleanup()
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+
+    # -- pages ----------------------------------------------------------------------
+
+    async def index(self, request: web.Request) -> web.Response:
+        matches = self.feed.list_matches()
+        rows = []
+        for m in matches:
+            totals = ", ".join(str(t) for t in m.totals)
+            seats = " · ".join(esc(n) for n in m.seat_names)
+            rows.append(
+                f'<tr><td><a href="/matches/{esc(m.match_id)}">{esc(m.match_id)}</a></td>'
+                f"<td>{esc(m.status)}</td><td>{esc(m.profile)}</td><td>{seats}</td>"
+                f'<td class="num">{m.hands_played}</td><td class="num">{esc(totals)}</td></tr>'
+            )
+        table = (
+            '<div class="scroll"><table><thead><tr><th>match</th><th>status</th>'
+            "<th>profile</th><th>seats</th><th>hands</th><th>totals</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div>"
+            if rows
+            else '<p class="muted">No match yet.</p>'
+        )
+        running = sum(1 for m in matches if not m.over)
+        body = (
+            f'<h1>Matches</h1><p class="muted">{running} running, {len(matches) - running} '
+            "over; this page refreshes itself every 5 seconds. A running match opens live; "
+            f"a finished one opens its full replay.</p>{table}"
+        )
+        return _html(page_shell("Matches", body, refresh=5))
+
+    async def api_matches(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {"matches": [_facts_json(m) for m in self.feed.list_matches()]},
+            dumps=lambda v: json.dumps(v, ensure_ascii=True),
+        )
+
+    async def match(self, request: web.Request) -> web.StreamResponse:
+        match_id = request.match_info["match_id"]
+        facts = self.feed.facts(match_id)
+        if facts is None:
+            return _not_found(match_id)
+        if facts.over:
+            raise web.HTTPFound(f"/matches/{match_id}/replay")
+        page = viewer_live_page(
+            match_id, f"/matches/{match_id}/events", f"/matches/{match_id}/replay"
+        )
+        return _html(page)
+
+    async def replay(self, request: web.Request) -> web.StreamResponse:
+        match_id = request.match_info["match_id"]
+        facts = self.feed.facts(match_id)
+        if facts is None:
+            return _not_found(match_id)
+        path = self.feed.finished_log(match_id)
+        if path is None:
+            raise web.HTTPFound(f"/matches/{match_id}")
+        try:
+            page = await self._replay_page(path)
+        except LogTooLarge as exc:
+            return _message(413, "Too large", str(exc).replace(str(path), "the log"))
+        except OSError:
+            return _message(500, "Unreadable", "The match's log cannot be read.")
+        return _html(page)
+
+    async def _replay_page(self, path: Path) -> str:
+        stat = await asyncio.to_thread(path.stat)
+        key = (path.name, stat.st_size, stat.st_mtime_ns)
+        page = self._pages.get(key)
+        if page is not None:
+            self._pages.move_to_end(key)
+            return page
+        async with self._builds:
+            page = self._pages.get(key)
+            if page is None:
+                page = await asyncio.to_thread(replay_page, path)
+                self._pages[key] = page
+                while len(self._pages) > self.limits.replay_cache:
+                    self._pages.popitem(last=False)
+        return page
+
+    # -- the live event stream --------------------------------------------------------
+
+    def _channel(self, match_id: str) -> MatchChannel:
+        """The match's shared channel, started by its first viewer (NoSuchMatch if over)."""
+        channel = self._channels.get(match_id)
+        if channel is None or channel.failed:
+            subscription = self.feed.subscribe(match_id, self.limits.max_backlog)
+            channel = MatchChannel(match_id, subscription)
+            self._channels[match_id] = channel
+        return channel
+
+    def _release(self, match_id: str, channel: MatchChannel) -> None:
+        self.viewers[match_id] -= 1
+        if self.viewers[match_id] <= 0:
+            del self.viewers[match_id]
+            if self._channels.get(match_id) is channel:
+                del self._channels[match_id]
+            channel.close()
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        match_id = request.match_info["match_id"]
+        if not valid_match_id(match_id) or self.feed.facts(match_id) is None:
+            return _not_found(match_id)
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
+        )
+        refusal = ""
+        if sum(self.viewers.values()) >= self.limits.max_viewers:
+            refusal = "this server has as many live viewers as it serves; try again later"
+        elif self.viewers[match_id] >= self.limits.max_viewers_per_match:
+            refusal = "this match has as many live viewers as it takes; try again later"
+        channel = None
+        if not refusal:
+            try:
+                channel = self._channel(match_id)
+            except NoSuchMatch:
+                refusal = "over"
+        await response.prepare(request)
+        if channel is None:
+            kind = "over" if refusal == "over" else "refused"
+            await response.write(f"event: {kind}\ndata: {refusal}\n\n".encode())
+            return response
+        last = _last_event_id(request)
+        self.viewers[match_id] += 1
+        task = asyncio.current_task()
+        if task is not None:
+            self._streams.add(task)
+        timeout = self.limits.write_timeout_s
+        sent = 0
+        try:
+            await asyncio.wait_for(response.write(b"retry: 2000\n\n"), timeout)
+            while True:
+                batch = [msg for seq, msg in channel.messages[sent:] if seq > last]
+                sent = len(channel.messages)
+                if batch:
+                    await asyncio.wait_for(response.write(b"".join(batch)), timeout)
+                    continue
+                if channel.ended or channel.failed:
+                    break
+                if not await channel.wait(sent, self.limits.heartbeat_s):
+                    await asyncio.wait_for(response.write(b": ping\n\n"), timeout)
+        except TimeoutError:
+            log.info("live viewer cut off", match_id=match_id, reason="write timeout")
+        except ConnectionResetError:
+            pass
+        finally:
+            self._release(match_id, channel)
+            if task is not None:
+                self._streams.discard(task)
+        return response
+
+
+class MatchChannel:
+    """One running match's live feed, folded once and shared by all its viewers.
+
+    A task reads the match's public events and appends each op, encoded as a
+    Server-Sent Event, to ``messages``; each viewer keeps its own place in that list. So a
+    viewer costs no fold and no buffer of its own, and a slow one only waits on its own
+    socket (cut off when a write takes too long). The list lives while the channel has
+    viewers, and holds one short message per public event of the match.
+    """
+
+    def __init__(self, match_id: str, subscription: Subscription) -> None:
+        self.match_id = match_id
+        self.messages: list[tuple[int, bytes]] = []
+        self.ended = False
+        self.failed = False
+        self._subscription = subscription
+        self._folder = Folder(match_id)
+        self._grew = asyncio.Event()
+        self._task = asyncio.create_task(self._pump(), name=f"web feed {match_id}")
+
+    async def _pump(self) -> None:
+        try:
+            while True:
+                item = await self._subscription.next(60.0)
+                if item is None:
+                    continue
+                seq, event = item
+                op = self._folder.feed(seq, event)
+                data = json.dumps(op, ensure_ascii=True, separators=(",", ":"))
+                self.messages.append((seq, f"id: {seq}\ndata: {data}\n\n".encode()))
+                self._wake()
+        except StopAsyncIteration:
+            self.ended = True
+        except ViewerTooSlow:  # the referee got that far ahead of this one task
+            log.warning("web feed fell behind the match", match_id=self.match_id)
+            self.failed = True
+        finally:
+            self._subscription.close()
+            self._wake()
+
+    def _wake(self) -> None:
+        self._grew.set()
+        self._grew = asyncio.Event()
+
+    async def wait(self, seen: int, wait_s: float) -> bool:
+        """Until there are more than ``seen`` messages or the feed ended; False on timeout."""
+        if len(self.messages) > seen or self.ended or self.failed:
+            return True
+        try:
+            await asyncio.wait_for(self._grew.wait(), wait_s)
+        except TimeoutError:
+            return False
+        return True
+
+    def close(self) -> None:
+        self._task.cancel()
+
+
+def _last_event_id(request: web.Request) -> int:
+    text = request.headers.get("Last-Event-ID", "")
+    return int(text) if text.isdigit() and len(text) < 19 else 0
+
+
+def _facts_json(m: MatchFacts) -> dict[str, Any]:
+    return {
+        "match_id": m.match_id,
+        "status": m.status,
+        "profile": m.profile,
+        "seat_names": list(m.seat_names),
+        "hands_played": m.hands_played,
+        "totals": list(m.totals),
+    }
+
+
+def _html(page: str, status: int = 200) -> web.Response:
+    return web.Response(text=page, status=status, content_type="text/html", charset="utf-8")
+
+
+def _message(status: int, title: str, message: str) -> web.Response:
+    body = f'<h1>{esc(title)}</h1><p>{esc(message)}</p><p><a href="/">All matches</a></p>'
+    return _html(page_shell(title, body), status)
+
+
+def _not_found(match_id: str) -> web.Response:
+    return _message(404, "No such match", f"This server holds no match {match_id!r}.")

@@ -1,0 +1,260 @@
+"""``referee serve --http`` over real sockets: pages, the public event stream, every bound."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from pusoy_client import run_bot
+from pusoy_client.samples import Misbehaving
+from referee.server.app import RefereeServer
+from referee.web.app import WebFront, WebLimits
+from referee.web.feed import PublicFeed, ViewerTooSlow
+
+from .conftest import ROOT, Paced, create_match
+
+
+@pytest.fixture
+async def stack(tmp_path) -> AsyncIterator[tuple[RefereeServer, WebFront]]:
+    server = RefereeServer("127.0.0.1:0", tmp_path / "logs")
+    await server.start()
+    limits = WebLimits(max_connections=6, max_viewers=2, max_viewers_per_match=1)
+    web = WebFront(PublicFeed(server.registry), "127.0.0.1:0", limits)
+    await web.start()
+    try:
+        yield server, web
+    finally:
+        await web.stop()
+        await server.stop(grace=0.5)
+
+
+async def sse(response: aiohttp.ClientResponse) -> AsyncIterator[tuple[str, str]]:
+    """(event name, data) of a Server-Sent Events stream."""
+    name, data = "message", ""
+    async for raw in response.content:
+        line = raw.decode().rstrip("\n")
+        if not line:
+            if data:
+                yield name, data
+            name, data = "message", ""
+        elif line.startswith("event: "):
+            name = line[7:]
+        elif line.startswith("data: "):
+            data = line[6:]
+
+
+async def test_pages_stream_and_bounds(stack):
+    server, web = stack
+    created = await create_match(
+        server.address,
+        profile="pusoy-dos",
+        hands=1,
+        seed="web",
+        names=["a", "<b>b</b>", "c", "d"],
+        connect_timeout_ms=60_000,
+    )
+    mid = created.match_id
+    runner = server.registry.get(mid)
+    assert runner is not None
+    async with aiohttp.ClientSession(web.url) as http:
+        async with http.get("/") as r:
+            page = await r.text()
+            assert r.status == 200 and mid in page and "waiting" in page
+            assert "&lt;b&gt;b&lt;/b&gt;" in page and "<b>b</b>" not in page
+            assert r.headers["X-Content-Type-Options"] == "nosniff"
+        async with http.get("/api/matches") as r:
+            (facts,) = (await r.json())["matches"]
+            assert facts["match_id"] == mid and facts["status"] == "waiting"
+            assert "log_path" not in json.dumps(facts)
+        async with http.get(f"/matches/{mid}") as r:
+            live = await r.text()
+            assert r.status == 200 and '"events":"/matches/' in live
+            assert "connect-src &#x27;self&#x27;" in live or "connect-src 'self'" in live
+        async with http.get(f"/matches/{mid}/replay", allow_redirects=False) as r:
+            assert r.status == 302 and r.headers["Location"] == f"/matches/{mid}"
+        for bad in ("/matches/nope", f"/matches/{mid}x/events", "/matches/..%2F..%2Fetc"):
+            async with http.get(bad) as r:
+                assert r.status == 404, bad
+        async with http.post("/") as r:
+            assert r.status == 405
+
+        # The live stream: public ops only, from the start, then the end of the match.
+        stream = await http.get(f"/matches/{mid}/events")
+        assert stream.headers["Content-Type"].startswith("text/event-stream")
+        events = sse(stream)
+        name, data = await anext(events)
+        assert name == "message" and json.loads(data)["t"] == "match"
+        # One viewer per match here: a second one is refused, politely.
+        async with http.get(f"/matches/{mid}/events") as second:
+            assert [e async for e in sse(second)] == [
+                ("refused", "this match has as many live viewers as it takes; try again later")
+            ]
+        assert web.viewers[mid] == 1
+        bots = [
+            asyncio.create_task(run_bot(Misbehaving(Paced(0.01)), server.address, t))
+            for t in created.seat_tokens
+        ]
+        ops = []
+        async for _name, data in events:
+            ops.append(json.loads(data))
+        await asyncio.gather(*bots)
+        stream.close()
+        kinds = {op["t"] for op in ops}
+        assert {"deal", "move", "hand_end", "end"} <= kinds
+        assert "reject" not in kinds  # rejections are logged, never streamed
+        deal = next(op for op in ops if op["t"] == "deal")
+        assert deal["cards"] is None and deal["counts"] == [13, 13, 13, 13]
+        assert all(op["legal"] is None for op in ops if op["t"] == "move")
+        assert ops[-1]["t"] == "end"
+        for _ in range(50):
+            if not web.viewers:
+                break
+            await asyncio.sleep(0.02)
+        assert not web.viewers and not runner.spectators
+
+        # Once over, the match's page is its full replay, with verify's verdict.
+        async with http.get(f"/matches/{mid}", allow_redirects=False) as r:
+            assert r.status == 302 and r.headers["Location"] == f"/matches/{mid}/replay"
+        async with http.get(f"/matches/{mid}/replay") as r:
+            replay = await r.text()
+            assert r.status == 200 and '"verdict":{"ok":true' in replay
+            assert '"action_rejected"' not in replay  # the ops, not raw events (the log is gz)
+        async with http.get(f"/matches/{mid}/events") as r:
+            assert [e async for e in sse(r)] == [("over", "over")]
+
+
+async def test_connections_past_the_limit_get_503(stack):
+    _, web = stack
+    host, port = "127.0.0.1", web.port
+    held = [await asyncio.open_connection(host, port) for _ in range(web.limits.max_connections)]
+    try:
+        await asyncio.sleep(0.05)
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = await asyncio.wait_for(reader.read(200), 5)
+        assert answer.startswith(b"HTTP/1.1 503")
+        writer.close()
+    finally:
+        for _, w in held:
+            w.close()
+    await asyncio.sleep(0.1)
+    async with aiohttp.ClientSession(web.url) as http, http.get("/") as r:
+        assert r.status == 200  # the slots free up again
+
+
+async def test_a_viewer_that_falls_behind_is_cut_off(stack):
+    server, _ = stack
+    created = await create_match(
+        server.address, profile="big-two", hands=1, seed="slow", names=["a", "b", "c", "d"]
+    )
+    runner = server.registry.get(created.match_id)
+    assert runner is not None
+    feed = PublicFeed(server.registry)
+    sub = feed.subscribe(created.match_id, limit=5)
+    await asyncio.gather(*(run_bot(Paced(0), server.address, t) for t in created.seat_tokens))
+    # What was queued before the cut is still read; then the feed ends as too slow.
+    with pytest.raises(ViewerTooSlow):
+        for _ in range(20):
+            await sub.next(1.0)
+    sub.close()
+    assert not runner.spectators
+
+
+def test_serve_http_from_the_command_line(tmp_path):
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "referee.cli",
+            "serve",
+            "--address",
+            "127.0.0.1:0",
+            "--http",
+            "127.0.0.1:0",
+            "--log-dir",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        second = proc.stdout.readline()
+        assert "referee listening on 127.0.0.1:" in first, first
+        assert second.startswith("spectators' web pages on http://127.0.0.1:"), second
+        url = second.split(" on ", 1)[1].strip()
+
+        async def fetch() -> Any:
+            async with aiohttp.ClientSession() as http, http.get(url) as r:
+                return r.status, await r.text()
+
+        status, text = asyncio.run(fetch())
+        assert status == 200 and "No match yet" in text
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    taken = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "serve", "--address", "127.0.0.1:0", "--http", "x"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert taken.returncode == 2 and "HOST:PORT" in taken.stderr
+
+
+async def test_viewers_of_a_match_share_one_feed(tmp_path):
+    server = RefereeServer("127.0.0.1:0", tmp_path / "logs")
+    await server.start()
+    web = WebFront(PublicFeed(server.registry), "127.0.0.1:0", WebLimits(max_viewers_per_match=3))
+    await web.start()
+    try:
+        created = await create_match(
+            server.address,
+            profile="big-two",
+            hands=1,
+            seed="share",
+            names=["a", "b", "c", "d"],
+            connect_timeout_ms=60_000,
+        )
+        runner = server.registry.get(created.match_id)
+        assert runner is not None
+        url = f"/matches/{created.match_id}/events"
+        async with aiohttp.ClientSession(web.url) as http:
+            first, second = await http.get(url), await http.get(url)
+            # A viewer that reconnects gets only what follows the last event it had.
+            third = await http.get(url, headers={"Last-Event-ID": "1"})
+            streams = [sse(first), sse(second), sse(third)]
+            for s in streams[:2]:
+                assert json.loads((await anext(s))[1])["t"] == "match"
+            assert len(web._channels) == 1 and len(runner.spectators) == 1
+            bots = [
+                asyncio.create_task(run_bot(Paced(0), server.address, t))
+                for t in created.seat_tokens
+            ]
+            seen = [[data async for _, data in s] for s in streams]
+            await asyncio.gather(*bots)
+            assert seen[0] == seen[1] == seen[2] and json.loads(seen[0][-1])["t"] == "end"
+            after_end = await http.get(url)
+            assert [e async for e in sse(after_end)] == [("over", "over")]
+            for r in (first, second, third):
+                r.close()
+        for _ in range(50):
+            if not web._channels and not web.viewers:
+                break
+            await asyncio.sleep(0.02)
+        assert not web._channels and not web.viewers and not runner.spectators
+    finally:
+        await web.stop()
+        await server.stop(grace=0.5)
