@@ -727,6 +727,7 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
     import asyncio
     import os
 
+    from referee.server.tls import ClientTls, TlsError
     from referee.stdio.bridge import Limits, run_bridge
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -742,6 +743,23 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
         max_pending_bytes=args.max_pending_bytes,
         reconnect_window_s=args.reconnect_window_s,
     )
+    env = os.environ.get
+    files = {
+        flag: Path(value) if value else None
+        for flag, value in (
+            ("ca", args.tls_ca or env("PUSOY_TLS_CA")),
+            ("cert", args.tls_cert or env("PUSOY_TLS_CERT")),
+            ("key", args.tls_key or env("PUSOY_TLS_KEY")),
+        )
+    }
+    server_name = args.tls_server_name or env("PUSOY_TLS_SERVER_NAME") or ""
+    tls = None
+    if args.tls or env("PUSOY_TLS", "") in ("1", "true", "yes", "on") or any(files.values()):
+        try:
+            tls = ClientTls(files["ca"], files["cert"], files["key"], server_name)
+        except TlsError as exc:
+            print(f"referee stdio-bot: {exc}", file=sys.stderr)
+            return 2
     code = asyncio.run(
         run_bridge(
             command,
@@ -750,6 +768,7 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
             name=args.name or "",
             want_legal_plays=not args.no_legal_plays,
             limits=limits,
+            tls=tls,
         )
     )
     return int(code)
@@ -1122,6 +1141,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)"
     )
     stdio.add_argument("--token", help="the seat's token (default: PUSOY_TOKEN)")
+    stdio.add_argument(
+        "--tls", action="store_true", help="TLS with the system's CAs (or PUSOY_TLS=1)"
+    )
+    stdio.add_argument(
+        "--tls-ca", metavar="FILE", help="TLS: the referee's CA (default: PUSOY_TLS_CA)"
+    )
+    stdio.add_argument(
+        "--tls-cert", metavar="FILE", help="mutual TLS: client certificate (PUSOY_TLS_CERT)"
+    )
+    stdio.add_argument("--tls-key", metavar="FILE", help="mutual TLS: its key (PUSOY_TLS_KEY)")
+    stdio.add_argument(
+        "--tls-server-name",
+        metavar="NAME",
+        help="the name to check in the referee's certificate (PUSOY_TLS_SERVER_NAME)",
+    )
     stdio.add_argument("--name", help="the bot's name for the log (default: the program's name)")
     stdio.add_argument(
         "--no-legal-plays", action="store_true", help="leave legal_plays out of the prompts"

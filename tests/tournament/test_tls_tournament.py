@@ -1,6 +1,7 @@
 """A tournament whose own referee serves mutual TLS: built-in bots in the tournament's
-process and bot processes (through PUSOY_CA_FILE, PUSOY_CERT_FILE, PUSOY_KEY_FILE) all
-show certificates of the tournament's CA, and every log is signed by its own key."""
+process, a gRPC bot process (through PUSOY_TLS_CA, PUSOY_TLS_CERT, PUSOY_TLS_KEY) and a
+stdio bot behind the bridge all show certificates of the tournament's CA, and every log
+is signed by the tournament's own key."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from referee.tournament.config import load_config
 from referee.tournament.director import Tournament
 
 from ..server.certs import TestCA
-from .conftest import bot_entry, example_bot, read_results, write_config
+from .conftest import EXAMPLES, bot_entry, example_bot, read_results, write_config
 
 
 async def test_a_tournament_over_mutual_tls_signs_its_logs_with_its_own_key(tmp_path):
@@ -22,7 +23,7 @@ async def test_a_tournament_over_mutual_tls_signs_its_logs_with_its_own_key(tmp_
         bot_entry("greedy", builtin="greedy"),
         bot_entry("random", builtin="random"),
         bot_entry("greedy-proc", **example_bot("greedy_bot.py")),
-        bot_entry("random-proc", **example_bot("random_bot.py")),
+        bot_entry("stdio-proc", stdio=f"{{python}} {EXAMPLES / 'stdio_bot.py'}"),
     ]
     path = write_config(
         tmp_path,
