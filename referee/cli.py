@@ -715,6 +715,7 @@ STDIO_BOT_EPILOG = """\
 examples:
   referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
   referee stdio-bot --address 127.0.0.1:50051 --token T --name mine -- ./mybot --fast
+  referee stdio-bot --address ref.example:50051 --tls-ca ca.pem --token T -- ./mybot
 
 The bot reads one JSON line per message of the Play stream on stdin and writes one
 answer per line on stdout: cards ("5D 5C"), "pass", or an Action in JSON. See

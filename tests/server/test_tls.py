@@ -176,3 +176,21 @@ def test_referee_serve_over_mutual_tls_with_bot_processes(tmp_path, pki):
     key = load_public_key(state / "signing-key.pub")
     report = verify_log(tmp_path / "logs" / f"{match_id}.jsonl", key)
     assert report.ok and report.key_checked, report.summary()
+
+
+def test_the_web_pages_are_not_served_off_loopback_in_plaintext_without_insecure(tmp_path):
+    """`--http` has no TLS of its own: the same rule as the gRPC listeners."""
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "referee.cli", "serve", "--address", "127.0.0.1:0"),
+            *("--log-dir", str(tmp_path / "logs"), "--state-dir", str(tmp_path / "state")),
+            *("--http", "0.0.0.0:0"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "refusing to serve --http 0.0.0.0:0 in plaintext" in done.stderr
+    assert "--insecure" in done.stderr
