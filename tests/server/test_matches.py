@@ -211,7 +211,9 @@ async def test_a_match_whose_log_cannot_be_created_is_refused_and_the_server_goe
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await create(organiser, seed="nolog")
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
-    assert "cannot create the match log" in (err.value.details() or "")
+    details = err.value.details() or ""
+    assert "cannot create the match's event log" in details
+    assert str(log_dir) not in details  # no server path in an answer
     listed = await organiser.ListMatches(match_service.ListMatchesRequest())
     assert not listed.matches  # nothing half-made is left behind
 
