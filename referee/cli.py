@@ -220,7 +220,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.tls_client_ca and not args.tls_cert:
         print("referee serve: --tls-client-ca needs --tls-cert and --tls-key", file=sys.stderr)
         return 2
-    if args.http and not args.insecure and not is_loopback(args.http):
+    http_host, colon, http_port = (args.http or "").rpartition(":")
+    http_address = f"{http_host or '127.0.0.1'}:{http_port}"  # as the web front reads it
+    if colon and http_port.isdigit() and not args.insecure and not is_loopback(http_address):
         # The web pages have no TLS of their own: the same rule as the gRPC listeners.
         print(
             f"referee serve: refusing to serve --http {args.http} in plaintext: it is "
@@ -272,18 +274,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             what = "resumed" if resumed.resumed else f"not resumed: {resumed.problem}"
             print(f"match {resumed.match_id} {what}", flush=True)
         print(f"referee listening on {server.address}; logs in {args.log_dir}", flush=True)
-        made = " (created now)" if secrets.token_created else ""
-        where = (
-            "" if server.organiser_address == server.address else f" on {server.organiser_address}"
-        )
-        print(
-            f"organiser token{where}: {secrets.token_file}{made}; send it as "
-            "'authorization: Bearer <token>'",
-            flush=True,
-        )
-        public = f" (also in {secrets.public_key_file})" if secrets.public_key_file else ""
-        print(f"logs signed with ed25519 public key {secrets.signer.public_key_text}{public}")
-        print(f"TLS: {'mutual' if tls and tls.client_ca else 'on' if tls else 'off'}", flush=True)
         web = None
         if args.http:
             from referee.web.app import WebFront, WebLimits
@@ -301,6 +291,18 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 await server.stop(grace=0)
                 raise
             print(f"spectators' web pages on {web.url}/", flush=True)
+        made = " (created now)" if secrets.token_created else ""
+        where = (
+            "" if server.organiser_address == server.address else f" on {server.organiser_address}"
+        )
+        print(
+            f"organiser token{where}: {secrets.token_file}{made}; send it as "
+            "'authorization: Bearer <token>'",
+            flush=True,
+        )
+        public = f" (also in {secrets.public_key_file})" if secrets.public_key_file else ""
+        print(f"logs signed with ed25519 public key {secrets.signer.public_key_text}{public}")
+        print(f"TLS: {'mutual' if tls and tls.client_ca else 'on' if tls else 'off'}", flush=True)
         try:
             await server.wait_for_signal()
         finally:

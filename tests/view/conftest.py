@@ -196,7 +196,9 @@ def match_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def entries(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    """The log's entries (a signed log's last line, its trailer, is no entry)."""
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [entry for entry in lines if "trailer" not in entry]
 
 
 def seat_of(payload: dict[str, Any]) -> int:
