@@ -292,7 +292,7 @@ class Tournament:
         self._check_recorded(loaded, {s.match_id for s in schedule})
         test = for_schedule(self.config, schedule, loaded)
         with tempfile.TemporaryDirectory(prefix="referee-dry-run-") as scratch:
-            referee = self._make_referee(Path(scratch), Path(scratch) / "state")
+            referee = self._make_referee(Path(scratch) / "logs", Path(scratch) / "state")
             try:
                 await referee.start()
             except RefereeUnavailable as exc:
