@@ -125,6 +125,14 @@ def serve(tmp: Path, port: int) -> subprocess.Popen[str]:
     return proc
 
 
+def organiser(tmp: Path) -> tuple[tuple[str, str], ...]:
+    """The organiser's credential, from the server's state folder (none before tokens)."""
+    token = tmp / "state" / "organiser-token"
+    if not token.exists():
+        return ()
+    return (("authorization", "Bearer " + token.read_text().strip()),)
+
+
 def one_kill(tmp: Path, rng: random.Random) -> dict[str, object]:
     port = free_port()
     address = f"127.0.0.1:{port}"
@@ -136,7 +144,8 @@ def one_kill(tmp: Path, rng: random.Random) -> dict[str, object]:
                 hands=3,
                 seed=f"kill-{rng.random()}",
                 time_control=common.TimeControl(turn_time_ms=3000, resume_grace_ms=15000),
-            )
+            ),
+            metadata=organiser(tmp),
         )
     log = tmp / "logs" / f"{created.match_id}.jsonl"
     bots = [

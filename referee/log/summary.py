@@ -11,6 +11,7 @@ import dataclasses
 from pathlib import Path
 
 from referee.log.reader import LogLine, read_log, walk
+from referee.log.writer import line_hash
 from referee.protocol import common
 from referee.rules import SEATS
 
@@ -61,6 +62,10 @@ class LogSummary:
     hands: int
     seats: tuple[SeatSummary, ...]
     seat_names: tuple[str, ...]
+    final_hash: str = ""
+    """SHA-256 of the last entry line: what the log's signature covers."""
+    signed_by: str = ""
+    """The public key the log's trailer names (base64); empty for an unsigned log."""
 
 
 @dataclasses.dataclass
@@ -176,6 +181,11 @@ def summarize_log(path: Path) -> LogSummary:
     summarizer = Summarizer()
     walk(read.lines, summarizer)
     try:
-        return summarizer.summary()
+        summary = summarizer.summary()
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
+    return dataclasses.replace(
+        summary,
+        final_hash=line_hash(read.lines[-1].raw),
+        signed_by=read.trailer.public_key if read.trailer is not None else "",
+    )

@@ -25,6 +25,7 @@ import structlog
 
 from referee import __version__
 from referee.log.reader import LogFormatError, read_log
+from referee.log.signing import LogSigner, trailer_line
 from referee.log.writer import EventLogWriter, FsyncPolicy, LogWriteError
 from referee.match import machine
 from referee.match.settings import MatchSettings
@@ -87,8 +88,11 @@ class MatchRegistry:
         max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
         clock: Clock | None = None,
         metrics: Metrics | None = None,
+        signer: LogSigner | None = None,
     ) -> None:
         self.log_dir = log_dir
+        self.signer = signer
+        """Signs each log that closes with the match's end (referee.log.signing)."""
         self.state_dir = state_dir
         self.keep_finished = keep_finished
         self.fsync = fsync
@@ -197,6 +201,13 @@ class MatchRegistry:
     def _on_closed(self, host: MatchHost) -> None:
         if host.metrics is not None:
             host.metrics.closed(host.state)
+        if self.signer is not None and host.state.over and not host.failure:
+            writer = host.writer
+            trailer = self.signer.trailer(host.match_id, writer.seq, writer.last_hash)
+            try:
+                writer.write_trailer(trailer_line(trailer))
+            except LogWriteError as exc:  # the log stays whole, unsigned (as if cut short)
+                log.error("cannot sign the match log", match_id=host.match_id, error=str(exc))
         if not host.failure:  # the log has the seed now; a failed match may yet resume
             self._seed_path(host.match_id).unlink(missing_ok=True)
         self._finished.append(host.match_id)
@@ -225,6 +236,7 @@ class MatchRegistry:
         status = state.status
         if host.failure:
             status = common.MATCH_STATUS_CANCELLED
+        closed = state.over and host.done.is_set() and not host.failure
         return match_service.MatchInfo(
             match_id=state.match_id,
             status=status,
@@ -235,6 +247,8 @@ class MatchRegistry:
             standings=standings_pb(state.rules.standings()) if state.over else [],
             seed_commitment=state.commitment,
             failure=host.failure,
+            final_hash=host.writer.last_hash if closed else "",
+            log_lines=host.writer.seq if closed else 0,
         )
 
     def list(

@@ -20,7 +20,17 @@ from referee.bots import BUILTIN_BOTS
 from referee.stdio import PREFIX as STDIO_PREFIX
 from referee.stdio import bridge_argv
 
-PLACEHOLDERS = ("address", "token", "python", "seat", "match", "name")
+PLACEHOLDERS = (
+    "address",
+    "token",
+    "python",
+    "seat",
+    "match",
+    "name",
+    "ca_file",
+    "client_cert",
+    "client_key",
+)
 """What a command may contain in braces; each is replaced when the bot is spawned."""
 
 MAX_SEAT_NAME_CHARS = 40

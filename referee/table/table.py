@@ -31,11 +31,14 @@ from typing import Any
 
 import structlog
 
+from referee import text
 from referee.bots import builtin_bot, play_seat
+from referee.log.signing import LogSigner
 from referee.log.summary import SeatSummary, summarize_log
 from referee.match.settings import MatchSettings
 from referee.rules import new_seed
 from referee.server.lobby import Assignment
+from referee.server.tls import ClientTls
 from referee.table.bots import BuiltinBot, CommandBot, RemoteBot, Seat, expand
 from referee.table.procs import BotProcess, ProcessLedger
 from referee.table.referees import LocalReferee, Referee
@@ -111,6 +114,10 @@ class MatchReport:
     hands: int
     seats: tuple[SeatReport, ...]
     settings: MatchSettings
+    final_hash: str = ""
+    """SHA-256 of the log's last entry line, what its signature covers: publish it."""
+    signed_by: str = ""
+    """The public key (base64) the log's signature trailer names; empty when unsigned."""
 
     @property
     def finished(self) -> bool:
@@ -163,10 +170,7 @@ def printable(line: str) -> str:
     >>> printable("ok\\x1b[2J\\tdone")
     'ok\\\\x1b[2J\\tdone'
     """
-    out = "".join(
-        c if c.isprintable() or c == "\t" else f"\\x{ord(c):02x}" if ord(c) < 256 else "?"
-        for c in line[:MAX_TAIL_LINE_CHARS]
-    )
+    out = "\t".join(text.printable(part) for part in line[:MAX_TAIL_LINE_CHARS].split("\t"))
     return out + ("…" if len(line) > MAX_TAIL_LINE_CHARS else "")
 
 
@@ -190,6 +194,9 @@ class Table:
 
     ``on_exit`` hears at once of a bot that ends before its match; ``ledger`` keeps the
     process groups alive now (a tournament's, so that a killed run's bots can be stopped).
+    ``tls``: how the seated bots reach a referee that serves TLS (built-in bots use it,
+    spawned bots get it as ``PUSOY_TLS_*`` and the ``{ca_file}``, ``{client_cert}``,
+    ``{client_key}`` placeholders).
     """
 
     def __init__(
@@ -199,8 +206,10 @@ class Table:
         on_exit: Callable[[BotExit], None] | None = None,
         ledger: ProcessLedger | None = None,
         exit_grace_s: float = BOT_EXIT_GRACE_S,
+        tls: ClientTls | None = None,
     ) -> None:
         self.referee = referee
+        self.tls = tls
         self.on_exit = on_exit
         self.ledger = ledger
         self.exit_grace_s = exit_grace_s
@@ -257,6 +266,8 @@ class Table:
                 seed=summary.seed,
                 hands=summary.hands,
                 settings=settings,
+                final_hash=summary.final_hash,
+                signed_by=summary.signed_by,
                 seats=tuple(
                     SeatReport(
                         seat=s,
@@ -302,7 +313,16 @@ class Table:
             return
         if isinstance(bot, BuiltinBot):
             strategy = builtin_bot(bot.strategy, bot_seed(settings.seed, seat))
-            task = asyncio.create_task(play_seat(strategy, address, token))
+            tls = self.tls
+            task = asyncio.create_task(
+                play_seat(
+                    strategy,
+                    address,
+                    token,
+                    credentials=tls.credentials() if tls is not None else None,
+                    channel_options=tls.options() if tls is not None else (),
+                )
+            )
             run.tasks.append(task)
             run.watchers.append(asyncio.create_task(self._watch_task(run, seat, spec, task)))
             return
@@ -312,10 +332,16 @@ class Table:
             "seat": str(seat),
             "match": label or run.match_id,
             "name": spec.name,
+            **{key: str(path or "") for key, (_, path) in self._tls_files().items()},
         }
         command = shlex.join(expand(bot.argv, values))  # {token} stays a placeholder
         argv = expand(bot.argv, {**values, "token": token})
         env = {**dict(bot.env), "PUSOY_ADDRESS": address, "PUSOY_TOKEN": token}
+        env.update({var: str(path) for var, path in self._tls_files().values() if path})
+        if self.tls is not None:
+            env["PUSOY_TLS"] = "1"
+        if self.tls is not None and self.tls.server_name:
+            env["PUSOY_TLS_SERVER_NAME"] = self.tls.server_name
         path = stderr_path(run.match_id, seat, spec.name)
         run.stderr[seat] = path
         try:
@@ -333,6 +359,15 @@ class Table:
         run.procs.append((seat, proc))
         watcher = self._watch_process(run, seat, spec.name, command, proc)
         run.watchers.append(asyncio.create_task(watcher))
+
+    def _tls_files(self) -> dict[str, tuple[str, Path | None]]:
+        """Placeholder -> (the kits' variable, file) of the seated bots' TLS."""
+        tls = self.tls or ClientTls()
+        return {
+            "ca_file": ("PUSOY_TLS_CA", tls.ca),
+            "client_cert": ("PUSOY_TLS_CERT", tls.cert),
+            "client_key": ("PUSOY_TLS_KEY", tls.key),
+        }
 
     # -- noticing a bot that ends early -------------------------------------------------
 
@@ -422,13 +457,15 @@ async def play_match(
     log_dir: Path,
     address: str = "127.0.0.1:0",
     on_exit: Callable[[BotExit], None] | None = None,
+    signer: LogSigner | None = None,
 ) -> MatchReport:
     """``referee match``: a referee in this process (its log in ``log_dir``, each spawned
-    bot's output beside it as ``<match>.seat<N>.stderr``), one table, one match.
+    bot's output beside it as ``<match>.seat<N>.stderr``), one table, one match; the log
+    signed by ``signer`` (an ephemeral key when None).
 
     Raises RefereeUnavailable when the referee cannot start (address, log folder), and
     SettingsError when it refuses the settings."""
-    referee = LocalReferee(address, log_dir, keep_logs=True)
+    referee = LocalReferee(address, log_dir, keep_logs=True, signer=signer)
     await referee.start()
     try:
         return await Table(referee, on_exit=on_exit).play(

@@ -37,6 +37,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from referee.log.signing import LogSigner, resign
 from referee.match.settings import MatchSettings
 from referee.table.bots import Seat
 from referee.table.referees import LocalReferee, RefereeUnavailable
@@ -165,10 +166,13 @@ def place_files(
     job: MatchJob,
     log_path: Path,
     stderr_path: Callable[[int, str], Path],
+    signer: LogSigner | None = None,
 ) -> MatchReport:
-    """Write a worker's log (byte for byte, fsynced) and its bots' output where a local
-    match puts them; the report is returned with those paths. Raises WorkerMismatch when
-    the bytes or the deal are not what was asked for."""
+    """Write a worker's log (fsynced) and its bots' output where a local match puts
+    them; the report is returned with those paths. The log's entries are kept byte for
+    byte; with ``signer``, the worker's trailer is replaced by one signed with the
+    tournament's own key. Raises WorkerMismatch when the bytes or the deal are not what
+    was asked for."""
     if hashlib.sha256(played.log).hexdigest() != played.log_sha256:
         raise WorkerMismatch("the log arrived damaged (its SHA-256 differs from the worker's)")
     report = played.report
@@ -176,10 +180,19 @@ def place_files(
         raise WorkerMismatch(
             f"the worker played another deal (seed {report.seed!r}, not {job.settings.seed!r})"
         )
+    data = played.log
+    if signer is not None:
+        try:
+            data, final_hash = resign(data, report.match_id, signer)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise WorkerMismatch(f"the log cannot be signed: {exc}") from None
+        report = dataclasses.replace(
+            report, final_hash=final_hash, signed_by=signer.public_key_text
+        )
     log_path.parent.mkdir(parents=True, exist_ok=True)
     partial = log_path.with_name(log_path.name + ".part")
     with open(partial, "wb") as f:
-        f.write(played.log)
+        f.write(data)
         f.flush()
         os.fsync(f.fileno())
     os.replace(partial, log_path)
@@ -208,8 +221,11 @@ class RayBackend:
         execution: ExecutionConfig,
         *,
         on_retry: Callable[[str, str, int], None] | None = None,
+        signer: LogSigner | None = None,
     ) -> None:
         self.execution = execution
+        self.signer = signer
+        """Signs each arriving log with the tournament's key (replacing the worker's)."""
         self.on_retry = on_retry
         """Hears of a lost attempt: the match, why, and the attempt about to start."""
         self._ray: Any = None
@@ -257,7 +273,9 @@ class RayBackend:
             ref = self._task.remote(job)
             try:
                 played: PlayedMatch = await ref
-                report = await asyncio.to_thread(place_files, played, job, log_path, stderr_path)
+                report = await asyncio.to_thread(
+                    place_files, played, job, log_path, stderr_path, self.signer
+                )
                 return Arrived(report, played.node, tuple(retries))
             except asyncio.CancelledError:
                 ray.cancel(ref, force=True)

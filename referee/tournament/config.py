@@ -37,7 +37,17 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
 
     [referee]
     address = "127.0.0.1:0"      # where the in-process referee listens
+    # tls_cert = "server.pem"    # its certificate and key (TLS); with tls_client_ca,
+    # tls_key = "server.key"     #   bots must show a certificate signed by that CA
+    # tls_client_ca = "bots-ca.pem"
+    # insecure = false           # true: plaintext on an address other machines reach
     # server = "10.0.0.5:50051"  # or: use this running `referee serve` instead
+    # organiser_token_file = "token"   # its organiser token (referee serve prints the path)
+    # organiser_address = "10.0.0.5:50052"  # its organiser listener, if it has its own
+    # ca_file = "ca.pem"         # clients (this process's, and spawned bots through
+    # client_cert = "me.pem"     #   {ca_file} {client_cert} {client_key} and
+    # client_key = "me.key"      #   PUSOY_TLS_CA ...): trust this CA, show this cert
+    # server_name = "referee.example"  # the name to check in the referee's certificate
     lobby_wait_s = 60
     verify_logs = true
 
@@ -101,6 +111,7 @@ from referee.match.settings import (
     settings_from_request,
 )
 from referee.rules import OptionsError, Rules
+from referee.server.tls import ClientTls, ServerTls
 from referee.stdio import bridge_argv
 from referee.table.bots import (
     PLACEHOLDERS,
@@ -234,6 +245,36 @@ class RefereeConfig:
     without them (their seats then get default actions until they connect)."""
     verify_logs: bool = True
     """Re-check each match log (``referee verify``) as the match ends."""
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_client_ca: Path | None = None
+    """The in-process referee's TLS certificate and key, and the CA of client
+    certificates (mutual TLS)."""
+    insecure: bool = False
+    """Let the in-process referee serve plaintext on an address other machines reach."""
+    organiser_token_file: Path | None = None
+    """The token of ``server`` (``referee serve`` prints where it is)."""
+    organiser_address: str = ""
+    """``server``'s organiser listener, when it has one of its own."""
+    ca_file: Path | None = None
+    client_cert: Path | None = None
+    client_key: Path | None = None
+    server_name: str = ""
+    """How this process's clients (and spawned bots) check the referee's certificate,
+    and the certificate they show for mutual TLS."""
+
+    @property
+    def client_tls(self) -> ClientTls | None:
+        """TLS for clients of the referee, or None for plaintext."""
+        if not (self.ca_file or self.client_cert or self.tls_cert):
+            return None
+        return ClientTls(self.ca_file, self.client_cert, self.client_key, self.server_name)
+
+    @property
+    def server_tls(self) -> ServerTls | None:
+        if self.tls_cert is None or self.tls_key is None:
+            return None
+        return ServerTls(self.tls_cert, self.tls_key, self.tls_client_ca)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -343,10 +384,15 @@ class TournamentConfig:
         wait, log verification, the execution backend and remote bots' keys, which may
         change between runs.
         """
+        rules = {"profile": self.rules.profile, **self.rules.options()}
+        if not rules["max_hands"]:
+            # Unset (the referee's cap applies): left out, so that folders started before
+            # the option existed still resume.
+            del rules["max_hands"]
         identity: dict[str, Any] = {
             "version": IDENTITY_VERSION,
             "bots": [b.identity() for b in self.bots],
-            "rules": {"profile": self.rules.profile, **self.rules.options()},
+            "rules": rules,
             "format": self.format.value,
             "rounds": self.rounds,
             "hero": self.hero,
@@ -558,13 +604,60 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         ),
     )
     f.done()
+
+    def file(key: str) -> Path | None:
+        text = ref.text(key)
+        if text is None:
+            return None
+        path = base / text
+        if not path.is_file():
+            raise ConfigError(f"referee.{key}", f"no such file: {path}")
+        return path
+
     referee = RefereeConfig(
         address=ref.text("address", DEFAULT_ADDRESS) or DEFAULT_ADDRESS,
         server=ref.text("server", "") or "",
         lobby_wait_s=ref.number("lobby_wait_s", DEFAULT_LOBBY_WAIT_S),
         verify_logs=ref.flag("verify_logs", True),
+        tls_cert=file("tls_cert"),
+        tls_key=file("tls_key"),
+        tls_client_ca=file("tls_client_ca"),
+        insecure=ref.flag("insecure", False),
+        organiser_token_file=file("organiser_token_file"),
+        organiser_address=ref.text("organiser_address", "") or "",
+        ca_file=file("ca_file"),
+        client_cert=file("client_cert"),
+        client_key=file("client_key"),
+        server_name=ref.text("server_name", "") or "",
     )
     ref.done()
+    if (referee.tls_cert is None) != (referee.tls_key is None):
+        raise ConfigError("referee.tls_cert", "tls_cert and tls_key go together")
+    if referee.tls_client_ca and not referee.tls_cert:
+        raise ConfigError("referee.tls_client_ca", "mutual TLS needs tls_cert and tls_key")
+    if (referee.client_cert is None) != (referee.client_key is None):
+        raise ConfigError("referee.client_cert", "client_cert and client_key go together")
+    if referee.tls_cert and not referee.ca_file:
+        raise ConfigError(
+            "referee.ca_file",
+            "with tls_cert, name the CA that signed it: the tournament's own clients "
+            "(built-in bots, the organiser) check the referee's certificate against it",
+        )
+    if referee.tls_client_ca and not referee.client_cert:
+        raise ConfigError(
+            "referee.client_cert",
+            "with tls_client_ca, give the certificate the tournament's own clients show",
+        )
+    if referee.server and referee.tls_cert:
+        raise ConfigError(
+            "referee.tls_cert", "is for the tournament's own referee, not for a server"
+        )
+    if referee.server and not referee.organiser_token_file:
+        raise ConfigError(
+            "referee.organiser_token_file",
+            "a running referee server needs its organiser token (the file `referee "
+            "serve` names when it starts)",
+        )
     if ":" not in referee.address:
         raise ConfigError("referee.address", f"should be host:port, got {referee.address!r}")
     if referee.server and ":" not in referee.server:

@@ -28,6 +28,7 @@ matches with a results line are never played twice.
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import json
 import multiprocessing
@@ -48,6 +49,7 @@ import structlog
 from referee.log.summary import SeatSummary
 from referee.log.verify import verify_log
 from referee.rules import new_seed
+from referee.server.auth import TokenError, load_or_create_token
 from referee.server.lobby import Lobby
 from referee.table.bots import Seat
 from referee.table.procs import ProcessLedger
@@ -56,6 +58,7 @@ from referee.table.referees import (
     Referee,
     RefereeUnavailable,
     ServerReferee,
+    state_signer,
 )
 from referee.table.table import BOT_EXIT_GRACE_S, BotExit, Table
 from referee.tournament.backends import MatchJob, RayBackend, RayNotInstalled, require_ray
@@ -123,9 +126,11 @@ class Plan:
     test: SequentialTest | None
 
 
-def _log_verifies(path: str) -> bool:
-    """Runs in the verification worker."""
-    return verify_log(Path(path)).ok
+def _log_verifies(path: str, public_key: str = "") -> bool:
+    """Runs in the verification worker: the rules, and the signature of ``public_key``
+    (base64) when given."""
+    key = base64.b64decode(public_key) if public_key else None
+    return verify_log(Path(path), key).ok
 
 
 def _now() -> str:
@@ -165,6 +170,8 @@ class Tournament:
         self.progress = progress or Progress(sys.stderr, tty=False)
         self.address = ""
         """The referee's address once it is listening (remote bots connect there)."""
+        self.public_key = ""
+        """The key the referee signs logs with (base64), once it is started."""
         self.ready = asyncio.Event()
         self.master_seed = ""
         self.schedule: list[MatchSpec] = []
@@ -301,11 +308,7 @@ class Tournament:
             except RayNotInstalled as exc:
                 raise TournamentError(str(exc)) from None
         with tempfile.TemporaryDirectory(prefix="referee-dry-run-") as scratch:
-            referee: Referee = (
-                ServerReferee(self.config.referee.server)
-                if self.config.referee.server
-                else LocalReferee(self.listen, Path(scratch))
-            )
+            referee = self._make_referee(Path(scratch) / "logs", Path(scratch) / "state")
             try:
                 await referee.start()
             except RefereeUnavailable as exc:
@@ -322,6 +325,23 @@ class Tournament:
             test=test,
         )
 
+    def _make_referee(self, log_dir: Path, state_dir: Path) -> Referee:
+        """The referee server named by the config (with its organiser token), or one in
+        this process that logs to ``log_dir`` and keeps its signing key in ``state_dir``."""
+        ref = self.config.referee
+        if not ref.server:
+            return LocalReferee(
+                self.listen, log_dir, state_dir, tls=ref.server_tls, insecure=ref.insecure
+            )
+        assert ref.organiser_token_file is not None  # the config requires it
+        try:
+            token, _ = load_or_create_token(ref.organiser_token_file)
+        except TokenError as exc:
+            raise TournamentError(str(exc)) from None
+        return ServerReferee(
+            ref.server, token, organiser_address=ref.organiser_address, tls=ref.client_tls
+        )
+
     # -- the run ------------------------------------------------------------------
 
     async def run(self) -> TournamentSummary:
@@ -333,15 +353,15 @@ class Tournament:
         if self.config.execution.backend is Backend.RAY:
             await self._run_on_ray()
             return self._summary(started, played_before)
-        if self.config.referee.server:
-            self.referee = ServerReferee(self.config.referee.server)
-        else:
-            self.referee = LocalReferee(self.listen, self.work / "referee")
+        self.referee = self._make_referee(self.work / "referee", self.folder / "state")
         try:
             await self.referee.start()
         except RefereeUnavailable as exc:
             raise TournamentError(str(exc)) from None
         self.address = self.referee.address
+        self.public_key = self.referee.public_key
+        if self.public_key:
+            write_atomic(self.folder / "signing-key.pub", self.public_key + "\n", sync=False)
         lobby = self.referee.lobby
         if lobby is not None:
             lobby.tournament = self.config.name
@@ -383,7 +403,15 @@ class Tournament:
         """``run`` with the Ray backend: no referee here (each task runs its own), no
         lobby (refused by the configuration); the same dispatch and recording."""
         execution = self.config.execution
-        self._ray = RayBackend(execution, on_retry=self._retry_notice)
+        try:
+            # The workers' referees sign with keys of their own; each log is signed again
+            # with the tournament's key when it arrives, as a local run signs it.
+            signer = state_signer(self.folder / "state")
+        except RefereeUnavailable as exc:
+            raise TournamentError(str(exc)) from None
+        self.public_key = signer.public_key_text
+        write_atomic(self.folder / "signing-key.pub", self.public_key + "\n", sync=False)
+        self._ray = RayBackend(execution, on_retry=self._retry_notice, signer=signer)
         try:
             if self.pending:  # nothing left to play: no cluster needed
                 self._ray.start()
@@ -545,6 +573,7 @@ class Tournament:
                     on_exit=self._bot_exit_notice(spec),
                     ledger=self.ledger,
                     exit_grace_s=BOT_EXIT_GRACE_S,
+                    tls=self.config.referee.client_tls,
                 )
                 report = await table.play(
                     settings,
@@ -581,6 +610,8 @@ class Tournament:
                     )
                     for r in report.seats
                 ),
+                final_hash=report.final_hash,
+                signed_by=report.signed_by,
             )
         except (asyncio.CancelledError, RefereeUnavailable):
             raise  # not the match's fault: the tournament stops, and resumes it later
@@ -621,11 +652,13 @@ class Tournament:
         if self._pool is not None:
             try:
                 loop = asyncio.get_running_loop()
-                return await loop.run_in_executor(self._pool, _log_verifies, str(path))
+                return await loop.run_in_executor(
+                    self._pool, _log_verifies, str(path), self.public_key
+                )
             except BrokenProcessPool:
                 log.warning("the verification worker died; verifying in-process")
                 self._pool = None
-        return _log_verifies(str(path))
+        return _log_verifies(str(path), self.public_key)
 
     # -- recording ------------------------------------------------------------------
 

@@ -105,18 +105,27 @@ def referee_program() -> str:
     return f"{shlex.quote(sys.executable)} -m referee.cli"
 
 
-def verify_command(program: str, logs: Path, cwd: Path | None = None) -> str:
-    """A shell command that re-checks every log in ``logs``: the folder quoted, the
-    ``*.jsonl`` left for the shell to expand; relative to ``cwd`` when inside it.
+def verify_command(
+    program: str, logs: Path, cwd: Path | None = None, public_key: Path | None = None
+) -> str:
+    """A shell command that re-checks every log in ``logs`` (and its signature, with the
+    key file ``public_key``): the folder quoted, the ``*.jsonl`` left for the shell to
+    expand; paths relative to ``cwd`` when inside it.
 
     >>> verify_command("referee", Path("/home/me/club night/logs"), Path("/home/me"))
     "referee verify 'club night/logs'/*.jsonl"
+    >>> verify_command("referee", Path("/t/logs"), Path("/t"), Path("/t/signing-key.pub"))
+    'referee verify --public-key signing-key.pub logs/*.jsonl'
     """
     here = Path.cwd() if cwd is None else cwd
-    shown = logs
-    if logs.is_absolute() and logs.is_relative_to(here):
-        shown = logs.relative_to(here)
-    return f"{program} verify {shlex.quote(str(shown))}/*.jsonl"
+
+    def shown(path: Path) -> str:
+        if path.is_absolute() and path.is_relative_to(here):
+            path = path.relative_to(here)
+        return shlex.quote(str(path))
+
+    key = f"--public-key {shown(public_key)} " if public_key is not None else ""
+    return f"{program} verify {key}{shown(logs)}/*.jsonl"
 
 
 __all__ = [

@@ -14,6 +14,9 @@ The folder of a tournament::
     standings.csv       the same table
     logs/ID.jsonl       each match's event log (``referee verify`` checks it), whichever
                         backend played it (a Ray worker's log is written here on arrival)
+    signing-key.pub     the public key the referee signed the logs with (base64)
+    state/              the tournament's own referee's signing key (mode 0700; never
+                        publish it; never under logs/)
     stderr/ID/          each spawned bot's stdout and stderr, one file per seat
     work/               the referee's logs of matches being played, and live processes
 
@@ -132,6 +135,11 @@ class MatchResult:
     retries: tuple[str, ...] = ()
     """Earlier attempts at the match that were lost with their node (Ray backend), and
     why, oldest first; the recorded match is the one attempt that came back whole."""
+    final_hash: str = ""
+    """SHA-256 of the log's last entry line (what its signature covers): published so
+    that a log rewritten later no longer matches; empty when there is no log."""
+    signed_by: str = ""
+    """The key (base64 Ed25519) that signed the log; empty: unsigned."""
 
     @property
     def finished(self) -> bool:
@@ -156,6 +164,8 @@ class MatchResult:
             "duration_s": round(self.duration_s, 3),
             "seats": [s.to_json() for s in self.seats],
             "retries": list(self.retries),
+            "final_hash": self.final_hash,
+            "signed_by": self.signed_by,
         }
 
     @classmethod
@@ -179,6 +189,8 @@ class MatchResult:
             duration_s=float(d.get("duration_s", 0.0)),
             seats=tuple(SeatResult.from_json(s) for s in d["seats"]),
             retries=tuple(str(x) for x in d.get("retries", ())),
+            final_hash=str(d.get("final_hash", "")),
+            signed_by=str(d.get("signed_by", "")),
         )
 
 

@@ -10,6 +10,7 @@ the same as the local run's (timing fields and the referee's random match ids as
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import json
 import sys
@@ -157,9 +158,12 @@ async def test_same_results_on_ray_when_a_node_dies_mid_run(tmp_path, cluster):
     assert len(retried) == 1, out.getvalue()
     assert "lost" in retried[0]["retries"][0]
     assert f"{retried[0]['match_id']}: attempt 1 was lost" in out.getvalue()
-    # Verified on arrival, byte for byte what the worker's referee wrote.
+    # Verified on arrival: the entries byte for byte what the worker's referee wrote.
     assert all(r["verified"] is True for r in results)
-    assert all(verify_log(folder / r["log"]).ok for r in results)
+    # Every log is signed with the tournament's own key (not a worker's), as locally.
+    key = base64.b64decode((folder / "signing-key.pub").read_text().strip())
+    assert all(verify_log(folder / r["log"], public_key=key).ok for r in results)
+    assert {r["signed_by"] for r in results} == {base64.b64encode(key).decode()}
     check_results_match_logs(folder)
     assert sorted(p.name for p in (folder / "logs").iterdir()) == sorted(
         f"{r['match_id']}.jsonl" for r in results

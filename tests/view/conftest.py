@@ -17,7 +17,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import grpc
 import pytest
 
 from pusoy_client import Bot, Choice, run_bot
@@ -98,7 +97,7 @@ class Paced(GreedyBot):
 
 
 async def create_match(
-    address: str,
+    server: RefereeServer,
     *,
     profile: str,
     hands: int,
@@ -107,7 +106,7 @@ async def create_match(
     turn_time_ms: int = 5000,
     connect_timeout_ms: int = 10_000,
 ) -> match_service.CreateMatchResponse:
-    async with grpc.aio.insecure_channel(address) as channel:
+    async with server.organiser_channel() as channel:
         stub = match_service_grpc.MatchServiceStub(channel)
         return await stub.CreateMatch(
             match_service.CreateMatchRequest(
@@ -137,7 +136,7 @@ async def play_match(
     await server.start()
     try:
         created = await create_match(
-            server.address,
+            server,
             profile=profile,
             hands=hands,
             seed=seed,
@@ -197,7 +196,9 @@ def match_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def entries(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    """The log's entries (a signed log's last line, its trailer, is no entry)."""
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [entry for entry in lines if "trailer" not in entry]
 
 
 def seat_of(payload: dict[str, Any]) -> int:
