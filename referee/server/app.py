@@ -6,6 +6,7 @@ import asyncio
 import shutil
 import signal
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import grpc
@@ -53,12 +54,15 @@ class RefereeServer:
         resume: bool = False,
         fsync: FsyncPolicy = FsyncPolicy.NEVER,
         max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
+        also_listen: Sequence[str] = (),
     ) -> None:
         """``state_dir`` keeps what a restart needs and the public must not see (the seeds
         of running matches): never the log folder. Without one, a private temporary
         folder is used and nothing can be resumed. ``resume``: continue the unfinished
         logs of ``log_dir`` at start."""
         self.requested_address = address
+        self.also_listen = tuple(also_listen)
+        """More gRPC addresses to serve, such as ``unix:PATH`` for sandboxed bots."""
         self._temp_state = state_dir is None
         if state_dir is None:
             state_dir = Path(tempfile.mkdtemp(prefix="referee-state-"))
@@ -132,6 +136,9 @@ class RefereeServer:
             self.port = 0
         if self.port == 0:
             raise OSError(f"cannot listen on {self.requested_address}")
+        for extra in self.also_listen:
+            if not self.server.add_insecure_port(extra):
+                raise OSError(f"cannot listen on {extra}")
         await self.server.start()
         for name in (*SERVICE_NAMES, ""):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -51,8 +51,17 @@ from referee.log.summary import SeatSummary, summarize_log
 from referee.log.verify import verify_log
 from referee.protocol import common
 from referee.rules import new_seed
+from referee.sandbox import Jail
 from referee.server.lobby import Assignment, Lobby
-from referee.tournament.config import BotKind, TournamentConfig, identity_changes
+from referee.tournament.config import (
+    BotKind,
+    RemoteDeals,
+    Seatings,
+    TournamentConfig,
+    identity_changes,
+)
+from referee.tournament.disqualify import Disqualifier
+from referee.tournament.isolation import Isolation, SandboxUnavailable
 from referee.tournament.procs import BotProcess, ProcessLedger, expand
 from referee.tournament.progress import Counts, Progress
 from referee.tournament.ratings import (
@@ -80,6 +89,7 @@ from referee.tournament.results import (
 )
 from referee.tournament.schedule import MatchSpec, build_schedule
 from referee.tournament.sprt import SequentialTest, for_schedule
+from referee.tournament.turnclock import TurnClock
 
 log = structlog.get_logger("referee.tournament")
 
@@ -139,6 +149,25 @@ class _Seated:
     exit_codes: dict[int, int | None] = dataclasses.field(default_factory=dict)
     early_exits: dict[int, float] = dataclasses.field(default_factory=dict)
     """Seat -> loop time of a bot that ended before the tournament knew its match had."""
+    replaced: dict[int, str] = dataclasses.field(default_factory=dict)
+    """Seat -> who played it for a disqualified bot (``Disqualifier``)."""
+    reports: dict[int, Jail] = dataclasses.field(default_factory=dict)
+    """Seat -> the sandbox of its bot, once stopped."""
+    clock: TurnClock | None = None
+    """CPU time per turn of the sandboxed bots."""
+
+    def sandbox_fields(self, seat: int) -> dict[str, Any]:
+        """The seat's result fields from its sandbox and the disqualification policy."""
+        out: dict[str, Any] = {"replaced_by": self.replaced.get(seat, "")}
+        jail = self.reports.get(seat)
+        if jail is not None and jail.report is not None:
+            report = jail.report
+            out["breach"] = report.breach.value if report.breach else ""
+            out["cpu_s"] = report.cpu_s
+            out["memory_mb"] = report.memory_peak_mb
+        if self.clock is not None:
+            out |= self.clock.fields(seat)
+        return out
 
     def judge_early_exits(self, match_over_at: float, skew_s: float) -> None:
         """An early exit is a crash unless it came within ``skew_s`` of the end: a
@@ -146,6 +175,25 @@ class _Seated:
         for seat, at in self.early_exits.items():
             if match_over_at - at > skew_s:
                 self.crashed.add(seat)
+
+
+def _remote_warnings(config: TournamentConfig) -> list[str]:
+    """Remote bots run outside any sandbox: say what that means for duplicate deals."""
+    remote = [b.name for b in config.remote_bots]
+    if not remote or config.seatings is Seatings.NONE:
+        return []
+    if config.remote_deals is RemoteDeals.UNSEEN:
+        return [
+            f"remote bots ({', '.join(remote)}) are not sandboxed; they are dealt only deals "
+            'they have not seen (remote_deals = "unseen"), so the luck of the cards does '
+            "not cancel out within their groups"
+        ]
+    return [
+        f"remote bots ({', '.join(remote)}) are not sandboxed and see each deal of their "
+        f"groups {config.seatings.per_group} times: they can remember it and know every "
+        'hand in the later matches of a group. Set [tournament] remote_deals = "unseen" '
+        "to deal them only deals they have not seen"
+    ]
 
 
 def _log_verifies(path: str) -> bool:
@@ -213,6 +261,11 @@ class Tournament:
         self._wake = asyncio.Event()
         self._prepared = False
         self._pool: ProcessPoolExecutor | None = None
+        # Hooks of issue 10, each in its own module: sandboxes for spawned bots, and
+        # the disqualification policy; warnings are printed before the first match.
+        self.isolation = Isolation(config, self.folder, self.concurrency)
+        self.disqualifier = Disqualifier(config.disqualify)
+        self.warnings: list[str] = []
 
     # -- before anything starts ---------------------------------------------------
 
@@ -265,6 +318,12 @@ class Tournament:
         self.test = for_schedule(cfg, self.schedule, loaded)
         if self.test is not None and self.test.decision is not None:
             self.pending = []  # decided in an earlier run: the tournament is over
+        self.disqualifier.replay(loaded)
+        self.warnings = _remote_warnings(cfg)
+        try:
+            self.warnings += self.isolation.check()
+        except SandboxUnavailable as exc:
+            raise TournamentError(str(exc)) from None
         self.standings = replay(
             [b.name for b in cfg.bots], cfg.rules.scoring, self.group_sizes, loaded
         )
@@ -354,12 +413,18 @@ class Tournament:
         if self.config.referee.server:
             self.referee = ServerReferee(self.config.referee.server)
         else:
-            self.referee = LocalReferee(self.listen, self.work / "referee")
+            self.referee = LocalReferee(
+                self.listen, self.work / "referee", also_listen=self.isolation.listen_addresses()
+            )
         try:
             await self.referee.start()
-        except RefereeUnavailable as exc:
+            await self.isolation.start(self.referee.address, local=not self.config.referee.server)
+        except (RefereeUnavailable, OSError) as exc:
+            await self.isolation.close()
             raise TournamentError(str(exc)) from None
         self.address = self.referee.address
+        for warning in self.warnings:
+            self.progress.message(f"warning: {warning}")
         lobby = self.referee.lobby
         if lobby is not None:
             lobby.tournament = self.config.name
@@ -393,6 +458,7 @@ class Tournament:
             if lobby is not None:
                 lobby.close("the tournament is over")
             await self.referee.stop()
+            await self.isolation.close()
         final = self._write_standings(final=True)
         self.progress.close(self.counts, final[0] if final else None)
         return TournamentSummary(
@@ -470,6 +536,8 @@ class Tournament:
         for i, spec in enumerate(queue):
             ready = True
             for name in self._remote_names(spec):
+                if name in self.disqualifier.out:
+                    continue  # its replacement plays: nothing to wait for
                 bot = lobby.bot(name)
                 if bot.connection is not None:
                     ready = self._remote_busy[name] < bot.capacity
@@ -498,6 +566,8 @@ class Tournament:
             referee_id = created.match_id
             over = referee.over(referee_id)
             config_pb = created.match.config
+            if self.isolation.active:
+                seated.clock = TurnClock(self.address, referee_id, seated.procs).start()
             for seat, (name, token) in enumerate(zip(spec.bots, created.seat_tokens, strict=True)):
                 await self._seat(spec, seat, name, token, referee_id, config_pb, seated, over)
             try:
@@ -506,6 +576,8 @@ class Tournament:
                 await referee.cancel(referee_id, "the match ran over the tournament's limit")
                 await over.wait()
             seated.judge_early_exits(asyncio.get_running_loop().time(), referee.end_skew_s)
+            if seated.clock is not None:
+                await seated.clock.stop()
             await self._unseat(seated)
             dest = self.folder / "logs" / f"{spec.match_id}.jsonl"
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -528,6 +600,7 @@ class Tournament:
                         summary=summary.seats[s],
                         crashed=s in seated.crashed,
                         exit_code=seated.exit_codes.get(s),
+                        **seated.sandbox_fields(s),
                     )
                     for s in range(4)
                 ),
@@ -578,7 +651,12 @@ class Tournament:
         seated: _Seated,
         match_done: asyncio.Event,
     ) -> None:
-        bot = self.config.bot(name)
+        stand_in = self.disqualifier.stand_in(self.config.bot(name))
+        if name in self.disqualifier.out:
+            seated.replaced[seat] = self.disqualifier.replacement_name(name)
+        if stand_in is None:
+            return  # forfeit: the referee plays the seat by default
+        bot = stand_in
         if bot.kind is BotKind.REMOTE:
             assert self.referee is not None and self.referee.lobby is not None
             self.referee.lobby.assign(name, Assignment(referee_id, seat, token, config_pb))
@@ -590,21 +668,26 @@ class Tournament:
             task.add_done_callback(self._on_exit(seated, seat, match_done))
             seated.tasks.append(task)
             return
+        address = self.isolation.address if self.isolation.active else self.address
         values = {
-            "address": self.address,
+            "address": address,
             "token": token,
             "python": sys.executable,
             "seat": str(seat),
             "match": spec.match_id,
             "name": name,
         }
-        env = {**dict(bot.env), "PUSOY_ADDRESS": self.address, "PUSOY_TOKEN": token}
+        env = {**dict(bot.env), "PUSOY_ADDRESS": address, "PUSOY_TOKEN": token}
         stderr_path = self.folder / "stderr" / spec.match_id / f"seat{seat}-{name}.txt"
+        argv = expand(bot.argv, values)
+        jail = self.isolation.jail(bot, argv, env) if self.isolation.active else None
         try:
             proc = await BotProcess.spawn(
-                expand(bot.argv, values), env=env, cwd=bot.cwd, stderr_path=stderr_path
+                argv, env=env, cwd=bot.cwd, stderr_path=stderr_path, jail=jail
             )
         except OSError as exc:
+            if jail is not None:
+                self.isolation.release(jail)
             # The seat stays empty: the referee plays it by default; the bot crashed.
             with contextlib.suppress(OSError):
                 stderr_path.write_text(f"cannot start the bot: {exc}\n")
@@ -641,6 +724,9 @@ class Tournament:
         for (seat, proc), code in zip(seated.procs, codes, strict=True):
             seated.exit_codes[seat] = code
             self.ledger.remove(proc)
+            if proc.jail is not None:
+                seated.reports[seat] = proc.jail
+                self.isolation.release(proc.jail)
         local = [t for t in seated.tasks if not t.done()]
         if local:
             await asyncio.wait(local, timeout=BOT_EXIT_GRACE_S)
@@ -649,13 +735,21 @@ class Tournament:
         """Stop everything of a match at once (also on cancellation)."""
         for task in (*seated.tasks, *seated.watchers):
             task.cancel()
+        if seated.clock is not None:
+            seated.clock.cancel()
         for _, proc in seated.procs:
             proc.kill_group()
             self.ledger.remove(proc)
+            if proc.jail is not None:
+                self.isolation.release(proc.jail)
 
     # -- recording ------------------------------------------------------------------
 
     def _record(self, result: MatchResult) -> None:
+        result = self.disqualifier.judge(result)
+        for sr in result.seats:
+            if sr.disqualified:
+                self.progress.message(f"{sr.bot} is disqualified: {sr.disqualified}")
         self.files.append(result)
         self.results[result.match_id] = result
         assert self.standings is not None
