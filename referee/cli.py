@@ -108,9 +108,10 @@ a moment (#hand=3&move=41). It records what `referee verify` says of the log.
 """
 
 VERIFY_EPILOG = """\
-example:
+examples:
   referee verify matches/*.jsonl
   OK: matches/20261201-101500-1a2b3c4d.jsonl: 412 lines, 10 hands verified
+  referee verify --tournament night1     # every log, and every deal group's shared deals
 """
 
 TOURNAMENT_EPILOG = """\
@@ -118,7 +119,7 @@ examples:
   referee tournament examples/tournament.toml    # results in examples/tournament-results
   referee tournament club.toml --out night1 --concurrency 4  # run again to resume
   referee tournament club.toml --dry-run       # every check of a run, and the plan
-  referee verify night1/logs/*.jsonl
+  referee verify --tournament night1
 """
 
 DEFAULT_BOTS = ["greedy", "random", "greedy", "random"]
@@ -348,12 +349,38 @@ def _cmd_view(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from referee.log.verify import verify_log
 
+    if args.tournament:
+        return _verify_tournament(args)
+    if not args.logs:
+        print("referee verify: give match logs, or --tournament DIR", file=sys.stderr)
+        return 2
     failed = 0
     for path in args.logs:
         report = verify_log(Path(path))
         print(report.summary())
         failed += not report.ok
     return 1 if failed else 0
+
+
+def _verify_tournament(args: argparse.Namespace) -> int:
+    import os
+
+    from referee.tournament.verify import verify_tournament
+
+    folder = Path(args.tournament)
+    if not (folder / "tournament.json").is_file():
+        print(f"referee verify: {folder} holds no tournament (no tournament.json)", file=sys.stderr)
+        return 2
+    report = verify_tournament(folder, jobs=args.jobs or min(4, os.cpu_count() or 1))
+    for log_report in report.logs:
+        if not log_report.ok or args.all:
+            print(log_report.summary())
+    for problem in report.problems:
+        print(f"FAILED: {problem}")
+    for note in report.notes:
+        print(f"note: {note}")
+    print(report.summary())
+    return 0 if report.ok else 1
 
 
 def _cmd_tournament(args: argparse.Namespace) -> int:
@@ -421,12 +448,16 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
                 f"{plan.test.verdict_text()}; {len(plan.test.groups)} of {plan.groups} "
                 "deal groups seat both bots"
             )
+        print(tournament.isolation.describe())
+        for warning in tournament.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         return 0
     try:
         tournament.prepare()
     except TournamentError as exc:
         print(f"referee tournament: {exc}", file=sys.stderr)
         return 2
+    print(tournament.isolation.describe(), flush=True)
     if tournament.counts.done:
         print(f"Resuming: {tournament.counts.done} matches already recorded", flush=True)
     with open(tournament.folder / "referee.log", "a", encoding="utf-8") as referee_log:
@@ -742,7 +773,19 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=VERIFY_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    verify.add_argument("logs", nargs="+", help="match .jsonl event logs")
+    verify.add_argument("logs", nargs="*", help="match .jsonl event logs")
+    verify.add_argument(
+        "--tournament",
+        metavar="DIR",
+        help="a tournament's folder: every log, the schedule, and that each deal group "
+        "shared its deals in the documented seatings",
+    )
+    verify.add_argument(
+        "--jobs", type=int, metavar="N", help="logs verified at once (default: up to 4)"
+    )
+    verify.add_argument(
+        "--all", action="store_true", help="with --tournament: print every log's line"
+    )
     verify.set_defaults(func=_cmd_verify)
 
     stdio = sub.add_parser(
