@@ -276,6 +276,10 @@ class Tournament:
         else altogether)."""
         cfg = self.config
         folder = self.folder
+        try:  # before the folder is touched: a machine that cannot run it says so now
+            self.warnings = _remote_warnings(cfg) + self.isolation.check()
+        except SandboxUnavailable as exc:
+            raise TournamentError(str(exc)) from None
         state_path = folder / "tournament.json"
         identity = cfg.identity()
         digest = cfg.identity_hash()
@@ -319,11 +323,6 @@ class Tournament:
         if self.test is not None and self.test.decision is not None:
             self.pending = []  # decided in an earlier run: the tournament is over
         self.disqualifier.replay(loaded)
-        self.warnings = _remote_warnings(cfg)
-        try:
-            self.warnings += self.isolation.check()
-        except SandboxUnavailable as exc:
-            raise TournamentError(str(exc)) from None
         self.standings = replay(
             [b.name for b in cfg.bots], cfg.rules.scoring, self.group_sizes, loaded
         )

@@ -33,13 +33,16 @@ def write_config(
     time: dict[str, Any] | None = None,
     referee: dict[str, Any] | None = None,
     name: str = "t.toml",
+    more: dict[str, dict[str, Any]] | None = None,
 ) -> Path:
-    """A config file; bots are ``bot_entry`` texts. Defaults keep matches short."""
+    """A config file; bots are ``bot_entry`` texts; ``more`` adds sections such as
+    ``{"sandbox": {...}}``. Defaults keep matches short."""
     sections = {
         "tournament": {"seed": "test-seed", "output": "out", **(tournament or {})},
         "rules": {"profile": "pusoy-dos", "hands": 2, **(rules or {})},
         "time": {"turn_time_ms": 400, "connect_timeout_ms": 5000, **(time or {})},
         "referee": {**(referee or {})},
+        **(more or {}),
     }
     text = []
     for section, values in sections.items():
