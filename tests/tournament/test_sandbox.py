@@ -22,7 +22,7 @@ from referee.tournament.config import load_config
 from referee.tournament.runner import Tournament
 from referee.tournament.verify import verify_tournament
 
-from .conftest import BOTS, bot_entry, read_results, spawned_bot, write_config
+from .conftest import BOTS, bot_entry, example_bot, read_results, spawned_bot, write_config
 
 
 @pytest.fixture(autouse=True)
@@ -266,3 +266,36 @@ async def test_a_disqualified_bot_is_replaced_and_not_rated(tmp_path):
     again = Tournament(load_config(path))
     again.prepare()
     assert again.disqualifier.out == {"crashy": "1 crash"}
+
+
+async def test_sandboxed_bots_reach_a_referee_server_through_the_relay(tmp_path):
+    from .test_server_referee import start_serve
+
+    proc, address = start_serve(tmp_path / "server-logs")
+    try:
+        bots = [
+            bot_entry("greedy-proc", **example_bot("greedy_bot.py")),
+            bot_entry("weak", **example_bot("weak_bot.py")),
+            bot_entry("greedy", builtin="greedy"),
+            bot_entry("random", builtin="random"),
+        ]
+        path = write_config(
+            tmp_path,
+            bots,
+            tournament={"format": "fixed", "seatings": "none"},
+            time={"turn_time_ms": 3000, "connect_timeout_ms": 20000},
+            referee={"server": address},
+            more={"sandbox": {"enabled": True}},
+        )
+        tournament = Tournament(load_config(path))
+        summary = await tournament.run()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert (summary.done, summary.failed) == (1, 0) and tournament.isolation.active
+    (result,) = read_results(tmp_path / "out")
+    for seat in result["seats"]:
+        assert seat["connected"] and seat["absent_turns"] == 0, seat
+        if seat["bot"] in ("greedy-proc", "weak"):
+            assert seat["cpu_s"] > 0 and seat["exit_code"] == 0
+    assert leftover_cgroups() == []
