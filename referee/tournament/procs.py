@@ -114,12 +114,12 @@ class BotProcess:
         """Start the bot (in ``jail`` when given, which then owns ``argv``, ``env`` and
         ``cwd``); OSError when the program or its sandbox cannot be started."""
         fds: tuple[int, ...] = ()
-        if jail is None:
-            command, environ = list(argv), {**os.environ, **env}
-        else:
-            command, environ, fds = jail.open()
-            cwd = None
         try:
+            if jail is None:
+                command, environ = list(argv), {**os.environ, **env}
+            else:
+                command, environ, fds = jail.open()
+                cwd = None
             with _open_new(stderr_path) as err:
                 proc = await asyncio.create_subprocess_exec(
                     *command,

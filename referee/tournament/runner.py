@@ -276,10 +276,7 @@ class Tournament:
         else altogether)."""
         cfg = self.config
         folder = self.folder
-        try:  # before the folder is touched: a machine that cannot run it says so now
-            self.warnings = _remote_warnings(cfg) + self.isolation.check()
-        except SandboxUnavailable as exc:
-            raise TournamentError(str(exc)) from None
+        self.warnings = self.preflight()  # before the folder is touched
         state_path = folder / "tournament.json"
         identity = cfg.identity()
         digest = cfg.identity_hash()
@@ -372,7 +369,9 @@ class Tournament:
         """Every check a run makes before its first match, changing nothing: the folder
         against the configuration (the resume identity check), the recorded results
         against the schedule, and the referee (its listen address can be bound, or the
-        referee server answers). Raises TournamentError like ``prepare`` and ``run``."""
+        referee server answers), the sandbox (``preflight``, whose warnings it keeps).
+        Raises TournamentError like ``prepare`` and ``run``."""
+        self.warnings = self.preflight()
         state = self._check_folder()
         seed = str(state["master_seed"]) if state is not None else self.config.seed or "dry-run"
         schedule = build_schedule(self.config, seed)
@@ -400,6 +399,15 @@ class Tournament:
             resuming=state is not None,
             test=test,
         )
+
+    def preflight(self) -> list[str]:
+        """The warnings to print before anything starts (remote bots and duplicate deals,
+        a sandbox that cannot work here); TournamentError when the configuration
+        requires what this machine cannot do. Touches no file."""
+        try:
+            return _remote_warnings(self.config) + self.isolation.check()
+        except SandboxUnavailable as exc:
+            raise TournamentError(str(exc)) from None
 
     # -- the run ------------------------------------------------------------------
 
