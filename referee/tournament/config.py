@@ -16,6 +16,7 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
     hero = "mine"                # gauntlet: the bot that plays every table
     table = ["a", "b", "c", "d"] # fixed: the four bots of the one table
     seatings = "rotations"       # rotations (4) | permutations (24) | none
+    remote_deals = "shared"      # shared | unseen (remote bots never see a deal twice)
     concurrency = 2
     output = "club-night"        # relative to this file's folder
 
@@ -49,6 +50,26 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
     beta = 0.05                  # false negative rate
     min_groups = 10              # no decision before this many deal groups
 
+    [sandbox]                    # spawned bots (referee.sandbox, referee.tournament.isolation)
+    enabled = "auto"             # auto | true | false
+    memory_mb = 1024
+    cpu_s = 0                    # 0: no limit
+    processes = 128
+    open_files = 1024
+    tmp_mb = 64
+    stderr_kb = 1024
+    read_only = []
+    own_cores = "auto"           # auto | true | false
+    cpu_cores = 0                # 0: no quota
+
+    [disqualify]                 # referee.tournament.disqualify; all off by default
+    crashes = 0
+    breaches = 0
+    fault_rate = 0.0
+    faulty_turns = 3
+    min_matches = 4
+    replacement = "random"       # random | greedy | forfeit
+
     [[bot]]
     name = "greedy"
     builtin = "greedy"
@@ -56,6 +77,8 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
     [[bot]]
     name = "mine"
     command = "{python} my_bot.py --address {address} --token {token}"
+    limits = { memory_mb = 2048 }  # over [sandbox]'s
+    read_only = ["data"]
 
     [[bot]]
     name = "plain"

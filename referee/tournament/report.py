@@ -51,6 +51,7 @@ def format_standings(rows: Sequence[StandingRow], scoring: str) -> str:
             "~ its rating interval (mu ± 1.96 sigma) overlaps the one above: "
             "not significantly different"
         )
+    out += [f"disqualified: {r.name} ({r.disqualified})" for r in rows if r.disqualified]
     return "\n".join(out)
 
 
