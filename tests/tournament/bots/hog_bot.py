@@ -17,7 +17,7 @@ import time
 
 from pusoy_client import Choice, main
 from pusoy_client.samples import GreedyBot
-from referee.pb import play_service
+from referee.protocol import play_service
 
 
 def say(**fields: object) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pusoy_client import main
 from pusoy_client.samples import GreedyBot
-from referee.pb import common, play_service
+from referee.protocol import common, play_service
 from referee.rules import card_text, deal, seed_commitment
 
 NAME = "pusoy-memo.jsonl"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pusoy_client import Choice, main
 from pusoy_client.samples import GreedyBot
-from referee.pb import play_service
+from referee.protocol import play_service
 
 
 def report(attempt: str, got: object) -> None:
