@@ -299,3 +299,39 @@ async def test_sandboxed_bots_reach_a_referee_server_through_the_relay(tmp_path)
         if seat["bot"] in ("greedy-proc", "weak"):
             assert seat["cpu_s"] > 0 and seat["exit_code"] == 0
     assert leftover_cgroups() == []
+
+
+async def test_a_bot_with_a_core_of_its_own_runs_only_there(tmp_path):
+    """own_cores pins each bot with its cpuset; cpu_cores caps it with a CFS quota."""
+    from referee.sandbox import CoreAllocator, Jail, JailSpec, RefereeSocket
+
+    support = probe()
+    assert support.cgroups is not None and support.cgroups.has_cpuset
+    core = str(CoreAllocator.available()[-1])
+    sock = RefereeSocket()
+    server = await asyncio.start_unix_server(lambda r, w: w.close(), path=str(sock.path))
+    sock.opened()
+    spec = JailSpec(
+        argv=["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"],
+        cwd=Path("/tmp"),
+        env={"PATH": "/usr/bin:/bin"},
+        referee_socket=sock.path,
+    )
+    jail = Jail(spec, support.cgroups, cpus=core, cpu_cores=0.5, bwrap=support.bwrap)
+    try:
+        argv, env, fds = jail.open()
+        assert jail.group is not None
+        cpu = jail.group.dirs["cpu"]
+        assert (cpu / "cpu.cfs_quota_us").read_text().strip() == "50000"
+        assert (cpu / "cpu.shares").read_text().strip() == "1024"
+        proc = await asyncio.create_subprocess_exec(
+            *argv, env=env, stdout=asyncio.subprocess.PIPE, pass_fds=fds
+        )
+        jail.spawned(proc)
+        out, _ = await proc.communicate()
+    finally:
+        await jail.close()
+        server.close()
+        await sock.close()
+    assert out.decode().split() == ["Cpus_allowed_list:", core]
+    assert leftover_cgroups() == []
