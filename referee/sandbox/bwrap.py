@@ -12,8 +12,9 @@ and ``socat`` has to be installed:
    ``cap_output`` marks a file that was cut.
 2. bubblewrap: new mount, PID, network, IPC and UTS namespaces; a read-only view of
    the system and of the paths the bot may see; a fresh tmpfs for /tmp and /dev/shm;
-   its arguments come from a file descriptor so that they do not show in
-   /proc/1/cmdline inside.
+   a seccomp filter against the kernel keyrings (``referee.sandbox.seccomp``); its
+   arguments come from a file descriptor so that they do not show in /proc/1/cmdline
+   inside.
 3. ``INNER_SCRIPT`` (sh, inside): starts socat to forward 127.0.0.1:PORT of the
    bot's own network namespace to the referee's Unix socket (the listener stays root,
    so the bot cannot stop it; each connection is served as ``nobody``), waits until it
@@ -115,8 +116,9 @@ def _inside(path: Path, roots: Iterable[Path]) -> bool:
     return any(path == r or r in path.parents for r in roots)
 
 
-def mount_args(spec: JailSpec) -> list[str]:
-    """bubblewrap's options for the sandbox (its namespaces, mounts and environment)."""
+def mount_args(spec: JailSpec, seccomp_fd: int | None = None) -> list[str]:
+    """bubblewrap's options for the sandbox (its namespaces, mounts and environment);
+    ``seccomp_fd``: a file descriptor holding the seccomp filter (``referee.sandbox.seccomp``)."""
     out = [
         "--unshare-pid",
         "--unshare-net",
@@ -133,6 +135,8 @@ def mount_args(spec: JailSpec) -> list[str]:
         *("--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"),
         "--clearenv",
     ]
+    if seccomp_fd is not None:
+        out += ["--seccomp", str(seccomp_fd)]
     for key, value in sorted(spec.env.items()):
         out += ["--setenv", key, value]
     roots: list[Path] = []

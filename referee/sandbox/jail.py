@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import os
 
+from referee.sandbox import seccomp
 from referee.sandbox.bwrap import JailSpec, encode_args, host_command, mount_args
 from referee.sandbox.cgroups import BotCgroup, Cgroups
 from referee.sandbox.limits import Breach
@@ -53,7 +54,7 @@ class Jail:
         self.bwrap = bwrap
         self.group: BotCgroup | None = None
         self.breach: Breach | None = None
-        self._args_fd = -1
+        self._fds: list[int] = []
         self._watch: asyncio.Task[None] | None = None
         self.report: JailReport | None = None
 
@@ -61,16 +62,24 @@ class Jail:
         """Make the cgroups; the command to spawn, its environment and the file
         descriptors it must inherit. CgroupError when the groups cannot be made."""
         self.group = self.cgroups.create(self.spec.limits, cpus=self.cpus, cpu_cores=self.cpu_cores)
-        fd = os.memfd_create("bwrap-args")
+        filter_fd = self._memfd("seccomp", seccomp.program())
+        self._fds.append(filter_fd)
+        args_fd = self._memfd("bwrap-args", encode_args(mount_args(self.spec, filter_fd)))
+        self._fds.append(args_fd)
+        argv = host_command(self.spec, self.group.procs_files(), args_fd, self.bwrap)
+        return argv, {"PATH": HOST_PATH, "LC_ALL": "C.UTF-8"}, tuple(self._fds)
+
+    @staticmethod
+    def _memfd(name: str, data: bytes) -> int:
+        """An anonymous file holding ``data``, read from its start by bubblewrap."""
+        fd = os.memfd_create(name)
         try:
-            os.write(fd, encode_args(mount_args(self.spec)))
+            os.write(fd, data)
             os.lseek(fd, 0, os.SEEK_SET)
         except BaseException:
             os.close(fd)
             raise
-        self._args_fd = fd
-        argv = host_command(self.spec, self.group.procs_files(), fd, self.bwrap)
-        return argv, {"PATH": HOST_PATH, "LC_ALL": "C.UTF-8"}, (fd,)
+        return fd
 
     def spawned(self, proc: asyncio.subprocess.Process) -> None:
         """The command runs: close our copy of the arguments, start watching."""
@@ -118,10 +127,10 @@ class Jail:
         return self.report
 
     def _close_fd(self) -> None:
-        if self._args_fd >= 0:
+        for fd in self._fds:
             with contextlib.suppress(OSError):
-                os.close(self._args_fd)
-            self._args_fd = -1
+                os.close(fd)
+        self._fds.clear()
 
 
 __all__ = ["POLL_S", "Jail", "JailReport"]

@@ -136,6 +136,7 @@ async def test_sandboxed_bots_cannot_get_out_or_remember(tmp_path):
         assert got["tokens"] == []  # no other seat's token under /proc
         assert len(got["processes"]) < 10 and max(got["processes"]) < 50  # its own PID space
         assert got["uid"] == 65534
+        assert got["keyring"] == "Error: Operation not permitted"  # seccomp
         assert got["open_files"] < 64
         assert got["tmp_mb"] <= 8
     assert not hits
@@ -184,6 +185,7 @@ async def test_without_the_sandbox_the_same_attempts_succeed(tmp_path):
     assert any(g["read"][str(folder / "tournament.json")] for g in snooped)
     assert hits  # reached a port that is not the referee
     assert all(g["uid"] == os.getuid() for g in snooped)
+    assert all(g["keyring"] == "stored" for g in snooped)
     memo = [lines(o, "MEMO") for o in outputs(folder, "memo")]
     assert {"knows_seed": True} in memo[-1]  # knew every seat's cards of match 4
     assert any(m.get("recognised") for m in memo[-1])

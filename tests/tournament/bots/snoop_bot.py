@@ -81,6 +81,20 @@ def other_tokens(own: str) -> list[str]:
     return sorted(found)
 
 
+def keyring() -> str:
+    """Store a key in the user's keyring (a store no namespace isolates), then revoke it."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    add_key, keyctl, revoke, user_keyring = 248, 250, 3, -4  # x86-64
+    key = libc.syscall(add_key, b"user", b"pusoy-snoop", b"a deal", 6, user_keyring)
+    if key < 0:
+        return f"Error: {os.strerror(ctypes.get_errno())}"
+    libc.syscall(keyctl, revoke, key)
+    return "stored"
+
+
 def open_files(limit: int = 5000) -> int:
     """How many files it could open at once (up to ``limit``)."""
     held = []
@@ -123,6 +137,7 @@ def snoop() -> None:
     report("tokens", other_tokens(env.get("PUSOY_TOKEN", "")))
     report("processes", sorted(int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit()))
     report("uid", os.getuid())
+    report("keyring", keyring())
     report("open_files", open_files())
     report("tmp_mb", fill_tmp())
 
