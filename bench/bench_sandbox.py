@@ -109,7 +109,7 @@ async def main() -> None:
     finally:
         unix.close()
         tcp.close()
-        await sock.close()
+        sock.close()
     p_wall, p_cpu = (statistics.median(x) for x in zip(*plain, strict=True))
     ran, total, cpu = (statistics.median(x) for x in zip(*boxed, strict=True))
     print(

@@ -33,6 +33,13 @@ from referee.server.servicers import MatchServicer, PlayServicer, SpectatorServi
 
 log = structlog.get_logger("referee.server")
 
+SERVER_OPTIONS = [
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
+
 SERVICE_NAMES = (
     match_service.DESCRIPTOR.services_by_name["MatchService"].full_name,
     play_service.DESCRIPTOR.services_by_name["PlayService"].full_name,
@@ -54,15 +61,17 @@ class RefereeServer:
         resume: bool = False,
         fsync: FsyncPolicy = FsyncPolicy.NEVER,
         max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
-        also_listen: Sequence[str] = (),
+        bot_listen: Sequence[str] = (),
     ) -> None:
         """``state_dir`` keeps what a restart needs and the public must not see (the seeds
         of running matches): never the log folder. Without one, a private temporary
         folder is used and nothing can be resumed. ``resume``: continue the unfinished
         logs of ``log_dir`` at start."""
         self.requested_address = address
-        self.also_listen = tuple(also_listen)
-        """More gRPC addresses to serve, such as ``unix:PATH`` for sandboxed bots."""
+        self.bot_listen = tuple(bot_listen)
+        """Addresses (``unix:PATH``) of a second server with PlayService alone, for
+        sandboxed bots: they may play their seat there, not organise, watch or list."""
+        self.bot_server: grpc.aio.Server | None = None
         self._temp_state = state_dir is None
         if state_dir is None:
             state_dir = Path(tempfile.mkdtemp(prefix="referee-state-"))
@@ -81,14 +90,7 @@ class RefereeServer:
         self.resumed: list[Resumed] = []
         self.lobby = Lobby()
         self.health = HealthServicer()
-        self.server = grpc.aio.server(
-            options=[
-                ("grpc.keepalive_time_ms", 20_000),
-                ("grpc.keepalive_timeout_ms", 10_000),
-                ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
-                ("grpc.keepalive_permit_without_calls", 1),
-            ]
-        )
+        self.server = grpc.aio.server(options=SERVER_OPTIONS)
         match_service_grpc.add_MatchServiceServicer_to_server(
             MatchServicer(self.registry), self.server
         )
@@ -136,9 +138,15 @@ class RefereeServer:
             self.port = 0
         if self.port == 0:
             raise OSError(f"cannot listen on {self.requested_address}")
-        for extra in self.also_listen:
-            if not self.server.add_insecure_port(extra):
-                raise OSError(f"cannot listen on {extra}")
+        if self.bot_listen:
+            self.bot_server = grpc.aio.server(options=SERVER_OPTIONS)
+            play_service_grpc.add_PlayServiceServicer_to_server(
+                PlayServicer(self.registry), self.bot_server
+            )
+            for extra in self.bot_listen:
+                if not self.bot_server.add_insecure_port(extra):
+                    raise OSError(f"cannot listen on {extra}")
+            await self.bot_server.start()
         await self.server.start()
         for name in (*SERVICE_NAMES, ""):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -161,6 +169,8 @@ class RefereeServer:
         else:
             await self.registry.shutdown()
         await self.server.stop(grace)
+        if self.bot_server is not None:
+            await self.bot_server.stop(grace)
         if self._temp_state:
             shutil.rmtree(self.registry.state_dir, ignore_errors=True)
         log.info("stopped")

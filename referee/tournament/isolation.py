@@ -32,6 +32,7 @@ from referee.sandbox import (
     probe,
 )
 from referee.tournament.config import BotConfig, BotKind, SandboxMode, TournamentConfig
+from referee.tournament.playrelay import PlayRelay
 from referee.tournament.procs import expand
 
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "JAVA_HOME", "TERM")
@@ -83,6 +84,7 @@ class Isolation:
         self.cores: CoreAllocator | None = None
         self.socket: RefereeSocket | None = None
         self.port = 0
+        self._relay: PlayRelay | None = None
         self._specs: dict[str, tuple[list[Path], list[Path]]] = {}
 
     @property
@@ -160,16 +162,17 @@ class Isolation:
         return [self.socket.grpc_address]
 
     async def start(self, referee_address: str, *, local: bool) -> None:
-        """The referee listens (``local``: on our socket too; else relay to it)."""
+        """The referee listens (``local``: on our socket too, with PlayService alone);
+        for a referee elsewhere, relay its PlayService from our socket."""
         if not self.active:
             return
         self.port = int(referee_address.rpartition(":")[2])
-        if local:
-            assert self.socket is not None
-            self.socket.opened()
-        else:
+        if not local:
             self.socket = RefereeSocket()
-            await self.socket.relay_to(referee_address)
+            self._relay = PlayRelay(self.socket.grpc_address, referee_address)
+            await self._relay.start()
+        assert self.socket is not None
+        self.socket.opened()
 
     @property
     def address(self) -> str:
@@ -177,8 +180,11 @@ class Isolation:
         return f"127.0.0.1:{self.port}"
 
     async def close(self) -> None:
+        if self._relay is not None:
+            await self._relay.stop()
+            self._relay = None
         if self.socket is not None:
-            await self.socket.close()
+            self.socket.close()
             self.socket = None
         if self.active and self.support is not None and self.support.cgroups is not None:
             self.support.cgroups.reap(all_runners=True)

@@ -82,8 +82,8 @@ class LocalReferee(Referee):
     """A referee server in this process, on a loopback (or given) address; matches are
     made and followed through its in-process API."""
 
-    def __init__(self, listen: str, log_dir: Path, also_listen: Sequence[str] = ()) -> None:
-        self.server = RefereeServer(listen, log_dir, also_listen=also_listen)
+    def __init__(self, listen: str, log_dir: Path, bot_listen: Sequence[str] = ()) -> None:
+        self.server = RefereeServer(listen, log_dir, bot_listen=bot_listen)
         self.lobby = self.server.lobby
 
     async def start(self) -> None:

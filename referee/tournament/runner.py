@@ -421,7 +421,7 @@ class Tournament:
             self.referee = ServerReferee(self.config.referee.server)
         else:
             self.referee = LocalReferee(
-                self.listen, self.work / "referee", also_listen=self.isolation.listen_addresses()
+                self.listen, self.work / "referee", bot_listen=self.isolation.listen_addresses()
             )
         try:
             await self.referee.start()

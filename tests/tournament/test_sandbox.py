@@ -137,6 +137,7 @@ async def test_sandboxed_bots_cannot_get_out_or_remember(tmp_path):
         assert len(got["processes"]) < 10 and max(got["processes"]) < 50  # its own PID space
         assert got["uid"] == 65534
         assert got["keyring"] == "Error: Operation not permitted"  # seccomp
+        assert got["organise"] == "Error: UNIMPLEMENTED"  # PlayService alone
         assert got["open_files"] < 64
         assert got["tmp_mb"] <= 8
     assert not hits
@@ -186,6 +187,7 @@ async def test_without_the_sandbox_the_same_attempts_succeed(tmp_path):
     assert hits  # reached a port that is not the referee
     assert all(g["uid"] == os.getuid() for g in snooped)
     assert all(g["keyring"] == "stored" for g in snooped)
+    assert all(g["organise"].startswith("listed ") for g in snooped)
     memo = [lines(o, "MEMO") for o in outputs(folder, "memo")]
     assert {"knows_seed": True} in memo[-1]  # knew every seat's cards of match 4
     assert any(m.get("recognised") for m in memo[-1])
@@ -277,7 +279,7 @@ async def test_sandboxed_bots_reach_a_referee_server_through_the_relay(tmp_path)
     try:
         bots = [
             bot_entry("greedy-proc", **example_bot("greedy_bot.py")),
-            bot_entry("weak", **example_bot("weak_bot.py")),
+            bot_entry("snoop", **spawned_bot("snoop_bot.py")),
             bot_entry("greedy", builtin="greedy"),
             bot_entry("random", builtin="random"),
         ]
@@ -298,8 +300,11 @@ async def test_sandboxed_bots_reach_a_referee_server_through_the_relay(tmp_path)
     (result,) = read_results(tmp_path / "out")
     for seat in result["seats"]:
         assert seat["connected"] and seat["absent_turns"] == 0, seat
-        if seat["bot"] in ("greedy-proc", "weak"):
+        if seat["bot"] in ("greedy-proc", "snoop"):
             assert seat["cpu_s"] > 0 and seat["exit_code"] == 0
+    (output,) = outputs(tmp_path / "out", "snoop")
+    got = {line["attempt"]: line["got"] for line in lines(output, "SNOOP")}
+    assert got["organise"] == "Error: UNIMPLEMENTED"  # the relay passes PlayService alone
     assert leftover_cgroups() == []
 
 
@@ -334,6 +339,6 @@ async def test_a_bot_with_a_core_of_its_own_runs_only_there(tmp_path):
     finally:
         await jail.close()
         server.close()
-        await sock.close()
+        sock.close()
     assert out.decode().split() == ["Cpus_allowed_list:", core]
     assert leftover_cgroups() == []
