@@ -124,3 +124,26 @@ def test_not_a_tournament_folder(tmp_path, capsys):
     assert main(["verify", "--tournament", str(tmp_path)]) == 2
     assert "no tournament.json" in capsys.readouterr().err
     assert main(["verify"]) == 2
+
+
+def test_a_remote_bot_dealt_a_deal_twice_is_caught_under_unseen_deals():
+    from referee.tournament.schedule import MatchSpec
+    from referee.tournament.verify import TournamentReport, _check_groups, _Played
+
+    def match(i: int, group: int, seed: str, bots: tuple[str, str, str, str]):
+        spec = MatchSpec(i, f"m{i}", group, 0, 0, i, bots, seed)
+        return spec, _Played(bots, seed, f"r{i}", {1: ((), (), (), ())})
+
+    played = [
+        match(0, 0, "s0", ("far", "a", "b", "c")),
+        match(1, 0, "s1", ("a", "b", "c", "far")),
+        match(2, 1, "s1", ("a", "b", "c", "d")),
+    ]
+    report = TournamentReport(Path("."))
+    _check_groups(played, {"far"}, report)
+    assert report.problems == []
+    played.append(match(3, 0, "s0", ("b", "c", "far", "a")))
+    _check_groups(played, {"far"}, report)
+    assert report.problems == [
+        'remote bot far was dealt 1 deal(s) more than once (remote_deals = "unseen")'
+    ]
