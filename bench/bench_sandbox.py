@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""The sandbox's start-up cost per bot per match.
+"""The sandbox's cost: start-up per bot per match, and per turn in real matches.
 
-Times the whole life of one sandboxed bot whose program does nothing but connect to the
-referee's address and exit (``socat`` to 127.0.0.1:PORT), from making its cgroups to
-removing them: the cost a tournament pays per spawned bot per match on top of the bot's
-own start-up. The reference is the same program spawned without a sandbox, connecting
-to a TCP port of this process. Each figure is the median of --runs, run alternately so
-that both see the same load.
+1. Start-up: the whole life of one sandboxed bot whose program does nothing but connect
+   to the referee's address and exit (``socat`` to 127.0.0.1:PORT), from making its
+   cgroups to removing them: what a tournament pays per spawned bot per match on top of
+   the bot's own start-up. The reference is the same program spawned without a sandbox,
+   connecting to a TCP port of this process. Medians of --runs, run alternately so that
+   both see the same load; CPU time (all processes of the run) moves less with the
+   machine's load than wall time.
+2. Matches (--matches N): tournaments of four spawned example bots (examples/greedy_bot.py
+   and random_bot.py), sandbox off and on in turn, N matches each: matches per minute, and
+   the spawned bots' mean wall time per turn (prompt to answer, from the logs, so the
+   forwarder's two extra hops per turn are in it).
 
-    .venv/bin/python bench/bench_sandbox.py --runs 50
+    .venv/bin/python bench/bench_sandbox.py --runs 50 --matches 8
 """
 
 from __future__ import annotations
@@ -89,10 +94,64 @@ async def sandboxed_once(sock: RefereeSocket, port: int) -> tuple[float, float, 
     return ran, time.perf_counter() - t0, report.cpu_s
 
 
-async def main() -> None:
+def matches(n: int, sandbox: str) -> tuple[float, float, float | None]:
+    """Matches per minute, the spawned bots' wall and CPU ms per turn."""
+    import io
+    import json
+    import tempfile
+
+    from bench_tournament import spawned, write_config
+
+    from referee.logging import configure_logging
+    from referee.tournament.config import load_config
+    from referee.tournament.progress import Progress
+    from referee.tournament.runner import Tournament
+
+    configure_logging("json", "warning")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_config(
+            Path(tmp),
+            [spawned(i) for i in range(4)],
+            rounds=max(1, n // 4),
+            hands=4,
+            concurrency=1,
+            verify=False,
+            fmt="fixed",
+            sandbox=sandbox,
+        )
+        tournament = Tournament(load_config(path), progress=Progress(io.StringIO(), tty=False))
+        t0 = time.perf_counter()
+        summary = asyncio.run(tournament.run())
+        seconds = time.perf_counter() - t0
+        assert summary.done == summary.total and not summary.failed, summary
+        seats = [
+            s
+            for line in (Path(tmp) / "out" / "results.jsonl").read_text().splitlines()
+            for s in json.loads(line)["seats"]
+        ]
+    turns = sum(s["turns"] for s in seats)
+    wall = sum(s["think_ms"] for s in seats) / turns
+    cpu = [s["cpu_turns_ms"] for s in seats if s["cpu_turns_ms"] is not None]
+    return summary.done / seconds * 60, wall, (sum(cpu) / turns if cpu else None)
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--matches", type=int, default=0, help="also N matches each way")
     args = parser.parse_args()
+    asyncio.run(startup(args.runs))
+    if args.matches:
+        sys.path.insert(0, str(ROOT / "bench"))
+        rows = {mode: matches(args.matches, mode) for mode in ("off", "on")}
+        print(f"{args.matches} matches of 4 spawned Python bots, 4 hands, concurrency 1:")
+        for mode, (per_min, wall, cpu) in rows.items():
+            cpu_text = f", CPU {cpu:.1f} ms per turn" if cpu is not None else ""
+            rate = f"{per_min:5.1f} matches/min"
+            print(f"  sandbox {mode:3s}: {rate}, wall {wall:.1f} ms per turn{cpu_text}")
+
+
+async def startup(runs: int) -> None:
     support = probe()
     if not support.ok:
         sys.exit(f"the sandbox cannot work here: {support.describe()}")
@@ -103,7 +162,7 @@ async def main() -> None:
     try:
         await plain_once(port)
         await sandboxed_once(sock, port)  # warm the caches
-        for _ in range(args.runs):
+        for _ in range(runs):
             plain.append(await plain_once(port))
             boxed.append(await sandboxed_once(sock, port))
     finally:
@@ -114,7 +173,7 @@ async def main() -> None:
     ran, total, cpu = (statistics.median(x) for x in zip(*boxed, strict=True))
     print(
         f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
-        f"load {os.getloadavg()[0]:.1f}; {support.version}; {args.runs} runs, medians"
+        f"load {os.getloadavg()[0]:.1f}; {support.version}; {runs} runs, medians"
     )
     ms = 1000
     print(
@@ -129,4 +188,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()
