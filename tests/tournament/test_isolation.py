@@ -193,3 +193,24 @@ def test_remote_deals_unseen_never_deals_a_remote_bot_a_deal_twice():
     assert table0[3] == own_seed("m", 0, 3)  # every deal of the round seen: its own
     plain = plan(tables, 2, Seatings.ROTATIONS, "m", "0" * 64, remote={"r"})
     assert len({s.seed for s in plain if "r" in s.bots}) == 4  # shared: 4 deals, 4 times each
+
+
+@pytest.mark.parametrize(
+    ("tournament", "says"),
+    [
+        ({}, "see each deal of their groups 4 times"),
+        ({"remote_deals": "unseen"}, "dealt only deals they have not seen"),
+        ({"seatings": "none"}, None),
+    ],
+)
+def test_a_duplicate_tournament_with_a_remote_bot_warns_before_it_starts(
+    tmp_path, tournament, says
+):
+    bots = [bot_entry("far", key="k" * 12)] + [bot_entry(n, builtin="greedy") for n in "abc"]
+    path = write_config(tmp_path, bots, tournament={"format": "fixed", **tournament})
+    warnings = Tournament(load_config(path)).preflight()
+    remote = [w for w in warnings if "remote bots (far)" in w]
+    if says is None:
+        assert remote == []
+    else:
+        assert len(remote) == 1 and says in remote[0] and "not sandboxed" in remote[0]
