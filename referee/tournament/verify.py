@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from referee.log.reader import LogFormatError, read_log
+from referee.log.summary import summarize_log
 from referee.log.verify import VerifyReport, verify_log
 from referee.tournament.config import Seatings, identity_hash
-from referee.tournament.results import MatchResult, summarize_log
+from referee.tournament.results import MatchResult
 from referee.tournament.schedule import MatchSpec, plan
 
 Deal = tuple[tuple[str, ...], ...]
