@@ -17,7 +17,8 @@ and ``socat`` has to be installed:
    inside.
 3. ``INNER_SCRIPT`` (sh, inside): starts socat to forward 127.0.0.1:PORT of the
    bot's own network namespace to the referee's Unix socket (the listener stays root,
-   so the bot cannot stop it; each connection is served as ``nobody``), waits until it
+   so the bot cannot stop it; each connection is served as ``nobody``, with
+   TCP_NODELAY: without it a prompt could wait 10 ms for a delayed ACK), waits until it
    listens, sets the open-files limit and becomes the bot: setpriv drops to the
    unprivileged user with no capabilities and no supplementary groups (bubblewrap has
    set no_new_privs, so none can be gained back).
@@ -65,7 +66,7 @@ exit "$status"
 INNER_SCRIPT = r"""
 port=$1 uid=$2 gid=$3 nofile=$4 wait=$5
 shift 5
-socat TCP-LISTEN:"$port",bind=127.0.0.1,fork,reuseaddr,su=nobody \
+socat TCP-LISTEN:"$port",bind=127.0.0.1,fork,reuseaddr,nodelay,su=nobody \
   UNIX-CONNECT:/run/pusoy/referee.sock &
 want=0100007F:$(printf '%04X' "$port")
 listening() {
