@@ -17,11 +17,11 @@ PUSOY_ variables, PATH and the locale; nothing else of the referee's.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
 
-import pusoy_client
 import referee
 from referee.sandbox import (
     CoreAllocator,
@@ -48,8 +48,12 @@ class SandboxUnavailable(Exception):
 def runtime_paths() -> list[Path]:
     """The Python running the referee, and the SDK a ``{python}`` bot imports."""
     paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
-    paths.add(Path(pusoy_client.__file__).resolve().parent)
-    paths.add(Path(referee.__file__).resolve().parent)  # pusoy_client imports referee.protocol
+    # Found, not imported: the SDK has its own generated modules, which cannot share a
+    # process with the referee's.
+    sdk = importlib.util.find_spec("pusoy_client")
+    if sdk is not None and sdk.origin:
+        paths.add(Path(sdk.origin).resolve().parent)
+    paths.add(Path(referee.__file__).resolve().parent)  # stdio bots run referee's bridge
     return sorted(paths)
 
 

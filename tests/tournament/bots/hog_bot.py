@@ -16,8 +16,8 @@ import sys
 import time
 
 from pusoy_client import Choice, main
+from pusoy_client.protocol import play_service
 from pusoy_client.samples import GreedyBot
-from referee.protocol import play_service
 
 
 def say(**fields: object) -> None:

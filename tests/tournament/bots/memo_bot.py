@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from pusoy_client import main
+from pusoy_client.protocol import common, play_service
 from pusoy_client.samples import GreedyBot
-from referee.protocol import common, play_service
 from referee.rules import card_text, deal, seed_commitment
 
 NAME = "pusoy-memo.jsonl"
