@@ -11,13 +11,15 @@ it, and the cause is reported (``Breach``). See docs/tournaments.md, "Sandbox".
 - ``bwrap``: the command that runs a bot in bubblewrap;
 - ``jail``: one bot's sandbox for one match, from creation to its report;
 - ``bridge``: the referee's Unix socket, and cores for bots that get one each;
+- ``seccomp``: the filter against the kernel keyrings;
+- ``turnclock``: a bot's CPU time within its turns, read at the referee's turn events;
 - ``probe``: whether this machine can sandbox at all, and why not.
 """
 
 from referee.sandbox.bridge import CoreAllocator, RefereeSocket
 from referee.sandbox.bwrap import JailSpec
 from referee.sandbox.cgroups import CgroupError, Cgroups
-from referee.sandbox.jail import Jail, JailReport
+from referee.sandbox.jail import Jail, Jailer, JailReport
 from referee.sandbox.limits import LIMIT_FIELDS, Breach, Limits
 from referee.sandbox.probe import Support, probe
 
@@ -30,6 +32,7 @@ __all__ = [
     "Jail",
     "JailReport",
     "JailSpec",
+    "Jailer",
     "Limits",
     "RefereeSocket",
     "Support",

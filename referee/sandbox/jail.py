@@ -12,6 +12,8 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from referee.sandbox import seccomp
 from referee.sandbox.bwrap import JailSpec, encode_args, host_command, mount_args
@@ -33,6 +35,20 @@ class JailReport:
     cpu_s: float
     """CPU time of the bot and everything it started (and the sandbox's helpers)."""
     memory_peak_mb: float
+
+
+class Jailer(Protocol):
+    """What a table needs to sandbox its spawned bots (a tournament's ``Isolation``)."""
+
+    @property
+    def address(self) -> str:
+        """The referee's address as a sandboxed bot sees it (127.0.0.1:PORT)."""
+
+    def jail(self, name: str, argv: Sequence[str], env: Mapping[str, str]) -> Jail:
+        """A sandbox for the bot ``name`` (its seat's name) for one match."""
+
+    def release(self, jail: Jail) -> None:
+        """The bot is done: what the sandbox held for it (a core) is free again."""
 
 
 class Jail:
@@ -97,6 +113,13 @@ class Jail:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), POLL_S)
 
+    def check_breach(self) -> Breach | None:
+        """The limit broken so far, looked at now (the watch looks every ``POLL_S``; the
+        kernel's OOM killer acts at once)."""
+        if self.breach is None and self.group is not None:
+            self.breach = self.group.breach()
+        return self.breach
+
     def kill(self) -> None:
         """Kill every process of the sandbox now."""
         if self.group is not None:
@@ -133,4 +156,4 @@ class Jail:
         self._fds.clear()
 
 
-__all__ = ["POLL_S", "Jail", "JailReport"]
+__all__ = ["POLL_S", "Jail", "JailReport", "Jailer"]

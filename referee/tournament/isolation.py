@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import referee
@@ -31,9 +32,9 @@ from referee.sandbox import (
     Support,
     probe,
 )
+from referee.table.bots import expand
 from referee.tournament.config import BotConfig, BotKind, SandboxMode, TournamentConfig
 from referee.tournament.playrelay import PlayRelay
-from referee.tournament.procs import expand
 
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "JAVA_HOME", "TERM")
 """Variables of the referee's environment a sandboxed bot also gets."""
@@ -215,10 +216,11 @@ class Isolation:
         self._specs[bot.name] = (visible, hidden)
         return visible, hidden
 
-    def jail(self, bot: BotConfig, argv: list[str], env: dict[str, str]) -> Jail:
-        """A sandbox for one bot for one match (``release`` it after)."""
+    def jail(self, name: str, argv: Sequence[str], env: Mapping[str, str]) -> Jail:
+        """A sandbox for the bot ``name`` for one match (``release`` it after)."""
         assert self.active and self.socket is not None and self.support is not None
         assert self.support.cgroups is not None
+        bot = self.config.bot(name)
         visible, hidden = self._paths(bot)
         full_env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         full_env |= {"HOME": "/tmp", "TMPDIR": "/tmp", "USER": "bot", **env}

@@ -2,8 +2,8 @@
 
 The event log is the source of truth: ``referee.log.summary.summarize_log`` (a visitor
 over the log reader) counts, per seat, its place and scores and every fault the referee
-recorded. A ``MatchResult`` adds what only the tournament knows (the schedule entry,
-whether a bot process crashed).
+recorded. A ``MatchResult`` adds what only the tournament and its table know (the
+schedule entry, whether a bot process crashed, its exit status, where its output went).
 
 The folder of a tournament::
 
@@ -56,12 +56,17 @@ class SeatResult:
     """The bot's process (or in-process task) ended before the match did."""
     exit_code: int | None = None
     """A spawned bot's exit status (negative: killed by that signal); None otherwise."""
+    crash: str = ""
+    """How the bot ended before the match did (``exited with status 1``, ``could not be
+    started: ...``); empty when it did not."""
+    stderr: str = ""
+    """A spawned bot's output file, relative to the tournament folder."""
     breach: str = ""
     """The sandbox limit the bot broke and was killed for ("memory limit", ...)."""
     cpu_s: float | None = None
     """CPU time of a sandboxed bot over the match (all its processes); None otherwise."""
     cpu_turns_ms: float | None = None
-    """A sandboxed bot's CPU time within its own turns (``referee.tournament.turnclock``)."""
+    """A sandboxed bot's CPU time within its own turns (``referee.sandbox.turnclock``)."""
     cpu_turn_max_ms: float | None = None
     memory_mb: float | None = None
     """Peak memory of a sandboxed bot; None otherwise."""
@@ -101,6 +106,8 @@ class SeatResult:
             "late": s.late,
             "crashed": self.crashed,
             "exit_code": self.exit_code,
+            "crash": self.crash,
+            "stderr": self.stderr,
             "breach": self.breach,
             "turns": s.turns,
             "think_ms": s.think_ms,
@@ -141,6 +148,8 @@ class SeatResult:
             summary,
             bool(d["crashed"]),
             None if code is None else int(code),
+            str(d.get("crash", "")),
+            str(d.get("stderr", "")),
             breach=str(d.get("breach", "")),
             cpu_s=_number(d.get("cpu_s")),
             cpu_turns_ms=_number(d.get("cpu_turns_ms")),
@@ -241,6 +250,7 @@ CSV_COLUMNS = (
     "disconnects",
     "crashed",
     "exit_code",
+    "crash",
     "verified",
     "duration_s",
     "log",
@@ -274,6 +284,7 @@ def csv_rows(result: MatchResult) -> Iterator[list[Any]]:
             s.disconnects,
             int(sr.crashed),
             "" if sr.exit_code is None else sr.exit_code,
+            sr.crash,
             "" if result.verified is None else int(result.verified),
             round(result.duration_s, 3),
             result.log,

@@ -11,7 +11,7 @@ import pytest
 
 from referee.log.verify import verify_log
 from referee.tournament.config import load_config
-from referee.tournament.runner import Tournament
+from referee.tournament.director import Tournament
 
 from ..tournament.conftest import bot_entry, read_results, write_config
 from .conftest import ROOT, build

@@ -19,10 +19,10 @@ from referee.tournament.config import (
     Replacement,
     load_config,
 )
+from referee.tournament.director import Tournament, TournamentError
 from referee.tournament.disqualify import Disqualifier
 from referee.tournament.isolation import Isolation, SandboxUnavailable
 from referee.tournament.results import MatchResult, SeatResult, SeatSummary
-from referee.tournament.runner import Tournament, TournamentError
 
 from .conftest import bot_entry, write_config
 

@@ -19,7 +19,7 @@ from referee.log.verify import verify_log
 from referee.sandbox import probe
 from referee.sandbox.cgroups import GROUP_PREFIX
 from referee.tournament.config import load_config
-from referee.tournament.runner import Tournament
+from referee.tournament.director import Tournament
 from referee.tournament.verify import verify_tournament
 
 from .conftest import BOTS, bot_entry, example_bot, read_results, spawned_bot, write_config

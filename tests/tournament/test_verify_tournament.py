@@ -12,7 +12,7 @@ import pytest
 
 from referee.cli import main
 from referee.tournament.config import load_config
-from referee.tournament.runner import Tournament
+from referee.tournament.director import Tournament
 from referee.tournament.verify import verify_tournament
 
 from .conftest import bot_entry, read_results, write_config

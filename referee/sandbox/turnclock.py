@@ -14,12 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable
 
 import grpc
 
 from referee.protocol import common, spectator_service, spectator_service_grpc
-from referee.tournament.procs import BotProcess
 
 
 @dataclasses.dataclass
@@ -30,15 +29,13 @@ class SeatClock:
 
 
 class TurnClock:
-    """Follows one match; ``fields(seat)`` are the seat's CPU-per-turn result fields."""
+    """Follows one match; ``turns_ms(seat)`` is what the seat's bot used in its turns."""
 
-    def __init__(
-        self, address: str, match_id: str, procs: Sequence[tuple[int, BotProcess]]
-    ) -> None:
+    def __init__(self, address: str, match_id: str, cpu_ns: Callable[[int], int | None]) -> None:
         self.address = address
         self.match_id = match_id
-        self.procs = procs
-        """The runner's list of (seat, process), filled as bots are seated."""
+        self._cpu_ns = cpu_ns
+        """A seat's CPU time so far (its sandbox's cgroup), None for a seat without one."""
         self.seats: dict[int, SeatClock] = {}
         self._started: dict[int, int] = {}
         self._task: asyncio.Task[None] | None = None
@@ -46,12 +43,6 @@ class TurnClock:
     def start(self) -> TurnClock:
         self._task = asyncio.create_task(self._follow(), name=f"turn clock {self.match_id}")
         return self
-
-    def _cpu_ns(self, seat: int) -> int | None:
-        for s, proc in self.procs:
-            if s == seat and proc.jail is not None and proc.jail.group is not None:
-                return proc.jail.group.cpu_ns()
-        return None
 
     async def _follow(self) -> None:
         async with grpc.aio.insecure_channel(self.address) as channel:
@@ -92,14 +83,12 @@ class TurnClock:
         if self._task is not None:
             self._task.cancel()
 
-    def fields(self, seat: int) -> dict[str, float]:
+    def turns_ms(self, seat: int) -> tuple[float, float] | None:
+        """The seat's CPU time within its turns, in total and in its longest turn."""
         clock = self.seats.get(seat)
         if clock is None or not clock.turns:
-            return {}
-        return {
-            "cpu_turns_ms": clock.total_ns / 1e6,
-            "cpu_turn_max_ms": clock.max_ns / 1e6,
-        }
+            return None
+        return clock.total_ns / 1e6, clock.max_ns / 1e6
 
 
 __all__ = ["TurnClock"]
