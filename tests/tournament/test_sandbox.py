@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.log import read_log
 from referee.log.verify import verify_log
 from referee.sandbox import probe
 from referee.sandbox.cgroups import GROUP_PREFIX
@@ -217,8 +218,17 @@ async def test_bots_over_their_limits_are_killed_and_the_cause_recorded(tmp_path
     assert seats["forker"]["breach"] == "process limit"
     assert seats["hungry"]["breach"] == "memory limit"
     assert seats["spinner"]["breach"] == "CPU limit"
+    # The log says why too: the table told the referee the seat's bot was gone, and why.
+    causes = {
+        e.seat_disconnected.seat: e.seat_disconnected.cause
+        for e in (line.entry.event for line in read_log(folder / result["log"]).lines)
+        if e.HasField("seat_disconnected") and e.seat_disconnected.gone
+    }
     for name in ("forker", "hungry", "spinner"):
         assert seats[name]["crashed"] and seats[name]["exit_code"] < 0, seats[name]
+        why = f"was killed for breaking its {seats[name]['breach']}"
+        assert seats[name]["crash"] == why
+        assert causes[seats[name]["seat"]] == f"its bot {why}"
     assert seats["spinner"]["cpu_s"] >= 1.5
     assert seats["hungry"]["memory_mb"] <= 96
     # A refused fork may be reported before the kill, or not: the breach is what counts.
