@@ -396,6 +396,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     print(f"Log: {report.log_path}")
     me = _self_command()
     print(f"Replay: {me} replay {report.log_path}")
+    print(f"View:   {me} view {report.log_path}   (a self-contained HTML replay)")
     print(f"Verify: {me} verify {report.log_path}", flush=True)
     for line in problem_lines(report):
         print(f"referee match: {line}", file=sys.stderr)
