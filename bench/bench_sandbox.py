@@ -31,7 +31,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from referee.sandbox import Jail, JailSpec, Limits, RefereeSocket, probe  # noqa: E402
+from referee.sandbox import (  # noqa: E402
+    Jail,
+    JailSpec,
+    Limits,
+    RefereeSocket,
+    SandboxUnavailable,
+    probe,
+)
 
 
 async def _serve(sock: RefereeSocket) -> tuple[asyncio.AbstractServer, asyncio.AbstractServer, int]:
@@ -153,8 +160,10 @@ def main() -> None:
 
 async def startup(runs: int) -> None:
     support = probe()
-    if not support.ok:
-        sys.exit(f"the sandbox cannot work here: {support.describe()}")
+    try:
+        support.require()
+    except SandboxUnavailable as exc:
+        sys.exit(str(exc))
     sock = RefereeSocket()
     unix, tcp, port = await _serve(sock)
     plain: list[tuple[float, float]] = []

@@ -21,7 +21,7 @@ from referee.sandbox.bwrap import JailSpec
 from referee.sandbox.cgroups import CgroupError, Cgroups
 from referee.sandbox.jail import Jail, Jailer, JailReport
 from referee.sandbox.limits import LIMIT_FIELDS, Breach, Limits
-from referee.sandbox.probe import Support, probe
+from referee.sandbox.probe import SandboxUnavailable, Support, probe
 
 __all__ = [
     "LIMIT_FIELDS",
@@ -35,6 +35,7 @@ __all__ = [
     "Jailer",
     "Limits",
     "RefereeSocket",
+    "SandboxUnavailable",
     "Support",
     "probe",
 ]

@@ -26,6 +26,10 @@ PROGRAMS = {
 TRIAL_TIMEOUT_S = 20.0
 
 
+class SandboxUnavailable(Exception):
+    """Bots cannot be sandboxed as asked; the message names every missing piece."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Support:
     """Whether bots can be sandboxed here, and why not."""
@@ -39,6 +43,12 @@ class Support:
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    def require(self) -> Cgroups:
+        """The cgroups to sandbox with; SandboxUnavailable naming what is missing."""
+        if not self.ok or self.cgroups is None:
+            raise SandboxUnavailable(f"this machine cannot sandbox bots: {self.describe()}")
+        return self.cgroups
 
     def describe(self) -> str:
         if self.ok:
@@ -125,4 +135,4 @@ def probe() -> Support:
     return Support(tuple(problems), bwrap, version, cgroups)
 
 
-__all__ = ["Support", "probe"]
+__all__ = ["SandboxUnavailable", "Support", "probe"]

@@ -29,6 +29,7 @@ from referee.sandbox import (
     Jail,
     JailSpec,
     RefereeSocket,
+    SandboxUnavailable,
     Support,
     probe,
 )
@@ -40,10 +41,6 @@ PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "JAVA_HOME", "TERM")
 """Variables of the referee's environment a sandboxed bot also gets."""
 REFEREE_CORES = 1
 """Cores left to the referee when bots get cores of their own."""
-
-
-class SandboxUnavailable(Exception):
-    """``enabled = true`` (or ``own_cores = true``) but this machine cannot do it."""
 
 
 def runtime_paths() -> list[Path]:
@@ -113,7 +110,7 @@ class Isolation:
         support = self.support = probe()
         if not support.ok:
             if sandbox.mode is SandboxMode.ON:
-                raise SandboxUnavailable(
+                raise SandboxUnavailable(  # enabled = true, or own_cores = true below
                     f"the sandbox cannot work on this machine: {support.describe()} "
                     "([sandbox] enabled = true)"
                 )

@@ -6,6 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from referee.sandbox import SandboxUnavailable, probe
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 BOTS = Path(__file__).resolve().parent / "bots"
@@ -70,3 +74,12 @@ def example_bot(script: str, **env: str) -> dict[str, Any]:
 
 def spawned_bot(script: str) -> dict[str, Any]:
     return {"command": f"{{python}} {BOTS / script}"}
+
+
+def require_sandbox() -> None:
+    """Skip where this machine cannot sandbox bots, with the typed error's own words
+    (what is missing); nothing is faked in its place."""
+    try:
+        probe().require()
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))

@@ -214,3 +214,13 @@ def test_a_duplicate_tournament_with_a_remote_bot_warns_before_it_starts(
         assert remote == []
     else:
         assert len(remote) == 1 and says in remote[0] and "not sandboxed" in remote[0]
+
+
+def test_a_machine_that_cannot_sandbox_says_what_is_missing():
+    """The typed error a test skips with, and a required sandbox stops with."""
+    broken = fake_support(("missing programs: install the Debian packages bubblewrap",))
+    with pytest.raises(SandboxUnavailable) as caught:
+        broken.require()
+    assert str(caught.value) == (
+        "this machine cannot sandbox bots: missing programs: install the Debian packages bubblewrap"
+    )
