@@ -134,6 +134,8 @@ examples:
   referee tournament examples/tournament.toml    # results in examples/tournament-results
   referee tournament club.toml --out night1 --concurrency 4  # run again to resume
   referee tournament club.toml --dry-run       # every check of a run, and the plan
+      (prints e.g. "sandbox: bubblewrap 0.8.0; per bot 1024 MB, ..." or why bots
+      cannot be sandboxed here; [sandbox] and [[bot]] limits in docs/tournaments.md)
   referee verify --tournament night1
 """
 
@@ -618,7 +620,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     print(f"Standings: {summary.folder / 'standings.json'}, standings.csv and pairwise.csv")
     print(f"Results: {summary.folder / 'results.jsonl'} and results.csv")
     if any((summary.folder / "logs").glob("*.jsonl")):
-        print(f"Verify: {verify_command(referee_program(), summary.folder / 'logs')}")
+        print(f"Verify: {verify_command(referee_program(), summary.folder)}")
     return 0 if summary.complete else 1
 
 
@@ -985,7 +987,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run",
         action="store_true",
         help="make every check a run makes (the configuration, the folder's tournament, the "
-        "referee) and print the schedule's size; start nothing, change nothing",
+        "referee, whether bots can be sandboxed here) and print the schedule's size and the "
+        "sandbox's limits; start nothing, change nothing",
     )
     tour.add_argument(
         "--log-level", default="warning", help="the referee's log level in DIR/referee.log"
