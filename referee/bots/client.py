@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import random
 import time
 from collections.abc import AsyncIterator
@@ -109,7 +110,10 @@ async def _stream_once(
                 raise SeatRefused(msg.refusal)
             elif kind == "prompt":
                 prompt = msg.prompt
-                outgoing.put_nowait(_action(prompt.turn_id, bot.choose(prompt)))
+                choice = bot.choose(prompt)
+                if inspect.isawaitable(choice):
+                    choice = await choice  # a slow strategy holds up its own seat only
+                outgoing.put_nowait(_action(prompt.turn_id, choice))
             elif kind == "result":
                 res = msg.result
                 if (
