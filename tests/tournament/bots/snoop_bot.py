@@ -8,7 +8,8 @@ come from the environment:
 - PUSOY_SNOOP_READ: paths to read (os.pathsep between them): another bot's files, the
   tournament's folder, the configuration;
 - PUSOY_SNOOP_WRITE: paths to write;
-- PUSOY_SNOOP_PORTS: TCP ports on 127.0.0.1 to connect to (commas between them).
+- PUSOY_SNOOP_PORTS: TCP ports on 127.0.0.1 to connect to (commas between them);
+- PUSOY_SNOOP_TMP_MB: how many MB to try to write to /tmp (default 16).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def try_connects(ports: list[int], remote: tuple[str, int] | None) -> dict[str, 
     targets = [("127.0.0.1", p) for p in ports] + ([remote] if remote else [])
     for host, port in targets:
         try:
-            with socket.create_connection((host, port), timeout=2):
+            with socket.create_connection((host, port), timeout=0.5):
                 out[f"{host}:{port}"] = "connected"
         except OSError as exc:
             out[f"{host}:{port}"] = f"{type(exc).__name__}: {exc.strerror or exc}"
@@ -123,8 +124,9 @@ def open_files(limit: int = 5000) -> int:
     return count
 
 
-def fill_tmp(limit_mb: int = 256) -> int:
-    """How many MB it could write to /tmp (up to ``limit_mb``)."""
+def fill_tmp(limit_mb: int) -> int:
+    """How many MB it could write to /tmp (up to ``limit_mb``: unsandboxed, /tmp is the
+    machine's own)."""
     written = 0
     path = Path("/tmp/snoop-fill")
     block = b"x" * (1 << 20)
@@ -154,7 +156,7 @@ def snoop() -> None:
     report("keyring", keyring())
     report("organise", organise(env.get("PUSOY_ADDRESS", "")))
     report("open_files", open_files())
-    report("tmp_mb", fill_tmp())
+    report("tmp_mb", fill_tmp(int(env.get("PUSOY_SNOOP_TMP_MB", "16"))))
 
 
 class SnoopBot(GreedyBot):
