@@ -143,6 +143,7 @@ examples:
   referee verify --public-key .referee/signing-key.pub matches/*.jsonl
   OK: matches/20261201-101500-1a2b3c4d.jsonl: 412 lines, 10 hands verified, signed by ...
   referee verify matches/*.jsonl     # the rules only (and a trailer's own signature)
+  referee verify --tournament night1  # every log (with night1/signing-key.pub), every deal group
 
 With --public-key (the base64 text `referee serve` prints and GetServerInfo serves, or a
 PEM file), a log must end with a signature trailer by that key: a log without one is
@@ -154,7 +155,9 @@ examples:
   referee tournament examples/tournament.toml    # results in examples/tournament-results
   referee tournament club.toml --out night1 --concurrency 4  # run again to resume
   referee tournament club.toml --dry-run       # every check of a run, and the plan
-  referee verify night1/logs/*.jsonl
+      (prints e.g. "sandbox: bubblewrap 0.8.0; per bot 1024 MB, ..." or why bots
+      cannot be sandboxed here; [sandbox] and [[bot]] limits in docs/tournaments.md)
+  referee verify --tournament night1
 """
 
 DEFAULT_BOTS = ["greedy", "random", "greedy", "random"]
@@ -607,12 +610,46 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         except SigningKeyError as exc:
             print(f"referee verify: {exc}", file=sys.stderr)
             return 2
+    if args.tournament:
+        if key is None and (Path(args.tournament) / "signing-key.pub").is_file():
+            try:
+                key = load_public_key(Path(args.tournament) / "signing-key.pub")
+            except SigningKeyError as exc:
+                print(f"referee verify: {exc}", file=sys.stderr)
+                return 2
+        return _verify_tournament(args, key)
+    if not args.logs:
+        print("referee verify: give match logs, or --tournament DIR", file=sys.stderr)
+        return 2
     failed = 0
     for path in args.logs:
         report = verify_log(Path(path), key)
         print(printable(report.summary()))
         failed += not report.ok
     return 1 if failed else 0
+
+
+def _verify_tournament(args: argparse.Namespace, key: bytes | None) -> int:
+    import os
+
+    from referee.tournament.verify import verify_tournament
+
+    folder = Path(args.tournament)
+    if not (folder / "tournament.json").is_file():
+        print(f"referee verify: {folder} holds no tournament (no tournament.json)", file=sys.stderr)
+        return 2
+    report = verify_tournament(
+        folder, jobs=args.jobs or min(4, os.cpu_count() or 1), public_key=key
+    )
+    for log_report in report.logs:
+        if not log_report.ok or args.all:
+            print(log_report.summary())
+    for problem in report.problems:
+        print(f"FAILED: {problem}")
+    for note in report.notes:
+        print(f"note: {note}")
+    print(report.summary())
+    return 0 if report.ok else 1
 
 
 def _cmd_tournament(args: argparse.Namespace) -> int:
@@ -680,12 +717,16 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
                 f"{plan.test.verdict_text()}; {len(plan.test.groups)} of {plan.groups} "
                 "deal groups seat both bots"
             )
+        print(tournament.isolation.describe())
+        for warning in tournament.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         return 0
     try:
         tournament.prepare()
     except TournamentError as exc:
         print(f"referee tournament: {exc}", file=sys.stderr)
         return 2
+    print(tournament.isolation.describe(), flush=True)
     if tournament.counts.done:
         print(f"Resuming: {tournament.counts.done} matches already recorded", flush=True)
     with open(tournament.folder / "referee.log", "a", encoding="utf-8") as referee_log:
@@ -726,11 +767,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     print(f"Standings: {summary.folder / 'standings.json'}, standings.csv and pairwise.csv")
     print(f"Results: {summary.folder / 'results.jsonl'} and results.csv")
     if any((summary.folder / "logs").glob("*.jsonl")):
-        key = summary.folder / "signing-key.pub"
-        command = verify_command(
-            referee_program(), summary.folder / "logs", public_key=key if key.exists() else None
-        )
-        print(f"Verify: {command}")
+        print(f"Verify: {verify_command(referee_program(), summary.folder)}")
     return 0 if summary.complete else 1
 
 
@@ -1157,12 +1194,24 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=VERIFY_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    verify.add_argument("logs", nargs="+", help="match .jsonl event logs")
+    verify.add_argument("logs", nargs="*", help="match .jsonl event logs")
     verify.add_argument(
         "--public-key",
         metavar="FILE",
         help="the referee's public key (base64 as printed by serve, or PEM): every log "
-        "must be signed by it",
+        "must be signed by it (with --tournament: default DIR/signing-key.pub)",
+    )
+    verify.add_argument(
+        "--tournament",
+        metavar="DIR",
+        help="a tournament's folder: every log, the schedule, and that each deal group "
+        "shared its deals in the documented seatings",
+    )
+    verify.add_argument(
+        "--jobs", type=int, metavar="N", help="logs verified at once (default: up to 4)"
+    )
+    verify.add_argument(
+        "--all", action="store_true", help="with --tournament: print every log's line"
     )
     verify.set_defaults(func=_cmd_verify)
 
@@ -1243,7 +1292,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run",
         action="store_true",
         help="make every check a run makes (the configuration, the folder's tournament, the "
-        "referee) and print the schedule's size; start nothing, change nothing",
+        "referee, whether bots can be sandboxed here) and print the schedule's size and the "
+        "sandbox's limits; start nothing, change nothing",
     )
     tour.add_argument(
         "--log-level", default="warning", help="the referee's log level in DIR/referee.log"

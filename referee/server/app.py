@@ -11,7 +11,7 @@ import asyncio
 import shutil
 import signal
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import grpc
@@ -44,6 +44,13 @@ from referee.server.throttle import HelloGuard
 from referee.server.tls import ClientTls, ServerTls, TlsError, is_loopback
 
 log = structlog.get_logger("referee.server")
+
+SERVER_OPTIONS = [
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
 
 SERVICE_NAMES = (
     match_service.DESCRIPTOR.services_by_name["MatchService"].full_name,
@@ -86,6 +93,7 @@ class RefereeServer:
         insecure: bool = False,
         signer: LogSigner | None = None,
         limits: ServerLimits | None = None,
+        bot_listen: Sequence[str] = (),
     ) -> None:
         """``state_dir`` keeps what a restart needs and the public must not see (the seeds
         of running matches): never the log folder. Without one, a private temporary
@@ -106,6 +114,10 @@ class RefereeServer:
         self.organiser_token = organiser_token or new_token()
         self.signer = signer or LogSigner.ephemeral()
         self.limits = limits or ServerLimits()
+        self.bot_listen = tuple(bot_listen)
+        """Addresses (``unix:PATH``) of a second server with PlayService alone, for
+        sandboxed bots: they may play their seat there, not organise, watch or list."""
+        self.bot_server: grpc.aio.Server | None = None
         self._temp_state = state_dir is None
         if state_dir is None:
             state_dir = Path(tempfile.mkdtemp(prefix="referee-state-"))
@@ -136,6 +148,7 @@ class RefereeServer:
         self.health = HealthServicer()
         hellos = HelloGuard(self.limits)
         play = PlayServicer(self.registry, self.limits, hellos)
+        self._play = play
         spectate = SpectatorServicer(self.registry, self.limits)
         lobby = LobbyServicer(self.lobby, hellos)
         separate = organiser_address is not None
@@ -182,6 +195,14 @@ class RefereeServer:
             ),
             server,
         )
+        return server
+
+    def _bot_server(self) -> grpc.aio.Server:
+        """PlayService alone (sandboxed bots): the same seats, limits and hello guard."""
+        server = grpc.aio.server(
+            interceptors=[MalformedRequests()], options=_grpc_options(self.limits)
+        )
+        play_service_grpc.add_PlayServiceServicer_to_server(self._play, server)
         return server
 
     @property
@@ -243,6 +264,12 @@ class RefereeServer:
                     self.organiser_server, self.requested_organiser_address
                 )
                 await self.organiser_server.start()
+            if self.bot_listen:
+                self.bot_server = self._bot_server()
+                for extra in self.bot_listen:
+                    if not self.bot_server.add_insecure_port(extra):  # unix sockets only
+                        raise OSError(f"cannot listen on {extra}")
+                await self.bot_server.start()
         except OSError:
             if self.metrics_endpoint is not None:
                 await self.metrics_endpoint.stop()
@@ -278,6 +305,8 @@ class RefereeServer:
         stops = [self.server.stop(grace)]
         if self.organiser_server is not None:
             stops.append(self.organiser_server.stop(grace))
+        if self.bot_server is not None:
+            stops.append(self.bot_server.stop(grace))
         await asyncio.gather(*stops)
         if self.metrics_endpoint is not None:
             await self.metrics_endpoint.stop()

@@ -15,6 +15,7 @@ import abc
 import asyncio
 import contextlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import grpc
@@ -131,11 +132,14 @@ class LocalReferee(Referee):
         tls: ServerTls | None = None,
         insecure: bool = False,
         signer: LogSigner | None = None,
+        bot_listen: Sequence[str] = (),
     ) -> None:
         self.listen = listen
         self.signer = signer
         self.log_dir = log_dir
         self.state_dir = state_dir
+        self.bot_listen = tuple(bot_listen)
+        """Extra PlayService-only listeners (``unix:PATH``) for sandboxed bots."""
         self.metrics = Metrics()
         self.keep_logs = keep_logs
         self.tls = tls
@@ -154,6 +158,7 @@ class LocalReferee(Referee):
                 tls=self.tls,
                 insecure=self.insecure,
                 metrics=self.metrics,
+                bot_listen=self.bot_listen,
             )
             self.lobby = self._server.lobby
         return self._server

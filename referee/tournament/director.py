@@ -23,6 +23,11 @@ A director killed at any point loses at most the matches that were being played:
 next run with the same configuration and folder, ``prepare`` drops their partial logs,
 kills the bot processes the dead run left (``ProcessLedger``), and plays them again;
 matches with a results line are never played twice.
+
+Fair play (issue 10) has two hooks here, each in its own module: the sandboxes of the
+spawned bots (``referee.tournament.isolation``, handed to every table) and the
+disqualification policy (``referee.tournament.disqualify``: who sits in a seat, and
+after each match whether a bot is out).
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ from referee.log.verify import verify_log
 from referee.rules import new_seed
 from referee.server.auth import TokenError, load_or_create_token
 from referee.server.lobby import Lobby
-from referee.table.bots import Seat
+from referee.table.bots import EmptySeat, Seat
 from referee.table.procs import ProcessLedger
 from referee.table.referees import (
     LocalReferee,
@@ -60,9 +65,18 @@ from referee.table.referees import (
     ServerReferee,
     state_signer,
 )
-from referee.table.table import BOT_EXIT_GRACE_S, BotExit, Table
+from referee.table.table import BOT_EXIT_GRACE_S, BotExit, SeatReport, Table
 from referee.tournament.backends import MatchJob, RayBackend, RayNotInstalled, require_ray
-from referee.tournament.config import Backend, TournamentConfig, identity_changes
+from referee.tournament.config import (
+    Backend,
+    RemoteDeals,
+    SandboxMode,
+    Seatings,
+    TournamentConfig,
+    identity_changes,
+)
+from referee.tournament.disqualify import Disqualifier
+from referee.tournament.isolation import Isolation, SandboxUnavailable
 from referee.tournament.progress import Counts, Progress
 from referee.tournament.ratings import (
     PAIRWISE_UNIT,
@@ -126,6 +140,25 @@ class Plan:
     test: SequentialTest | None
 
 
+def _remote_warnings(config: TournamentConfig) -> list[str]:
+    """Remote bots run outside any sandbox: say what that means for duplicate deals."""
+    remote = [b.name for b in config.remote_bots]
+    if not remote or config.seatings is Seatings.NONE:
+        return []
+    if config.remote_deals is RemoteDeals.UNSEEN:
+        return [
+            f"remote bots ({', '.join(remote)}) are not sandboxed; they are dealt only deals "
+            'they have not seen (remote_deals = "unseen"), so the luck of the cards does '
+            "not cancel out within their groups"
+        ]
+    return [
+        f"remote bots ({', '.join(remote)}) are not sandboxed and see each deal of their "
+        f"groups {config.seatings.per_group} times: they can remember it and know every "
+        'hand in the later matches of a group. Set [tournament] remote_deals = "unseen" '
+        "to deal them only deals they have not seen"
+    ]
+
+
 def _log_verifies(path: str, public_key: str = "") -> bool:
     """Runs in the verification worker: the rules, and the signature of ``public_key``
     (base64) when given."""
@@ -149,6 +182,18 @@ def _result_of(spec: MatchSpec, **outcome: Any) -> MatchResult:
         seed=spec.seed,
         **outcome,
     )
+
+
+def _sandbox_fields(seat: SeatReport) -> dict[str, Any]:
+    """A seat's result fields from what its sandbox measured (none when it had none)."""
+    out: dict[str, Any] = {}
+    if seat.sandbox is not None:
+        out["breach"] = seat.sandbox.breach.value if seat.sandbox.breach else ""
+        out["cpu_s"] = seat.sandbox.cpu_s
+        out["memory_mb"] = seat.sandbox.memory_peak_mb
+    if seat.turns_cpu_ms is not None:
+        out["cpu_turns_ms"], out["cpu_turn_max_ms"] = seat.turns_cpu_ms
+    return out
 
 
 class Tournament:
@@ -192,6 +237,12 @@ class Tournament:
         self._pool: ProcessPoolExecutor | None = None
         self._ray: RayBackend | None = None
         """The Ray backend, when matches are played on a cluster; None: at tables here."""
+        self.isolation = Isolation(config, self.folder, self.concurrency)
+        """hook: the spawned bots' sandboxes (each table gets it)."""
+        self.disqualifier = Disqualifier(config.disqualify)
+        """hook: who sits in a disqualified bot's seat; who is out after each match."""
+        self.warnings: list[str] = []
+        """To print before the first match (``preflight``)."""
 
     # -- before anything starts ---------------------------------------------------
 
@@ -202,6 +253,7 @@ class Tournament:
         else altogether)."""
         cfg = self.config
         folder = self.folder
+        self.warnings = self.preflight()  # before the folder is touched
         state_path = folder / "tournament.json"
         identity = cfg.identity()
         digest = cfg.identity_hash()
@@ -243,6 +295,7 @@ class Tournament:
             for path in logs.glob("*.jsonl.part"):  # a log from a worker, half written
                 path.unlink()
         self.pending = [s for s in self.schedule if s.match_id not in self.results]
+        self.disqualifier.replay(loaded)
         self.test = for_schedule(cfg, self.schedule, loaded)
         if self.test is not None and self.test.decision is not None:
             self.pending = []  # decided in an earlier run: the tournament is over
@@ -289,13 +342,28 @@ class Tournament:
         if any(r.match_id not in ids for r in loaded):
             raise TournamentError(f"{self.files.jsonl_path} lists matches not in the schedule")
 
+    def preflight(self) -> list[str]:
+        """hook: the warnings to print before anything starts (remote bots and duplicate
+        deals, a sandbox that cannot work here); TournamentError when the configuration
+        requires what this machine cannot do. Touches no file."""
+        if self.config.execution.backend is Backend.RAY:
+            if self.config.sandbox.mode is SandboxMode.OFF:
+                return []
+            return ["bots on Ray workers run without the sandbox (not supported there yet)"]
+        try:
+            return _remote_warnings(self.config) + self.isolation.check()
+        except SandboxUnavailable as exc:
+            raise TournamentError(str(exc)) from None
+
     # -- hook: --dry-run -----------------------------------------------------------
 
     async def dry_run(self) -> Plan:
         """Every check a run makes before its first match, changing nothing: the folder
         against the configuration (the resume identity check), the recorded results
-        against the schedule, and the referee (its listen address can be bound, or the
-        referee server answers). Raises TournamentError like ``prepare`` and ``run``."""
+        against the schedule, the referee (its listen address can be bound, or the
+        referee server answers), and the sandbox (``preflight``, whose warnings it keeps).
+        Raises TournamentError like ``prepare`` and ``run``."""
+        self.warnings = self.preflight()
         state = self._check_folder()
         seed = str(state["master_seed"]) if state is not None else self.config.seed or "dry-run"
         schedule = build_schedule(self.config, seed)
@@ -331,7 +399,12 @@ class Tournament:
         ref = self.config.referee
         if not ref.server:
             return LocalReferee(
-                self.listen, log_dir, state_dir, tls=ref.server_tls, insecure=ref.insecure
+                self.listen,
+                log_dir,
+                state_dir,
+                tls=ref.server_tls,
+                insecure=ref.insecure,
+                bot_listen=self.isolation.listen_addresses(),
             )
         assert ref.organiser_token_file is not None  # the config requires it
         try:
@@ -356,12 +429,16 @@ class Tournament:
         self.referee = self._make_referee(self.work / "referee", self.folder / "state")
         try:
             await self.referee.start()
-        except RefereeUnavailable as exc:
+            await self.isolation.start(self.referee.address, local=not self.config.referee.server)
+        except (RefereeUnavailable, OSError) as exc:
+            await self.isolation.close()
             raise TournamentError(str(exc)) from None
         self.address = self.referee.address
         self.public_key = self.referee.public_key
         if self.public_key:
             write_atomic(self.folder / "signing-key.pub", self.public_key + "\n", sync=False)
+        for warning in self.warnings:
+            self.progress.message(f"warning: {warning}")
         lobby = self.referee.lobby
         if lobby is not None:
             lobby.tournament = self.config.name
@@ -397,6 +474,7 @@ class Tournament:
             await self.referee.stop()
             if self.referee.metrics is not None:  # this run's figures, as /metrics has them
                 self.referee.metrics.write(self.folder / "metrics.prom")
+            await self.isolation.close()
         return self._summary(started, played_before)
 
     async def _run_on_ray(self) -> None:
@@ -527,6 +605,8 @@ class Tournament:
         for i, spec in enumerate(queue):
             ready = True
             for name in self._remote_names(spec):
+                if name in self.disqualifier.out:
+                    continue  # hook: its replacement plays, nothing to wait for
                 bot = lobby.bot(name)
                 if bot.connection is not None:
                     ready = self._remote_busy[name] < bot.capacity
@@ -546,7 +626,8 @@ class Tournament:
     async def _play(self, spec: MatchSpec) -> MatchResult:
         """Play one match to its end; never raises but CancelledError."""
         started, t0 = _now(), time.monotonic()
-        seats = [Seat(name, self.config.bot(name).table_bot()) for name in spec.bots]
+        seats = [self._seat_of(name) for name in spec.bots]
+        replaced = [self.disqualifier.replacement_name(name) for name in spec.bots]
         settings = self.config.match_settings(spec.seed, spec.bots)
         log_path = self.folder / "logs" / f"{spec.match_id}.jsonl"
         table: Table | None = None
@@ -574,6 +655,7 @@ class Tournament:
                     ledger=self.ledger,
                     exit_grace_s=BOT_EXIT_GRACE_S,
                     tls=self.config.referee.client_tls,
+                    sandbox=self.isolation if self.isolation.active else None,
                 )
                 report = await table.play(
                     settings,
@@ -583,9 +665,8 @@ class Tournament:
                     stderr_path=lambda _, seat, name: self._stderr_path(spec, seat, name),
                     time_limit_s=self.config.time.match_timeout_s,
                 )
-            # The log is in logs/, whichever backend played it; it is verified here and
-            # recorded by _record. Signing logs with the tournament's key hooks in right
-            # after this verification (one place for both backends).
+            # The log is in logs/, signed with the tournament's key, whichever backend
+            # played it; it is verified here (signature included) and recorded by _record.
             verify = self.config.referee.verify_logs
             verified = await self._verify(report.log_path) if verify else None
             return _result_of(
@@ -607,6 +688,8 @@ class Tournament:
                         exit_code=r.exit_code,
                         crash=r.exit.what if r.exit is not None else "",
                         stderr=self._relative(r.stderr_path),
+                        replaced_by=replaced[r.seat],
+                        **_sandbox_fields(r),
                     )
                     for r in report.seats
                 ),
@@ -630,6 +713,14 @@ class Tournament:
                 retries=retries,
                 seats=tuple(SeatResult(spec.bots[s], SeatSummary(seat=s)) for s in range(4)),
             )
+
+    def _seat_of(self, name: str) -> Seat:
+        """hook: the seat of a bot, or of its replacement once it is disqualified."""
+        stand_in = self.disqualifier.stand_in(self.config.bot(name))
+        if stand_in is None:
+            reason = f"forfeited: {name} is disqualified ({self.disqualifier.out[name]})"
+            return Seat(name, EmptySeat(reason))
+        return Seat(name, stand_in.table_bot())
 
     def _stderr_path(self, spec: MatchSpec, seat: int, name: str) -> Path:
         return self.folder / "stderr" / spec.match_id / f"seat{seat}-{name}.txt"
@@ -663,6 +754,10 @@ class Tournament:
     # -- recording ------------------------------------------------------------------
 
     def _record(self, result: MatchResult) -> None:
+        result = self.disqualifier.judge(result)  # hook: is a bot out after this match?
+        for sr in result.seats:
+            if sr.disqualified:
+                self.progress.message(f"{sr.bot} is disqualified: {sr.disqualified}")
         self.files.append(result)
         self.results[result.match_id] = result
         assert self.standings is not None

@@ -42,6 +42,14 @@ STATUS_CANCELLED = "cancelled"
 STATUS_FAILED = "failed"
 
 
+def _rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class SeatResult:
     """One bot's part in one match."""
@@ -57,6 +65,31 @@ class SeatResult:
     started: ...``); empty when it did not."""
     stderr: str = ""
     """A spawned bot's output file, relative to the tournament folder."""
+    breach: str = ""
+    """The sandbox limit the bot broke and was killed for ("memory limit", ...)."""
+    cpu_s: float | None = None
+    """CPU time of a sandboxed bot over the match (all its processes); None otherwise."""
+    cpu_turns_ms: float | None = None
+    """A sandboxed bot's CPU time within its own turns (``referee.sandbox.turnclock``)."""
+    cpu_turn_max_ms: float | None = None
+    memory_mb: float | None = None
+    """Peak memory of a sandboxed bot; None otherwise."""
+    replaced_by: str = ""
+    """The bot was disqualified before this match: who played its seat (a built-in
+    bot, or "forfeit" for nobody)."""
+    disqualified: str = ""
+    """Set on the match that got the bot disqualified: why."""
+
+    @property
+    def wall_ms_per_turn(self) -> float | None:
+        s = self.summary
+        return round(s.think_ms / s.turns, 1) if s.turns else None
+
+    @property
+    def cpu_ms_per_turn(self) -> float | None:
+        if self.cpu_turns_ms is None or not self.summary.turns:
+            return None
+        return round(self.cpu_turns_ms / self.summary.turns, 1)
 
     def to_json(self) -> dict[str, Any]:
         s = self.summary
@@ -79,6 +112,18 @@ class SeatResult:
             "exit_code": self.exit_code,
             "crash": self.crash,
             "stderr": self.stderr,
+            "breach": self.breach,
+            "turns": s.turns,
+            "think_ms": s.think_ms,
+            "wall_ms_per_turn": self.wall_ms_per_turn,
+            "wall_ms_max_turn": s.think_max_ms,
+            "cpu_s": _rounded(self.cpu_s, 3),
+            "cpu_turns_ms": _rounded(self.cpu_turns_ms, 1),
+            "cpu_ms_per_turn": self.cpu_ms_per_turn,
+            "cpu_ms_max_turn": _rounded(self.cpu_turn_max_ms, 1),
+            "memory_mb": _rounded(self.memory_mb, 1),
+            "replaced_by": self.replaced_by,
+            "disqualified": self.disqualified,
         }
 
     @classmethod
@@ -97,6 +142,9 @@ class SeatResult:
             rejected=int(d["rejected"]),
             disconnects=int(d["disconnects"]),
             late=int(d.get("late", 0)),  # results written before late answers were apart
+            turns=int(d.get("turns", 0)),
+            think_ms=int(d.get("think_ms", 0)),
+            think_max_ms=int(d.get("wall_ms_max_turn", 0)),
         )
         code = d.get("exit_code")
         return cls(
@@ -106,6 +154,13 @@ class SeatResult:
             None if code is None else int(code),
             str(d.get("crash", "")),
             str(d.get("stderr", "")),
+            breach=str(d.get("breach", "")),
+            cpu_s=_number(d.get("cpu_s")),
+            cpu_turns_ms=_number(d.get("cpu_turns_ms")),
+            cpu_turn_max_ms=_number(d.get("cpu_ms_max_turn")),
+            memory_mb=_number(d.get("memory_mb")),
+            replaced_by=str(d.get("replaced_by", "")),
+            disqualified=str(d.get("disqualified", "")),
         )
 
 
@@ -217,6 +272,11 @@ CSV_COLUMNS = (
     "verified",
     "duration_s",
     "log",
+    "breach",
+    "turns",
+    "wall_ms_per_turn",
+    "cpu_ms_per_turn",
+    "replaced_by",
 )
 
 
@@ -246,6 +306,11 @@ def csv_rows(result: MatchResult) -> Iterator[list[Any]]:
             "" if result.verified is None else int(result.verified),
             round(result.duration_s, 3),
             result.log,
+            sr.breach,
+            s.turns,
+            "" if sr.wall_ms_per_turn is None else sr.wall_ms_per_turn,
+            "" if sr.cpu_ms_per_turn is None else sr.cpu_ms_per_turn,
+            sr.replaced_by,
         ]
 
 
