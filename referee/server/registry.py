@@ -173,7 +173,8 @@ class MatchRegistry:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, seed.encode("utf-8"))
-            os.fsync(fd)
+            if self.fsync is not FsyncPolicy.NEVER:  # as durable as the log's lines
+                os.fsync(fd)
         finally:
             os.close(fd)
 
