@@ -42,7 +42,8 @@ from referee.match.settings import MatchSettings
 from referee.table.bots import Seat
 from referee.table.referees import LocalReferee, RefereeUnavailable
 from referee.table.table import BOT_EXIT_GRACE_S, MatchReport, Table
-from referee.tournament.config import ExecutionConfig
+from referee.tournament.config import ExecutionConfig, TournamentConfig
+from referee.tournament.isolation import Isolation
 
 RAY_INSTALL_HINT = "pip install 'pusoy-referee[ray]'"
 MAX_OUTPUT_BYTES = 1 << 20
@@ -84,6 +85,10 @@ class MatchJob:
     """With the match's seed: the worker plays exactly this deal."""
     seats: tuple[Seat, ...]
     time_limit_s: float | None
+    config: TournamentConfig | None = None
+    """The tournament's configuration, for its [sandbox] section (None: no sandbox)."""
+    folder: Path | None = None
+    """The tournament's folder (a shared path): hidden from sandboxed bots as locally."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -122,10 +127,20 @@ def play_here(job: MatchJob) -> PlayedMatch:
 async def _play_here(job: MatchJob) -> PlayedMatch:
     with tempfile.TemporaryDirectory(prefix="pusoy-match-") as scratch:
         root = Path(scratch)
-        referee = LocalReferee("127.0.0.1:0", root / "referee")
+        # The worker sandboxes spawned bots as a local run does: the same Isolation,
+        # for one match at a time, with this worker's own referee socket.
+        isolation = None
+        if job.config is not None and job.folder is not None:
+            isolation = Isolation(job.config, job.folder, 1)
+            isolation.check()  # SandboxUnavailable when the config requires what cannot be
+        listen = isolation.listen_addresses() if isolation is not None else []
+        referee = LocalReferee("127.0.0.1:0", root / "referee", bot_listen=listen)
         await referee.start()
         try:
-            report = await Table(referee, exit_grace_s=BOT_EXIT_GRACE_S).play(
+            if isolation is not None:
+                await isolation.start(referee.address, local=True)
+            sandbox = isolation if isolation is not None and isolation.active else None
+            report = await Table(referee, exit_grace_s=BOT_EXIT_GRACE_S, sandbox=sandbox).play(
                 job.settings,
                 job.seats,
                 label=job.label,
@@ -135,6 +150,8 @@ async def _play_here(job: MatchJob) -> PlayedMatch:
             )
         finally:
             await referee.stop()
+            if isolation is not None:
+                await isolation.close()
         data = report.log_path.read_bytes()
         outputs = tuple(
             (s.seat, _tail_bytes(s.stderr_path)) for s in report.seats if s.stderr_path is not None

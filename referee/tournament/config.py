@@ -809,12 +809,6 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
 
     sprt = _parse_sprt(sp, fmt, hero, names) if sp is not None else None
     execution = _parse_execution(ex, referee, remote)
-    if execution.backend is Backend.RAY and sandbox.mode is SandboxMode.ON:
-        raise ConfigError(
-            "sandbox.enabled",
-            'bots on Ray workers are not sandboxed yet: use backend = "local" for a '
-            'sandboxed tournament, or sandbox.enabled = "auto" to run them as they are',
-        )
 
     config = TournamentConfig(
         source=Path(source),

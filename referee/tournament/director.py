@@ -70,7 +70,6 @@ from referee.tournament.backends import MatchJob, RayBackend, RayNotInstalled, r
 from referee.tournament.config import (
     Backend,
     RemoteDeals,
-    SandboxMode,
     Seatings,
     TournamentConfig,
     identity_changes,
@@ -346,10 +345,6 @@ class Tournament:
         """hook: the warnings to print before anything starts (remote bots and duplicate
         deals, a sandbox that cannot work here); TournamentError when the configuration
         requires what this machine cannot do. Touches no file."""
-        if self.config.execution.backend is Backend.RAY:
-            if self.config.sandbox.mode is SandboxMode.OFF:
-                return []
-            return ["bots on Ray workers run without the sandbox (not supported there yet)"]
         try:
             return _remote_warnings(self.config) + self.isolation.check()
         except SandboxUnavailable as exc:
@@ -635,7 +630,12 @@ class Tournament:
         try:
             if self._ray is not None:
                 job = MatchJob(
-                    spec.match_id, settings, tuple(seats), self.config.time.match_timeout_s
+                    spec.match_id,
+                    settings,
+                    tuple(seats),
+                    self.config.time.match_timeout_s,
+                    config=self.config,
+                    folder=self.folder,
                 )
                 arrived = await self._ray.play(
                     job,

@@ -97,6 +97,9 @@ def test_the_referee_image_serves_a_match_and_stops_gracefully(
         for seat in range(4):
             (seats / str(seat)).mkdir(parents=True)
         results.mkdir()
+        # The referee made its organiser token in its state volume at its first start.
+        token_file = volume_path(images, f"{NAME}-state") / "organiser-token"
+        assert token_file.is_file()
         started = time.monotonic()
         bots = [_bot(address, seats / str(seat) / "token") for seat in range(4)]
         organiser = subprocess.run(
@@ -104,7 +107,7 @@ def test_the_referee_image_serves_a_match_and_stops_gracefully(
                 sys.executable, str(ROOT / "docker" / "play_match.py"),
                 f"--referee={address}", f"--seats={seats}", f"--results={results}",
                 "--hands=2", "--names=north,east,south,west", "--seed=containers",
-                f"--organiser-token-file={tmp_path / 'none'}",
+                f"--organiser-token-file={token_file}",
             ],
             capture_output=True, text=True, timeout=600, check=False,
         )  # fmt: skip
