@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hashlib
 import json
 import os
+import secrets
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -102,14 +104,25 @@ class LogSigner:
             serialization.PrivateFormat.PKCS8,
             serialization.NoEncryption(),
         )
+        # Written whole under a private name, then linked into place: two processes
+        # starting at once in one state folder (two `referee match` runs) both end up
+        # with the one key that was linked first, never with a half-written file.
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(pem)
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return cls.load(path), False
         except OSError as exc:
             raise SigningKeyError(f"cannot create the signing key {path}: {exc.strerror}") from None
-        with os.fdopen(fd, "wb") as f:
-            f.write(pem)
-            f.flush()
-            os.fsync(f.fileno())
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         return cls(key), True
 
     def trailer(self, match_id: str, lines: int, final_hash: str) -> common.LogTrailer:
