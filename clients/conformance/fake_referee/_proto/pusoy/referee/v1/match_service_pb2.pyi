@@ -64,8 +64,8 @@ class CreateMatchRequest(_message.Message):
     """When set, the match ends at this threshold (overrides match_end)."""
     @_builtins.property
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
-        """Option overrides by RULES.md name, e.g. {"revolution": "true", "match_end":
-        "hands 4"}.
+        """Option overrides by option name (docs/rules.md), e.g. {"revolution": "true",
+        "match_end": "hands 4"}.
         """
 
     @_builtins.property

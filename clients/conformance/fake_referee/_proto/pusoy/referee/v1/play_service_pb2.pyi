@@ -110,6 +110,7 @@ class Hello(_message.Message):
     TOKEN_FIELD_NUMBER: _builtins.int
     WANT_LEGAL_PLAYS_FIELD_NUMBER: _builtins.int
     BOT_NAME_FIELD_NUMBER: _builtins.int
+    BATCH_EVENTS_FIELD_NUMBER: _builtins.int
     protocol_version: _builtins.int
     """The protocol version the bot speaks; this referee speaks 1."""
     token: _builtins.str
@@ -118,6 +119,14 @@ class Hello(_message.Message):
     """Whether every prompt should list the legal plays."""
     bot_name: _builtins.str
     """The bot's name, for logs."""
+    batch_events: _builtins.bool
+    """Receive the match's events batched instead of live: each TurnPrompt carries the
+    events since the seat's last prompt (`TurnPrompt.events`), the rest come as one
+    EventBatch at each hand's end and at the match's end, and accepted actions get no
+    ActionResult (the action is among the next batch's events; rejections still get
+    theirs at once). The same events, in the same order, as a live seat gets; fewer
+    messages. For bots that do not think on the opponents' time.
+    """
     def __init__(
         self,
         *,
@@ -125,10 +134,11 @@ class Hello(_message.Message):
         token: _builtins.str = ...,
         want_legal_plays: _builtins.bool = ...,
         bot_name: _builtins.str = ...,
+        batch_events: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "protocol_version", b"protocol_version", "token", b"token", "want_legal_plays", b"want_legal_plays"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch_events", b"batch_events", "bot_name", b"bot_name", "protocol_version", b"protocol_version", "token", b"token", "want_legal_plays", b"want_legal_plays"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -194,6 +204,7 @@ class PlayResponse(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     PROMPT_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def welcome(self) -> Global___Welcome:
         """The Hello was accepted."""
@@ -220,6 +231,12 @@ class PlayResponse(_message.Message):
     def result(self) -> Global___ActionResult:
         """The verdict on an action."""
 
+    @_builtins.property
+    def batch(self) -> Global___EventBatch:
+        """With Hello.batch_events: the events since the last prompt, at a hand's end and at
+        the match's end.
+        """
+
     def __init__(
         self,
         *,
@@ -229,16 +246,41 @@ class PlayResponse(_message.Message):
         event: _common_pb2.Event | None = ...,
         prompt: Global___TurnPrompt | None = ...,
         result: Global___ActionResult | None = ...,
+        batch: Global___EventBatch | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "prompt", b"prompt", "refusal", b"refusal", "result", b"result", "snapshot", b"snapshot", "welcome", b"welcome"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "event", b"event", "kind", b"kind", "prompt", b"prompt", "refusal", b"refusal", "result", b"result", "snapshot", b"snapshot", "welcome", b"welcome"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "prompt", b"prompt", "refusal", b"refusal", "result", b"result", "snapshot", b"snapshot", "welcome", b"welcome"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "event", b"event", "kind", b"kind", "prompt", b"prompt", "refusal", b"refusal", "result", b"result", "snapshot", b"snapshot", "welcome", b"welcome"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["welcome", "refusal", "snapshot", "event", "prompt", "result"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["welcome", "refusal", "snapshot", "event", "prompt", "result", "batch"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___PlayResponse: _TypeAlias = PlayResponse  # noqa: Y015
+
+@_typing.final
+class EventBatch(_message.Message):
+    """Events delivered together (Hello.batch_events), oldest first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Event]:
+        """The events, as a live seat would have received them one by one."""
+
+    def __init__(
+        self,
+        *,
+        events: _abc.Iterable[_common_pb2.Event] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EventBatch: _TypeAlias = EventBatch  # noqa: Y015
 
 @_typing.final
 class Welcome(_message.Message):
@@ -363,6 +405,7 @@ class TurnPrompt(_message.Message):
     CAN_PASS_FIELD_NUMBER: _builtins.int
     ATTEMPTS_LEFT_FIELD_NUMBER: _builtins.int
     IS_LEAD_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
     turn_id: _builtins.int
     """The id to name in the Action."""
     seat: _builtins.int
@@ -393,6 +436,12 @@ class TurnPrompt(_message.Message):
     def legal_plays(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Play]:
         """Every legal play, weakest first, when the Hello asked for them."""
 
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Event]:
+        """With Hello.batch_events: the events since this seat's last prompt (or batch), oldest
+        first, ending with the event that gave it the turn.
+        """
+
     def __init__(
         self,
         *,
@@ -407,10 +456,11 @@ class TurnPrompt(_message.Message):
         can_pass: _builtins.bool = ...,
         attempts_left: _builtins.int = ...,
         is_lead: _builtins.bool = ...,
+        events: _abc.Iterable[_common_pb2.Event] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline", "state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempts_left", b"attempts_left", "can_pass", b"can_pass", "deadline", b"deadline", "hand", b"hand", "is_lead", b"is_lead", "legal_plays", b"legal_plays", "seat", b"seat", "state", b"state", "time_bank_ms", b"time_bank_ms", "turn_id", b"turn_id", "turn_time_ms", b"turn_time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempts_left", b"attempts_left", "can_pass", b"can_pass", "deadline", b"deadline", "events", b"events", "hand", b"hand", "is_lead", b"is_lead", "legal_plays", b"legal_plays", "seat", b"seat", "state", b"state", "time_bank_ms", b"time_bank_ms", "turn_id", b"turn_id", "turn_time_ms", b"turn_time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

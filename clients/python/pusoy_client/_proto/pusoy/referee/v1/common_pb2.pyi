@@ -49,7 +49,7 @@ class _CombinationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Combinati
     """A straight all of one suit."""
 
 class Combination(_Combination, metaclass=_CombinationEnumTypeWrapper):
-    """The kind of a play (RULES.md section 1.2)."""
+    """The kind of a play (docs/rules.md, "Plays and how they compare")."""
 
 COMBINATION_UNSPECIFIED: Combination.ValueType  # 0
 """Not set (for example on a pass)."""
@@ -121,8 +121,8 @@ class _RejectionReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Rejec
     """
 
 class RejectionReason(_RejectionReason, metaclass=_RejectionReasonEnumTypeWrapper):
-    """Why the referee rejected an action. One value per case of RULES.md section 4, plus
-    the protocol's own cases. The same codes, in lower case without the prefix, are the
+    """Why the referee rejected an action. One value per case of docs/rules.md ("What the
+    referee rejects"), plus the protocol's own cases. The same codes, in lower case without the prefix, are the
     `reason` strings of the reference judge (`referee rules judge`).
     """
 
@@ -266,8 +266,8 @@ Global___Cards: _TypeAlias = Cards  # noqa: Y015
 
 @_typing.final
 class Rules(_message.Message):
-    """The rules in force: a profile's option values after the match's overrides (RULES.md
-    section 3). Values are the option values of RULES.md, e.g. "clubs-low".
+    """The rules in force: a profile's option values after the match's overrides. Names and
+    values are those of docs/rules.md ("House-rule options"), e.g. "clubs-low".
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -896,6 +896,7 @@ class SeatConnected(_message.Message):
     RECONNECT_FIELD_NUMBER: _builtins.int
     BOT_NAME_FIELD_NUMBER: _builtins.int
     WANT_LEGAL_PLAYS_FIELD_NUMBER: _builtins.int
+    BATCH_EVENTS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat."""
     reconnect: _builtins.bool
@@ -904,6 +905,8 @@ class SeatConnected(_message.Message):
     """The bot's self-reported name from its Hello."""
     want_legal_plays: _builtins.bool
     """Whether the bot asked for the legal plays in its prompts."""
+    batch_events: _builtins.bool
+    """Whether the bot asked for its events batched into its prompts."""
     def __init__(
         self,
         *,
@@ -911,10 +914,11 @@ class SeatConnected(_message.Message):
         reconnect: _builtins.bool = ...,
         bot_name: _builtins.str = ...,
         want_legal_plays: _builtins.bool = ...,
+        batch_events: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "reconnect", b"reconnect", "seat", b"seat", "want_legal_plays", b"want_legal_plays"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch_events", b"batch_events", "bot_name", b"bot_name", "reconnect", b"reconnect", "seat", b"seat", "want_legal_plays", b"want_legal_plays"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1432,22 +1436,26 @@ class ConnectCommand(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     BOT_NAME_FIELD_NUMBER: _builtins.int
     WANT_LEGAL_PLAYS_FIELD_NUMBER: _builtins.int
+    BATCH_EVENTS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat its token is for."""
     bot_name: _builtins.str
     """The name it gave in its Hello (at most 100 characters)."""
     want_legal_plays: _builtins.bool
     """Whether it asked for legal plays in its prompts."""
+    batch_events: _builtins.bool
+    """Whether it asked for its events batched (Hello.batch_events)."""
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         bot_name: _builtins.str = ...,
         want_legal_plays: _builtins.bool = ...,
+        batch_events: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "seat", b"seat", "want_legal_plays", b"want_legal_plays"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch_events", b"batch_events", "bot_name", b"bot_name", "seat", b"seat", "want_legal_plays", b"want_legal_plays"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
