@@ -25,10 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from referee.logging import configure_logging
+from referee.server.logging import configure_logging
 from referee.tournament.config import load_config
+from referee.tournament.director import Tournament
 from referee.tournament.progress import Progress
-from referee.tournament.runner import Tournament
 
 ROOT = Path(__file__).resolve().parents[1]
 

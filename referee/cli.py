@@ -7,8 +7,12 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from referee import __version__
+
+if TYPE_CHECKING:
+    from referee.table.bots import Seat
 
 JUDGE_EPILOG = """\
 example:
@@ -24,14 +28,14 @@ example:
 
 
 def _cmd_judge(args: argparse.Namespace) -> int:
-    from referee.judge import judge, run_lines
+    from referee.rules.judge import judge, run_lines
 
     run_lines(judge, sys.stdin, sys.stdout)
     return 0
 
 
 def _cmd_moves(args: argparse.Namespace) -> int:
-    from referee.judge import moves, run_lines
+    from referee.rules.judge import moves, run_lines
 
     run_lines(moves, sys.stdin, sys.stdout)
     return 0
@@ -87,8 +91,19 @@ examples:
   referee match                                   # greedy vs random, pusoy-dos
   referee match --profile big-two --hands 3 --seed demo
   referee match --bot greedy --bot random --bot "python examples/random_bot.py" \\
-      --bot "./mybot --address {address} --token {token}" --revolution true
+      --bot "./mybot --address {address} --token={token}" --name mine --revolution true
   referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
+
+A bot that ends before the match does is reported at once (its seat, command, exit
+status or signal, and the last lines of its output, kept in LOG_DIR/<match>.seatN.stderr);
+its turns are then played by default and the match goes on to its end.
+
+exit status:
+  0  the match finished, played by the bots as configured
+  1  the match was cancelled, for a reason other than its bots
+  2  nothing was played: bad arguments, a bot program not found, the referee cannot start
+  3  a bot crashed (it ended, or could not start, before the match did)
+  4  a bot never connected (it was played by default after the connect limit)
 """
 
 REPLAY_EPILOG = """\
@@ -149,8 +164,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from referee.log.writer import FsyncPolicy
-    from referee.logging import configure_logging
     from referee.server.app import RefereeServer
+    from referee.server.logging import configure_logging
 
     configure_logging(args.log_format, args.log_level)
 
@@ -218,67 +233,173 @@ def _match_options(args: argparse.Namespace) -> dict[str, str]:
     return options
 
 
+MATCH_SETTINGS = {
+    "turn_time_ms": "turn_time_ms",
+    "connect_timeout_ms": "connect_timeout_ms",
+    "time_bank_ms": "time_bank_ms",
+    "max_rejections": "max_rejections_per_turn",
+    "max_strikes": "max_strikes",
+    "max_actions_out_of_turn": "max_actions_out_of_turn",
+}
+"""``referee match`` flags (argparse dest) and the MatchSettings field each sets."""
+
+
+class _MatchHelp(argparse.RawDescriptionHelpFormatter):
+    """Shows MatchSettings' default for a flag left unset, read only when help is asked
+    for (importing the settings costs the protocol modules)."""
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        field = MATCH_SETTINGS.get(action.dest)
+        if field is None:
+            return super()._expand_help(action)
+        from referee.match.settings import MatchSettings
+
+        default = MatchSettings.__dataclass_fields__[field].default
+        return (action.help or "") % {"setting": default}
+
+
+class _BotAction(argparse.Action):
+    """``--bot``: one more seat, in seat order."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        seats = list(getattr(namespace, self.dest, None) or [])
+        seats.append([str(values), None])
+        setattr(namespace, self.dest, seats)
+
+
+class _NameAction(argparse.Action):
+    """``--name``: the name of the seat of the ``--bot`` just before it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        seats = getattr(namespace, self.dest, None)
+        if not seats:
+            parser.error("--name names the --bot given before it: give a --bot first")
+        if seats[-1][1] is not None:
+            parser.error(f"--bot {seats[-1][0]!r} is given two names")
+        seats[-1][1] = str(values)
+
+
+def _match_seats(given: list[list[str | None]]) -> list[Seat]:
+    """The four seats of ``referee match``; raises ValueError with a message for a
+    person."""
+    from referee.table.bots import (
+        CommandBot,
+        Seat,
+        bot_name,
+        check_name,
+        check_program,
+        distinct_names,
+        parse_bot,
+    )
+
+    if len(given) != 4:
+        raise ValueError(f"give 4 bots (--bot 4 times), got {len(given)}")
+    bots = []
+    for text, _ in given:
+        assert text is not None
+        bot = parse_bot(text)
+        if isinstance(bot, CommandBot):
+            problem = check_program(bot.own_argv, Path.cwd())
+            if problem is not None:
+                raise ValueError(f"cannot start bot {text!r}: {problem}")
+        bots.append(bot)
+    chosen = [name for _, name in given if name is not None]
+    for name in chosen:
+        problem = check_name(name)
+        if problem is not None:
+            raise ValueError(f"--name: {problem}")
+        if chosen.count(name) > 1:
+            raise ValueError(f"--name: two seats are named {name!r}")
+    defaults = iter(
+        distinct_names(
+            [bot_name(b) for b, (_, name) in zip(bots, given, strict=True) if name is None],
+            reserved=chosen,
+        )
+    )
+    return [
+        Seat(name if name is not None else next(defaults), bot)
+        for bot, (_, name) in zip(bots, given, strict=True)
+    ]
+
+
 def _cmd_match(args: argparse.Namespace) -> int:
     import asyncio
 
-    from referee.local import BotSpec, MatchSetupError, play_match
-    from referee.logging import configure_logging
+    from referee.match.settings import MatchSettings, SettingsError, settings_from_request
     from referee.rules import OptionsError, Rules
+    from referee.server.logging import configure_logging
+    from referee.table.readout import (
+        EXIT_USAGE,
+        exit_notice,
+        exit_status,
+        problem_lines,
+        summary_lines,
+    )
+    from referee.table.referees import RefereeUnavailable
+    from referee.table.table import BotExit, play_match
 
     configure_logging(args.log_format, args.log_level)
-    bots = args.bot or DEFAULT_BOTS
-    if len(bots) != 4:
-        print(f"referee match: give 4 bots (--bot 4 times), got {len(bots)}", file=sys.stderr)
-        return 2
     try:
-        for bot in bots:
-            BotSpec(bot).argv("check")  # an empty bot, a command shlex cannot split
+        seats = _match_seats(args.seats or [[b, None] for b in DEFAULT_BOTS])
     except ValueError as exc:
-        print(f"referee match: --bot: {exc}", file=sys.stderr)
-        return 2
-    options = _match_options(args)
-    try:
-        Rules.for_profile(args.profile, options)
-    except OptionsError as exc:
         print(f"referee match: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
-        result = asyncio.run(
-            play_match(
-                bots,
-                profile=args.profile,
-                options=options,
+        rules = Rules.for_profile(args.profile, _match_options(args))
+        if args.hands:
+            rules = rules.with_options({"match_end": f"hands {args.hands}"})
+        if args.threshold:
+            rules = rules.with_options({"match_end": f"threshold {args.threshold}"})
+        given = {
+            field: getattr(args, dest)
+            for dest, field in MATCH_SETTINGS.items()
+            if getattr(args, dest) is not None
+        }
+        settings = settings_from_request(
+            MatchSettings(
+                rules,
+                seat_names=(seats[0].name, seats[1].name, seats[2].name, seats[3].name),
                 seed=args.seed or "",
-                hands=args.hands or 0,
-                threshold=args.threshold or 0,
-                log_dir=Path(args.log_dir),
-                turn_time_ms=args.turn_time_ms,
-                connect_timeout_ms=args.connect_timeout_ms,
-                time_bank_ms=args.time_bank_ms,
-                max_rejections=args.max_rejections,
-                max_strikes=args.max_strikes,
-                max_actions_out_of_turn=args.max_actions_out_of_turn,
                 drill_disconnect_after_prompts=args.drill_disconnect_after,
-            )
+                **given,
+            ).request_pb()
         )
-    except MatchSetupError as exc:
+    except (OptionsError, SettingsError) as exc:
         print(f"referee match: {exc}", file=sys.stderr)
-        return 2
-    info = result.info
-    names = list(info.config.seat_names)
-    status = {3: "finished", 4: "cancelled"}.get(info.status, "unknown")
-    print(
-        f"Match {result.match_id} {status} after {info.hands_played} hands "
-        f"({info.config.rules.profile})"
-    )
-    for st in info.standings:
-        who = " + ".join(f"seat {s} {names[s]}" for s in st.seats)
-        print(f"  {st.place}. {who:<28} total {st.total:>5}   hands won {st.hands_won}")
-    print(f"Log: {result.log_path}")
+        return EXIT_USAGE
+
+    def notice(ended: BotExit) -> None:
+        print(exit_notice(ended, prefix="referee match: "), file=sys.stderr, flush=True)
+
+    try:
+        report = asyncio.run(
+            play_match(settings, seats, log_dir=Path(args.log_dir), on_exit=notice)
+        )
+    except (RefereeUnavailable, SettingsError) as exc:
+        print(f"referee match: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for line in summary_lines(report):
+        print(line)
+    print(f"Log: {report.log_path}")
     me = _self_command()
-    print(f"Replay: {me} replay {result.log_path}")
-    print(f"Verify: {me} verify {result.log_path}")
-    return 0 if info.status == 3 else 1
+    print(f"Replay: {me} replay {report.log_path}")
+    print(f"View:   {me} view {report.log_path}   (a self-contained HTML replay)")
+    print(f"Verify: {me} verify {report.log_path}", flush=True)
+    for line in problem_lines(report):
+        print(f"referee match: {line}", file=sys.stderr)
+    return exit_status(report)
 
 
 def _self_command() -> str:
@@ -360,8 +481,9 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     import asyncio
     import signal
 
-    from referee.logging import configure_logging
+    from referee.server.logging import configure_logging
     from referee.tournament.config import ConfigError, load_config
+    from referee.tournament.director import Tournament, TournamentError, TournamentSummary
     from referee.tournament.progress import Progress, format_duration
     from referee.tournament.report import (
         format_pairwise,
@@ -369,7 +491,6 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         referee_program,
         verify_command,
     )
-    from referee.tournament.runner import Tournament, TournamentError, TournamentSummary
 
     try:
         config = load_config(Path(args.config))
@@ -525,6 +646,7 @@ def _add_logging_flags(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+
     parser = argparse.ArgumentParser(
         prog="referee",
         description="A network referee for Pusoy Dos and Big Two.",
@@ -631,49 +753,62 @@ def build_parser() -> argparse.ArgumentParser:
         "match",
         help="start a referee, seat four bots, play one full match, print the standings",
         epilog=MATCH_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_MatchHelp,
     )
     match.add_argument(
         "--bot",
-        action="append",
+        action=_BotAction,
+        dest="seats",
         metavar="BOT",
         help="a built-in bot (random, greedy), a command, or stdio:COMMAND for a bot that "
-        "speaks JSON lines on stdin/stdout (docs/protocol.md section 8); give 4 "
+        "speaks JSON lines on stdin/stdout (docs/protocol.md section 8); give 4, in seat order "
         f"(default: {' '.join(DEFAULT_BOTS)})",
+    )
+    match.add_argument(
+        "--name",
+        action=_NameAction,
+        dest="seats",
+        metavar="NAME",
+        help="the seat name of the --bot just before (default: the program's name, "
+        "e.g. random_bot for 'python examples/random_bot.py')",
     )
     match.add_argument(
         "--profile", default="pusoy-dos", help="pusoy-dos (default), pusoy-dos-chips or big-two"
     )
     match.add_argument("--seed", help="seed of the deals (default: from the OS random source)")
-    match.add_argument(
+    match_end = match.add_mutually_exclusive_group()
+    match_end.add_argument(
         "--hands", type=_count, help="play this many hands (default: the profile's match end)"
     )
-    match.add_argument(
+    match_end.add_argument(
         "--threshold", type=_count, help="play until a total reaches this (instead of --hands)"
     )
     match.add_argument("--log-dir", default="matches", help="folder for the event log")
-    match.add_argument("--turn-time-ms", type=_count, default=5000, help="time per turn")
+    # Left unset, each takes MatchSettings' default (shown by --help, see _MatchHelp).
+    match.add_argument("--turn-time-ms", type=_count, help="time per turn (default: %(setting)s)")
     match.add_argument(
-        "--connect-timeout-ms", type=_count, default=30000, help="time for the bots to connect"
+        "--connect-timeout-ms",
+        type=_count,
+        help="time for the bots to connect (default: %(setting)s)",
     )
-    match.add_argument("--time-bank-ms", type=_count, default=0, help="reserve per seat")
+    match.add_argument(
+        "--time-bank-ms", type=_count, help="reserve per seat (default: %(setting)s)"
+    )
     match.add_argument(
         "--max-rejections",
         type=_count,
-        default=3,
-        help="rejected attempts per turn before the default action",
+        help="rejected attempts per turn before the default action (default: %(setting)s)",
     )
     match.add_argument(
         "--max-strikes",
         type=_count,
-        default=0,
-        help="strikes before a seat is played by default (0: no limit)",
+        help="strikes before a seat is played by default (0: no limit; default: %(setting)s)",
     )
     match.add_argument(
         "--max-actions-out-of-turn",
         type=_count,
-        default=16,
-        help="actions answering no prompt, between two prompts, before a seat's stream is closed",
+        help="actions answering no prompt, between two prompts, before a seat's stream is "
+        "closed (default: %(setting)s)",
     )
     match.add_argument(
         "--drill-disconnect-after",

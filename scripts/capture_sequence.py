@@ -38,7 +38,6 @@ from google.protobuf import json_format, text_format
 from google.protobuf.message import Message
 
 from referee.bots import GreedyBot, play_seat
-from referee.logging import configure_logging
 from referee.protocol import (
     PROTOCOL_VERSION,
     common,
@@ -48,6 +47,7 @@ from referee.protocol import (
     play_service_grpc,
 )
 from referee.server.app import RefereeServer
+from referee.server.logging import configure_logging
 
 DEFAULT_SEED = "protocol-guide"
 

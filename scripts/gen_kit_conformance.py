@@ -38,7 +38,7 @@ VARIANTS: list[tuple[str, dict[str, Any], bool]] = [
     ("big-two", {}, False),
     ("big-two", {"revolution": True, "bomb": True}, True),
     ("pusoy-dos", {"bomb": True}, False),
-    ("pusoy-dos-chips", {"bomb": True}, True),
+    ("pusoy-dos-chips", {"bomb": True, "revolution": True}, True),
     ("pusoy-dos", {"lowest_straight_beats_straights": True}, False),
     ("big-two", {"lowest_straight_beats_straights": True, "revolution": True}, True),
     ("pusoy-dos", {"five_card_hands": False}, False),

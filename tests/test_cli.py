@@ -67,8 +67,8 @@ def test_match_then_replay_then_verify(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "finished after 2 hands" in done.stdout
-    # One standings line per seat; tied seats share a place, so places may repeat.
-    places = re.findall(r"^  (\d)\. seat (\d) ", done.stdout, flags=re.M)
+    # One standings row per seat, best place first; tied seats share a place.
+    places = re.findall(r"^ +(\d) +(\d) +\S+ +-?\d+ ", done.stdout, flags=re.M)
     assert sorted(seat for _, seat in places) == ["0", "1", "2", "3"]
     assert places[0][0] == "1"
     log = next(
@@ -140,7 +140,7 @@ def test_bad_input_gets_a_clear_error_and_a_failing_exit(tmp_path):
     [
         (["--hands", "-3"], "argument --hands: must be from 0 to"),
         (["--turn-time-ms", "soon"], "argument --turn-time-ms: not a whole number: 'soon'"),
-        (["--hands", "2", "--threshold", "50"], "refused the match: give either hands or"),
+        (["--hands", "2", "--threshold", "50"], "--threshold: not allowed with argument --hands"),
         (["--profile", "poker"], "unknown profile 'poker'"),
         (["--bot", "greedy"], "give 4 bots"),
     ],

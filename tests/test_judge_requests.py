@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from referee.judge import RequestError, judge, moves
+from referee.rules.judge import RequestError, judge, moves
 
 
 def test_revolution_in_force_inverts_the_ranks():

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from referee.judge import judge, moves
 from referee.log.positions import PositionsError, read_positions
 from referee.protocol import common
 from referee.protocol.convert import rules_pb
 from referee.rules import Rules, parse_cards
+from referee.rules.judge import judge, moves
 
 ROOT = Path(__file__).resolve().parents[1]
 REFEREE = [sys.executable, "-m", "referee.cli"]

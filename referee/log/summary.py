@@ -45,6 +45,8 @@ class SeatSummary:
     rejected: int = 0
     """Actions the referee rejected (illegal plays, out of turn, stale), late ones aside."""
     disconnects: int = 0
+    """Streams that ended while the bot was connected (not the news that the bot of a
+    seat that was not connected is gone)."""
     late: int = 0
     """Answers that came after their turn had timed out (not counted as rejected)."""
 
@@ -72,6 +74,8 @@ class _Counts:
     rejected: int = 0
     disconnects: int = 0
     late: int = 0
+    live: bool = False
+    """Connected right now (at this point of the log)."""
 
 
 class Summarizer:
@@ -110,9 +114,15 @@ class Summarizer:
             for seat, score in enumerate(ev.hand_ended.scores):
                 self._seat(seat).scores.append(score)
         elif kind == "seat_connected":
-            self._seat(ev.seat_connected.seat).connected = True
+            counts = self._seat(ev.seat_connected.seat)
+            counts.connected = counts.live = True
         elif kind == "seat_disconnected":
-            self._seat(ev.seat_disconnected.seat).disconnects += 1
+            counts = self._seat(ev.seat_disconnected.seat)
+            counts.disconnects += counts.live
+            counts.live = False
+        elif kind == "referee_restarted":
+            for counts in self.counts:
+                counts.live = False
         elif kind == "match_created":
             self.names = tuple(ev.match_created.config.seat_names)
         elif kind == "match_ended":
@@ -137,9 +147,11 @@ class Summarizer:
                 total=totals[s],
                 hands_won=won[s],
                 **{
-                    **dataclasses.asdict(self.counts[s]),
-                    "scores": tuple(self.counts[s].scores),
+                    k: v
+                    for k, v in dataclasses.asdict(self.counts[s]).items()
+                    if k not in ("scores", "live")
                 },
+                scores=tuple(self.counts[s].scores),
             )
             for s in range(SEATS)
         )

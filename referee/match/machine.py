@@ -119,7 +119,7 @@ def decide(
     if kind == "connect":
         d.connect(command.connect)
     elif kind == "disconnect":
-        d.disconnect(command.disconnect.seat, command.disconnect.cause)
+        d.disconnect(command.disconnect.seat, command.disconnect.cause, command.disconnect.gone)
     elif kind == "action":
         d.action(command.action)
     elif kind == "cancel":
@@ -330,28 +330,43 @@ class _Decider:
             )
         )
         if self.s.phase is Phase.WAITING:
-            if all(s.connected for s in self.s.seats):
-                self.deal()
+            self.deal_if_all_there()
             return
         turn = self.s.turn
         if turn is not None and turn.seat == cmd.seat and not turn.prompted and not seat.benched:
             self.prompt(turn)
 
-    def disconnect(self, seat_no: int, cause: str) -> None:
-        if not 0 <= seat_no < SEATS or not self.s.seats[seat_no].connected:
+    def disconnect(self, seat_no: int, cause: str, gone: bool = False) -> None:
+        """A stream that ended; ``gone``: the seat's bot is gone for good, which is news
+        also when the seat is not connected."""
+        if not 0 <= seat_no < SEATS or self.s.phase is Phase.OVER:
             return
-        if self.s.phase is Phase.OVER:
+        seat = self.s.seats[seat_no]
+        if not seat.connected and not (gone and not seat.gone):
             return
         self.emit(
             common.Event(
                 seat_disconnected=common.SeatDisconnected(
-                    seat=seat_no, cause=_clip(cause, MAX_REASON_CHARS)
+                    seat=seat_no, cause=_clip(cause, MAX_REASON_CHARS), gone=gone
                 )
             )
         )
         turn = self.s.turn
         if turn is not None and turn.prompted and turn.seat == seat_no:
             self.default(common.DEFAULT_CAUSE_DISCONNECTED)
+        elif gone and self.s.phase is Phase.WAITING:
+            self.deal_if_all_there()
+
+    def deal_if_all_there(self) -> None:
+        """While connecting: deal once every seat is connected or its bot is gone (and
+        one is connected); a match whose every bot is gone ends at once."""
+        seats = self.s.seats
+        if not all(s.connected or s.gone for s in seats):
+            return
+        if any(s.connected for s in seats):
+            self.deal()
+        else:
+            self.end(common.MATCH_STATUS_CANCELLED, "no bot connected: every seat's bot is gone")
 
     def action(self, cmd: common.ActionCommand) -> None:
         if self.s.phase is Phase.OVER or not 0 <= cmd.seat < SEATS:

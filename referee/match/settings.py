@@ -19,6 +19,9 @@ DEFAULT_MAX_REJECTIONS = 3
 DEFAULT_MAX_ACTIONS_OUT_OF_TURN = 16
 DEFAULT_RECONNECT_GRACE_MS = 1_000
 DEFAULT_RESUME_GRACE_MS = 10_000
+TOURNAMENT_TURN_TIME_MS = 2_000
+TOURNAMENT_CONNECT_TIMEOUT_MS = 10_000
+"""A tournament plays many matches between programs: shorter clocks by default."""
 MAX_TIME_MS = 3_600_000
 MAX_NAME_CHARS = 100
 MAX_HANDS = 10_000
@@ -67,6 +70,42 @@ class MatchSettings:
 
     def with_seed(self, seed: str) -> MatchSettings:
         return dataclasses.replace(self, seed=seed)
+
+    def request_pb(self) -> match_service.CreateMatchRequest:
+        """The settings as a CreateMatch request, for a referee reached over gRPC; the
+        options are those that differ from the profile's. ``settings_from_request`` gives
+        the same settings back."""
+        base = Rules.for_profile(self.rules.profile).options()
+        return match_service.CreateMatchRequest(
+            profile=self.rules.profile,
+            options={
+                name: _option_text(value)
+                for name, value in self.rules.options().items()
+                if value != base[name]
+            },
+            seat_names=list(self.seat_names),
+            seed=self.seed,
+            time_control=common.TimeControl(
+                connect_timeout_ms=self.connect_timeout_ms,
+                turn_time_ms=self.turn_time_ms,
+                time_bank_ms=self.time_bank_ms,
+                reconnect_grace_ms=self.reconnect_grace_ms,
+                resume_grace_ms=self.resume_grace_ms,
+            ),
+            fault_policy=common.FaultPolicy(
+                max_rejections_per_turn=self.max_rejections_per_turn,
+                max_strikes=self.max_strikes,
+                max_actions_out_of_turn=self.max_actions_out_of_turn,
+            ),
+            drills=common.Drills(disconnect_after_prompts=self.drill_disconnect_after_prompts),
+        )
+
+
+def _option_text(value: object) -> str:
+    """An option's value as the text a request carries (``true``, ``hands 4``, ``10``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def settings_from_config(config: common.MatchConfig, seed: str = "") -> MatchSettings:

@@ -52,6 +52,8 @@ class SeatState:
     batch_events: bool = False
     disconnected_at: int | None = None
     """When its last stream ended; None if it never connected or is connected."""
+    gone: bool = False
+    """Its bot is gone for good (its process exited): not waited for, no grace."""
     strikes: int = 0
     benched: bool = False
     """Past the strike limit: every later turn of this seat is played by default."""
@@ -141,11 +143,11 @@ class MachineState:
         return self.pending_due(turn)
 
     def pending_due(self, turn: TurnState) -> int:
-        """When an absent seat's turn is played by default: at once for a benched seat or
-        one with no grace left, else after its reconnect grace (or the resume grace),
-        waiting at most one turn time."""
+        """When an absent seat's turn is played by default: at once for a benched seat, one
+        whose bot is gone, or one with no grace left, else after its reconnect grace (or
+        the resume grace), waiting at most one turn time."""
         seat = self.seats[turn.seat]
-        if seat.benched:
+        if seat.benched or seat.gone:
             return turn.began
         grace_end = self.resume_until
         if seat.disconnected_at is not None:
@@ -229,12 +231,15 @@ def _on_connected(state: MachineState, event: common.Event, at: int) -> None:
     seat.want_legal_plays = ev.want_legal_plays
     seat.batch_events = ev.batch_events
     seat.disconnected_at = None
+    seat.gone = False
 
 
 def _on_disconnected(state: MachineState, event: common.Event, at: int) -> None:
-    seat = _seat(state, event.seat_disconnected.seat)
+    ev = event.seat_disconnected
+    seat = _seat(state, ev.seat)
     seat.connected = False
     seat.disconnected_at = at
+    seat.gone = seat.gone or ev.gone
 
 
 def _on_dealt(state: MachineState, event: common.Event, at: int) -> None:

@@ -73,7 +73,7 @@ class RefereeServer:
             max_log_bytes=max_log_bytes,
         )
         self.matches = self.registry
-        """The in-process API: create, wait_over, info, cancel, take_log, forget."""
+        """The in-process API: create, wait_over, info, seat_gone, cancel, take_log, forget."""
         self.resumed: list[Resumed] = []
         self.lobby = Lobby()
         self.health = HealthServicer()

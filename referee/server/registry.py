@@ -3,7 +3,7 @@
 This is also the referee's narrow in-process API (``RefereeServer.matches``): what an
 embedded referee's users (``referee match``, tournaments) may do with a match, without
 reaching into a match's task: create it, wait until it is over, read its public facts,
-take its log, cancel it, forget it.
+say that a seat's bot is gone, take its log, cancel it, forget it.
 """
 
 from __future__ import annotations
@@ -242,6 +242,14 @@ class MatchRegistry:
         host = self._require(match_id)
         if not host.is_over():
             host.submit(common.Command(cancel=common.CancelCommand(reason=reason or "cancelled")))
+
+    def seat_gone(self, match_id: str, seat: int, cause: str) -> None:
+        """The seat's bot is gone for good (whoever seated it saw its process exit): the
+        match stops waiting for it and plays its turns by default at once."""
+        host = self._require(match_id)
+        if not host.is_over():
+            gone = common.DisconnectCommand(seat=seat, cause=cause, gone=True)
+            host.submit(common.Command(disconnect=gone))
 
     def take_log(self, match_id: str, dest: Path) -> None:
         """Move the log of a match that is over to ``dest``."""

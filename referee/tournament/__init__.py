@@ -2,14 +2,14 @@
 
 ``config`` reads and checks the TOML file, ``schedule`` turns it into a deterministic
 list of matches (duplicate deals: one seed per group, played in every seating),
-``procs`` spawns and stops bot processes, ``results`` reads each match's log and keeps
-the results files, ``ratings`` computes OpenSkill ratings and statistics, ``progress``
-shows how far it got, and ``runner`` puts it together around an in-process referee.
+``results`` keeps the results files, ``ratings`` computes OpenSkill ratings and
+statistics, ``progress`` shows how far it got, and ``director`` plays the schedule, one
+match at a time at a table (``referee.table``), around a referee.
 See docs/tournaments.md.
 """
 
 from referee.tournament.config import ConfigError, TournamentConfig, load_config
-from referee.tournament.runner import Tournament, TournamentError, TournamentSummary
+from referee.tournament.director import Tournament, TournamentError, TournamentSummary
 
 __all__ = [
     "ConfigError",

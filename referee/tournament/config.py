@@ -74,11 +74,8 @@ import enum
 import hashlib
 import json
 import math
-import os
 import re
 import shlex
-import shutil
-import sys
 import tomllib
 from collections.abc import Mapping, Sequence
 from itertools import combinations
@@ -86,17 +83,28 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from referee.bots import BUILTIN_BOTS
-from referee.match.settings import SettingsError, settings_from_request
-from referee.protocol import common, match_service
+from referee.match.settings import (
+    DEFAULT_MAX_ACTIONS_OUT_OF_TURN,
+    DEFAULT_MAX_REJECTIONS,
+    MAX_HANDS,
+    MAX_TIME_MS,
+    TOURNAMENT_CONNECT_TIMEOUT_MS,
+    TOURNAMENT_TURN_TIME_MS,
+    MatchSettings,
+    SettingsError,
+    settings_from_request,
+)
 from referee.rules import OptionsError, Rules
 from referee.stdio import bridge_argv
-
-PLACEHOLDERS = ("address", "token", "python", "seat", "match", "name")
-"""What a command may contain in braces; each is replaced when the bot is spawned."""
+from referee.table.bots import (
+    PLACEHOLDERS,
+    BuiltinBot,
+    CommandBot,
+    RemoteBot,
+    check_program,
+)
 
 IDENTITY_VERSION = 1
-DEFAULT_TURN_TIME_MS = 2000
-DEFAULT_CONNECT_TIMEOUT_MS = 10_000
 DEFAULT_MATCH_TIMEOUT_S = 1800.0
 DEFAULT_ADDRESS = "127.0.0.1:0"
 DEFAULT_LOBBY_WAIT_S = 60.0
@@ -162,6 +170,14 @@ class BotConfig:
     max_matches: int = 0
     """Remote bots: the organiser's limit on matches at once (0: the bot's own)."""
 
+    def table_bot(self) -> BuiltinBot | CommandBot | RemoteBot:
+        """The bot as a table seats it."""
+        if self.kind is BotKind.BUILTIN:
+            return BuiltinBot(self.builtin)
+        if self.kind is BotKind.REMOTE:
+            return RemoteBot(self.name)
+        return CommandBot(self.argv, self.env, self.cwd)
+
     def identity(self) -> dict[str, Any]:
         """What defines the bot for the tournament (a remote bot's key is left out)."""
         out: dict[str, Any] = {"name": self.name, "kind": self.kind.value}
@@ -176,8 +192,8 @@ class BotConfig:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class TimeConfig:
-    turn_time_ms: int = DEFAULT_TURN_TIME_MS
-    connect_timeout_ms: int = DEFAULT_CONNECT_TIMEOUT_MS
+    turn_time_ms: int = TOURNAMENT_TURN_TIME_MS
+    connect_timeout_ms: int = TOURNAMENT_CONNECT_TIMEOUT_MS
     time_bank_ms: int = 0
     match_timeout_s: float = DEFAULT_MATCH_TIMEOUT_S
     """A match still running after this long is cancelled and recorded as failed."""
@@ -185,9 +201,9 @@ class TimeConfig:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FaultConfig:
-    max_rejections_per_turn: int = 3
+    max_rejections_per_turn: int = DEFAULT_MAX_REJECTIONS
     max_strikes: int = 0
-    max_actions_out_of_turn: int = 16
+    max_actions_out_of_turn: int = DEFAULT_MAX_ACTIONS_OUT_OF_TURN
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -232,10 +248,6 @@ class TournamentConfig:
     name: str
     bots: tuple[BotConfig, ...]
     rules: Rules
-    options: tuple[tuple[str, str], ...]
-    """Option overrides as given (text values), for the CreateMatch requests."""
-    hands: int
-    threshold: int
     format: Format
     rounds: int
     hero: str
@@ -277,27 +289,18 @@ class TournamentConfig:
     def total_matches(self) -> int:
         return self.rounds * self.matches_per_round
 
-    def match_request(
-        self, seed: str, seat_names: Sequence[str]
-    ) -> match_service.CreateMatchRequest:
-        """The CreateMatch request of one match."""
-        return match_service.CreateMatchRequest(
-            profile=self.rules.profile,
-            options=dict(self.options),
-            seat_names=list(seat_names),
+    def match_settings(self, seed: str, seat_names: Sequence[str]) -> MatchSettings:
+        """The settings of one match."""
+        return MatchSettings(
+            rules=self.rules,
+            seat_names=(seat_names[0], seat_names[1], seat_names[2], seat_names[3]),
             seed=seed,
-            hands=self.hands,
-            threshold=self.threshold,
-            time_control=common.TimeControl(
-                connect_timeout_ms=self.time.connect_timeout_ms,
-                turn_time_ms=self.time.turn_time_ms,
-                time_bank_ms=self.time.time_bank_ms,
-            ),
-            fault_policy=common.FaultPolicy(
-                max_rejections_per_turn=self.faults.max_rejections_per_turn,
-                max_strikes=self.faults.max_strikes,
-                max_actions_out_of_turn=self.faults.max_actions_out_of_turn,
-            ),
+            connect_timeout_ms=self.time.connect_timeout_ms,
+            turn_time_ms=self.time.turn_time_ms,
+            time_bank_ms=self.time.time_bank_ms,
+            max_rejections_per_turn=self.faults.max_rejections_per_turn,
+            max_strikes=self.faults.max_strikes,
+            max_actions_out_of_turn=self.faults.max_actions_out_of_turn,
         )
 
     def identity(self) -> dict[str, Any]:
@@ -500,20 +503,24 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     elif table:
         raise ConfigError("tournament.table", "only a fixed tournament names its table")
 
-    rules, options, hands, threshold = _parse_rules(r)
+    rules = _parse_rules(r)
     time = TimeConfig(
-        turn_time_ms=tm.whole("turn_time_ms", DEFAULT_TURN_TIME_MS, low=1, high=3_600_000),
+        turn_time_ms=tm.whole("turn_time_ms", TOURNAMENT_TURN_TIME_MS, low=1, high=MAX_TIME_MS),
         connect_timeout_ms=tm.whole(
-            "connect_timeout_ms", DEFAULT_CONNECT_TIMEOUT_MS, low=1, high=3_600_000
+            "connect_timeout_ms", TOURNAMENT_CONNECT_TIMEOUT_MS, low=1, high=MAX_TIME_MS
         ),
-        time_bank_ms=tm.whole("time_bank_ms", 0, high=3_600_000),
+        time_bank_ms=tm.whole("time_bank_ms", 0, high=MAX_TIME_MS),
         match_timeout_s=tm.number("match_timeout_s", DEFAULT_MATCH_TIMEOUT_S, low=1.0),
     )
     tm.done()
     faults = FaultConfig(
-        max_rejections_per_turn=f.whole("max_rejections_per_turn", 3, low=1, high=1000),
+        max_rejections_per_turn=f.whole(
+            "max_rejections_per_turn", DEFAULT_MAX_REJECTIONS, low=1, high=1000
+        ),
         max_strikes=f.whole("max_strikes", 0, high=1_000_000),
-        max_actions_out_of_turn=f.whole("max_actions_out_of_turn", 16, low=1, high=1_000_000),
+        max_actions_out_of_turn=f.whole(
+            "max_actions_out_of_turn", DEFAULT_MAX_ACTIONS_OUT_OF_TURN, low=1, high=1_000_000
+        ),
     )
     f.done()
     referee = RefereeConfig(
@@ -542,9 +549,6 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         name=name,
         bots=tuple(bots),
         rules=rules,
-        options=options,
-        hands=hands,
-        threshold=threshold,
         format=fmt,
         rounds=rounds,
         hero=hero,
@@ -566,7 +570,7 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         )
     # The same check the referee makes when the match is created.
     try:
-        settings_from_request(config.match_request("check", names[:4]))
+        settings_from_request(config.match_settings("check", names[:4]).request_pb())
     except SettingsError as exc:
         raise ConfigError("rules", str(exc)) from None
     return config
@@ -610,9 +614,9 @@ def _enum(kind: type[_E], text: str, where: str) -> _E:
         raise ConfigError(where, f"{text!r} is not one of {allowed}") from None
 
 
-def _parse_rules(r: _Table) -> tuple[Rules, tuple[tuple[str, str], ...], int, int]:
+def _parse_rules(r: _Table) -> Rules:
     profile = r.text("profile", "pusoy-dos") or ""
-    hands = r.whole("hands", 0, low=1, high=10_000)
+    hands = r.whole("hands", 0, low=1, high=MAX_HANDS)
     threshold = r.whole("threshold", 0, low=1)
     opts = r.table("options")
     options: dict[str, str] = {}
@@ -643,7 +647,7 @@ def _parse_rules(r: _Table) -> tuple[Rules, tuple[tuple[str, str], ...], int, in
             "rules.options.teams",
             "team play is not supported in tournaments (bots are rated alone)",
         )
-    return rules, tuple(sorted(options.items())), hands, threshold
+    return rules
 
 
 def _parse_bots(raw: Any, base: Path) -> list[BotConfig]:
@@ -740,21 +744,9 @@ def _parse_command(
 
 def _check_program(argv: Sequence[str], cwd: Path, where: str) -> None:
     """The program must exist; for ``{python} script.py`` (or ``python …``) the script too."""
-    program = argv[0].replace("{python}", sys.executable)
-    if "{" in program:
-        return  # built from a placeholder at spawn time: cannot be checked now
-    if os.sep in program or (os.altsep and os.altsep in program):
-        path = cwd / program
-        if not path.is_file():
-            raise ConfigError(where, f"program {program!r} not found (looked in {cwd})")
-        if not os.access(path, os.X_OK):
-            raise ConfigError(where, f"program {program!r} is not executable")
-    elif shutil.which(program) is None:
-        raise ConfigError(where, f"program {program!r} not found on PATH")
-    if Path(program).name.startswith("python") and len(argv) > 1:
-        script = argv[1]
-        if not script.startswith("-") and "{" not in script and not (cwd / script).is_file():
-            raise ConfigError(where, f"script {script!r} not found (looked in {cwd})")
+    problem = check_program(argv, cwd)
+    if problem is not None:
+        raise ConfigError(where, problem)
 
 
 __all__ = [

@@ -2,8 +2,8 @@
 
 The event log is the source of truth: ``referee.log.summary.summarize_log`` (a visitor
 over the log reader) counts, per seat, its place and scores and every fault the referee
-recorded. A ``MatchResult`` adds what only the tournament knows (the schedule entry,
-whether a bot process crashed).
+recorded. A ``MatchResult`` adds what only the tournament and its table know (the
+schedule entry, whether a bot process crashed, its exit status, where its output went).
 
 The folder of a tournament::
 
@@ -48,6 +48,11 @@ class SeatResult:
     """The bot's process (or in-process task) ended before the match did."""
     exit_code: int | None = None
     """A spawned bot's exit status (negative: killed by that signal); None otherwise."""
+    crash: str = ""
+    """How the bot ended before the match did (``exited with status 1``, ``could not be
+    started: ...``); empty when it did not."""
+    stderr: str = ""
+    """A spawned bot's output file, relative to the tournament folder."""
 
     def to_json(self) -> dict[str, Any]:
         s = self.summary
@@ -68,6 +73,8 @@ class SeatResult:
             "late": s.late,
             "crashed": self.crashed,
             "exit_code": self.exit_code,
+            "crash": self.crash,
+            "stderr": self.stderr,
         }
 
     @classmethod
@@ -88,7 +95,14 @@ class SeatResult:
             late=int(d.get("late", 0)),  # results written before late answers were apart
         )
         code = d.get("exit_code")
-        return cls(str(d["bot"]), summary, bool(d["crashed"]), None if code is None else int(code))
+        return cls(
+            str(d["bot"]),
+            summary,
+            bool(d["crashed"]),
+            None if code is None else int(code),
+            str(d.get("crash", "")),
+            str(d.get("stderr", "")),
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -181,6 +195,7 @@ CSV_COLUMNS = (
     "disconnects",
     "crashed",
     "exit_code",
+    "crash",
     "verified",
     "duration_s",
     "log",
@@ -209,6 +224,7 @@ def csv_rows(result: MatchResult) -> Iterator[list[Any]]:
             s.disconnects,
             int(sr.crashed),
             "" if sr.exit_code is None else sr.exit_code,
+            sr.crash,
             "" if result.verified is None else int(result.verified),
             round(result.duration_s, 3),
             result.log,

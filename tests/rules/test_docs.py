@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.judge import judge, moves, run_lines
+from referee.rules.judge import judge, moves, run_lines
 
 from .doc_examples import Block, blocks, console_examples, run_hand
 

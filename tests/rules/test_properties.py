@@ -27,7 +27,6 @@ from brute import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.judge import judge, moves
 from referee.rules import (
     Action,
     Combination,
@@ -40,6 +39,7 @@ from referee.rules import (
     context_for,
     format_cards,
 )
+from referee.rules.judge import judge, moves
 
 SETTINGS = settings(deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 

@@ -121,6 +121,7 @@ def test_a_bot_that_stops_reading_is_stopped_once_its_input_passes_the_bound(tmp
         "300",
         "--max-strikes",
         "1",
+        expect=3,  # the bridge ended before the match did: referee match says so
     )
     assert verify_log(log).ok
     stderr = seat_stderr(log, 0)
@@ -137,6 +138,7 @@ def test_a_bot_that_exits_early_leaves_the_seat_and_says_so(tmp_path):
         "2",
         "--seed",
         "exit",
+        expect=3,  # a bot that ended before the match: referee match says so
     )
     assert verify_log(log).ok
     stderr = seat_stderr(log, 0)

@@ -9,7 +9,7 @@ import pytest
 
 from referee.log.verify import verify_log
 from referee.tournament.config import BotKind, ConfigError, load_config
-from referee.tournament.runner import Tournament
+from referee.tournament.director import Tournament
 
 from .conftest import KIT, build_samples
 

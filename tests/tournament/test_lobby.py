@@ -15,7 +15,7 @@ from pusoy_client.samples import GreedyBot
 from referee.log import read_log
 from referee.log.verify import verify_log
 from referee.tournament.config import load_config
-from referee.tournament.runner import Tournament
+from referee.tournament.director import Tournament
 
 from .conftest import EXAMPLES, ROOT, bot_entry, read_results, write_config
 

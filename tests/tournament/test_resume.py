@@ -13,7 +13,7 @@ from pathlib import Path
 
 from referee.log.verify import verify_log
 from referee.tournament.config import load_config
-from referee.tournament.runner import Tournament
+from referee.tournament.director import Tournament
 from referee.tournament.schedule import build_schedule
 
 from .conftest import ROOT, bot_entry, example_bot, read_results, write_config

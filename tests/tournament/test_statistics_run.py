@@ -13,8 +13,8 @@ import math
 from collections import defaultdict
 
 from referee.tournament.config import load_config
+from referee.tournament.director import Tournament
 from referee.tournament.progress import Progress
-from referee.tournament.runner import Tournament
 from referee.tournament.sprt import H1, for_schedule
 from referee.tournament.stats import paired
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -12,7 +14,8 @@ from referee.log import read_log
 from referee.log.verify import verify_log
 from referee.protocol import common
 from referee.tournament.config import load_config
-from referee.tournament.runner import Tournament
+from referee.tournament.director import Tournament
+from referee.tournament.progress import Progress
 
 from .conftest import bot_entry, example_bot, read_results, spawned_bot, write_config
 
@@ -34,6 +37,21 @@ def processes_with(marker: str) -> list[int]:
 def read_csv(path: Path) -> list[dict[str, str]]:
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def dropped_streams(events: list[common.Event], seat: int) -> int:
+    """A seat's disconnects: streams that ended while it was connected (not the news that
+    the bot of a seat that was not connected is gone)."""
+    connected, dropped = False, 0
+    for e in events:
+        if e.HasField("seat_connected") and e.seat_connected.seat == seat:
+            connected = True
+        elif e.HasField("seat_disconnected") and e.seat_disconnected.seat == seat:
+            dropped += connected
+            connected = False
+        elif e.HasField("referee_restarted"):
+            connected = False
+    return dropped
 
 
 def check_results_match_logs(folder: Path) -> list[dict]:
@@ -74,9 +92,7 @@ def check_results_match_logs(folder: Path) -> list[dict]:
             ]
             assert seat["rejected"] == sum(not rj.late for rj in rejected)
             assert seat["late"] == sum(rj.late for rj in rejected)
-            assert seat["disconnects"] == sum(
-                e.HasField("seat_disconnected") and e.seat_disconnected.seat == s for e in events
-            )
+            assert seat["disconnects"] == dropped_streams(events, s)
     rows = read_csv(folder / "results.csv")
     assert len(rows) == 4 * len(results)
     by_key = {(row["match_id"], int(row["seat"])): row for row in rows}
@@ -187,6 +203,8 @@ async def test_faulty_bots_only_hurt_themselves(tmp_path):
     assert all(
         s["crashed"] and s["exit_code"] == 1 and s["disconnects"] == 1 for s in seats["crashy"]
     )
+    assert all(s["crash"] == "exited with status 1" for s in seats["crashy"])
+    assert all((folder / s["stderr"]).is_file() for b in ("crashy", "cheat") for s in seats[b])
     assert all(s["rejected"] > 0 and not s["crashed"] for s in seats["cheat"])
     assert all(not s["connected"] and s["absent_turns"] > 0 for s in seats["hang"])
     assert all(s["exit_code"] == -9 for s in seats["hang"])  # killed with its group
@@ -215,3 +233,37 @@ async def test_a_match_over_its_time_limit_is_cancelled_and_not_rated(tmp_path):
     assert 0 < result["hands"] < 5000
     assert verify_log(tmp_path / "out" / result["log"]).ok
     assert all(r.matches == 0 and r.failed == 1 and r.mu == 25 for r in summary.standings)
+
+
+async def test_a_bot_that_dies_before_connecting_is_reported_and_not_waited_for(tmp_path):
+    dead = "import sys; print('Error: Cannot find module mybot', file=sys.stderr); sys.exit(1)"
+    bots = [
+        bot_entry("greedy", builtin="greedy"),
+        bot_entry("random", builtin="random"),
+        bot_entry("greedy2", builtin="greedy"),
+        bot_entry("dead", command=["{python}", "-c", dead]),
+    ]
+    path = write_config(
+        tmp_path,
+        bots,
+        tournament={"format": "fixed", "seatings": "none"},
+        rules={"hands": 1},
+        time={"connect_timeout_ms": 60_000},
+    )
+    out = io.StringIO()
+    t0 = time.monotonic()
+    summary = await Tournament(load_config(path), progress=Progress(out, tty=False)).run()
+    assert time.monotonic() - t0 < 40, "the match waited for the 60 s connect limit"
+    assert (summary.done, summary.failed) == (1, 0)
+    folder = tmp_path / "out"
+    (result,) = check_results_match_logs(folder)
+    seat = next(s for s in result["seats"] if s["bot"] == "dead")
+    assert (seat["crashed"], seat["exit_code"], seat["connected"]) == (True, 1, False)
+    assert seat["crash"] == "exited with status 1" and seat["disconnects"] == 0
+    assert seat["absent_turns"] > 0
+    assert "Cannot find module mybot" in (folder / seat["stderr"]).read_text()
+    assert (
+        f"seat {seat['seat']} (dead) exited with status 1 before the match ended; "
+        f"its output: {seat['stderr']}"
+    ) in out.getvalue()
+    assert verify_log(folder / result["log"]).ok

@@ -932,21 +932,30 @@ class SeatDisconnected(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     CAUSE_FIELD_NUMBER: _builtins.int
+    GONE_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat."""
     cause: _builtins.str
     """What closed the stream: "stream closed by the bot", "stream cancelled by the bot",
-    "stream error: …", or "drill: the referee closed the stream on purpose".
+    "stream error: …", or "drill: the referee closed the stream on purpose"; for a seat
+    whose bot is gone, what became of it ("its bot exited with status 1").
+    """
+    gone: _builtins.bool
+    """The seat's bot is gone for good: whoever seated it saw its process exit (or fail to
+    start). The match no longer waits for it to connect, and its turns are played by
+    default at once, without a reconnect grace. Also logged for a seat that never
+    connected; a later connect with its token clears it.
     """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         cause: _builtins.str = ...,
+        gone: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause", "gone", b"gone", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1469,19 +1478,25 @@ class DisconnectCommand(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     CAUSE_FIELD_NUMBER: _builtins.int
+    GONE_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat."""
     cause: _builtins.str
     """Why, in words ("stream cancelled by the bot", "not reading its stream", ...)."""
+    gone: _builtins.bool
+    """Whoever seated the bot (`referee match`, a tournament) knows it is gone for good: its
+    process exited. Decided also for a seat that is not connected (see SeatDisconnected).
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         cause: _builtins.str = ...,
+        gone: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause", "gone", b"gone", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

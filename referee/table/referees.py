@@ -1,10 +1,11 @@
-"""Where a tournament's matches are refereed.
+"""The referee a table plays at: the narrow interface, and its two implementations.
 
-By default the tournament starts a referee in its own process (``LocalReferee``); with
-``[referee] server = "host:port"`` it uses a ``referee serve`` that is already running,
-on this machine or another (``ServerReferee``), through the organiser's gRPC API only:
-CreateMatch, WatchMatch, GetMatchLog, CancelMatch. Either way the bots connect to the
-referee over gRPC and the tournament keeps and verifies its own copy of every log.
+``LocalReferee`` is a referee server in this process, used through its in-process API
+(``RefereeServer.matches``): ``referee match`` and, by default, tournaments. With
+``[referee] server = "host:port"`` a tournament uses a ``referee serve`` that is already
+running, on this machine or another (``ServerReferee``), through the organiser's gRPC API
+only: CreateMatch, WatchMatch, GetMatchLog, CancelMatch. Either way the bots connect to
+the referee over gRPC, and the table keeps its own copy of every log.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import grpc
 
-from referee.match.settings import settings_from_request
+from referee.match.settings import MatchSettings, settings_from_request
 from referee.protocol import (
     common,
     match_service,
@@ -27,6 +28,7 @@ from referee.protocol import (
 )
 from referee.server.app import RefereeServer
 from referee.server.lobby import Lobby
+from referee.server.registry import Created
 
 OVER = (common.MATCH_STATUS_FINISHED, common.MATCH_STATUS_CANCELLED)
 # How long to wait for a referee server to answer before the tournament gives up on it.
@@ -35,12 +37,15 @@ REACH_TIMEOUT_S = 10.0
 REWATCH_PAUSE_S = 0.5
 
 
+DISCARD_REASON = "the organiser stopped before the match ended"
+
+
 class RefereeUnavailable(Exception):
     """The referee cannot be started or reached: the tournament stops (it can resume)."""
 
 
 class Referee(abc.ABC):
-    """What a tournament needs of a referee, local or remote."""
+    """What a table needs of a referee, local or remote."""
 
     address = ""
     """Where bots connect (host:port)."""
@@ -56,9 +61,9 @@ class Referee(abc.ABC):
     async def stop(self) -> None: ...
 
     @abc.abstractmethod
-    async def create(
-        self, request: match_service.CreateMatchRequest
-    ) -> match_service.CreateMatchResponse: ...
+    async def create(self, settings: MatchSettings) -> Created:
+        """Create a match; settings it refuses raise SettingsError (in this process) or
+        grpc's error (a server)."""
 
     @abc.abstractmethod
     def over(self, match_id: str) -> asyncio.Event:
@@ -68,22 +73,31 @@ class Referee(abc.ABC):
     async def cancel(self, match_id: str, reason: str) -> None: ...
 
     @abc.abstractmethod
+    async def seat_gone(self, match_id: str, seat: int, cause: str) -> bool:
+        """The seat's bot is gone for good (its process exited): the match stops waiting
+        for it. False when this referee cannot be told (the seat then waits as any absent
+        seat: its reconnect grace, or the connect limit)."""
+
+    @abc.abstractmethod
     async def collect_log(self, match_id: str, dest: Path) -> None:
         """Put the log of a match that is over at ``dest``."""
 
     @abc.abstractmethod
     async def discard(self, match_id: str) -> None:
-        """The tournament is done with the match: cancel it if it still runs, and let
-        the referee forget it. Never raises."""
+        """The table is done with the match: cancel it if it still runs, and let the
+        referee forget it. Never raises."""
 
 
 class LocalReferee(Referee):
     """A referee server in this process, on a loopback (or given) address; matches are
-    made and followed through its in-process API."""
+    made and followed through its in-process API. ``keep_logs``: a match's log stays in
+    ``log_dir`` even when the match did not end well (``referee match``); otherwise
+    ``log_dir`` is a working folder and ``collect_log`` moves each log out of it."""
 
-    def __init__(self, listen: str, log_dir: Path) -> None:
+    def __init__(self, listen: str, log_dir: Path, *, keep_logs: bool = False) -> None:
         self.server = RefereeServer(listen, log_dir)
         self.lobby = self.server.lobby
+        self.keep_logs = keep_logs
 
     async def start(self) -> None:
         try:
@@ -95,19 +109,9 @@ class LocalReferee(Referee):
     async def stop(self) -> None:
         await self.server.stop(grace=1.0)
 
-    async def create(
-        self, request: match_service.CreateMatchRequest
-    ) -> match_service.CreateMatchResponse:
-        matches = self.server.matches
-        created = matches.create(settings_from_request(request))
-        host = matches.get(created.match_id)
-        assert host is not None
-        return match_service.CreateMatchResponse(
-            match_id=created.match_id,
-            seat_tokens=list(created.tokens),
-            seed_commitment=created.commitment,
-            match=matches.info(host),
-        )
+    async def create(self, settings: MatchSettings) -> Created:
+        # Checked as a server checks a CreateMatch request, so both referees take the same.
+        return self.server.matches.create(settings_from_request(settings.request_pb()))
 
     def over(self, match_id: str) -> asyncio.Event:
         host = self.server.matches.get(match_id)
@@ -118,8 +122,18 @@ class LocalReferee(Referee):
     async def cancel(self, match_id: str, reason: str) -> None:
         self.server.matches.cancel(match_id, reason)
 
+    async def seat_gone(self, match_id: str, seat: int, cause: str) -> bool:
+        self.server.matches.seat_gone(match_id, seat, cause)
+        return True
+
+    def log_path(self, match_id: str) -> Path:
+        """Where the referee writes the match's log."""
+        return self.server.matches.log_path(match_id)
+
     async def collect_log(self, match_id: str, dest: Path) -> None:
-        self.server.matches.take_log(match_id, dest)
+        matches = self.server.matches
+        if not _same_path(dest, matches.log_path(match_id)):
+            matches.take_log(match_id, dest)
 
     async def discard(self, match_id: str) -> None:
         matches = self.server.matches
@@ -127,11 +141,16 @@ class LocalReferee(Referee):
         if host is None:
             return
         if not host.done.is_set():
-            matches.cancel(match_id, "the tournament runner stopped")
+            matches.cancel(match_id, DISCARD_REASON)
         else:
             matches.forget(match_id)
-        with contextlib.suppress(OSError):
-            matches.log_path(match_id).unlink()  # still there when the match did not end well
+        if not self.keep_logs:
+            with contextlib.suppress(OSError):
+                matches.log_path(match_id).unlink()  # there when the match did not end well
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    return os.path.abspath(a) == os.path.abspath(b)
 
 
 class ServerReferee(Referee):
@@ -170,18 +189,18 @@ class ServerReferee(Referee):
         if self._channel is not None:
             await self._channel.close(grace=None)
 
-    async def create(
-        self, request: match_service.CreateMatchRequest
-    ) -> match_service.CreateMatchResponse:
+    async def create(self, settings: MatchSettings) -> Created:
         assert self._matches is not None
         try:
-            created: match_service.CreateMatchResponse = await self._matches.CreateMatch(request)
+            created: match_service.CreateMatchResponse = await self._matches.CreateMatch(
+                settings.request_pb()
+            )
         except grpc.aio.AioRpcError as exc:
             raise self._lost_or(exc) from None
         event = asyncio.Event()
         task = asyncio.create_task(self._watch(created.match_id, event))
         self._over[created.match_id] = (event, task)
-        return created
+        return Created(created.match_id, tuple(created.seat_tokens), created.seed_commitment)
 
     def _lost_or(self, exc: grpc.aio.AioRpcError) -> Exception:
         """RefereeUnavailable when the server cannot be reached, else the error itself."""
@@ -231,6 +250,9 @@ class ServerReferee(Referee):
             match_service.CancelMatchRequest(match_id=match_id, reason=reason)
         )
 
+    async def seat_gone(self, match_id: str, seat: int, cause: str) -> bool:
+        return False  # the organiser API has no call for it (yet)
+
     async def collect_log(self, match_id: str, dest: Path) -> None:
         assert self._matches is not None
         if match_id in self._lost:
@@ -251,4 +273,4 @@ class ServerReferee(Referee):
             task.cancel()
         if event is not None and not event.is_set():
             with contextlib.suppress(grpc.aio.AioRpcError):
-                await self.cancel(match_id, "the tournament runner stopped")
+                await self.cancel(match_id, DISCARD_REASON)

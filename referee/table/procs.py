@@ -20,20 +20,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 
-def expand(argv: Sequence[str], values: Mapping[str, str]) -> list[str]:
-    """Replace ``{name}`` placeholders in every word.
-
-    >>> expand(["bot", "--token={token}"], {"token": "abc"})
-    ['bot', '--token=abc']
-    """
-    out = []
-    for word in argv:
-        for key, value in values.items():
-            word = word.replace("{" + key + "}", value)
-        out.append(word)
-    return out
-
-
 def _stat_fields(pid: int | str) -> list[str]:
     """/proc/PID/stat from its third field on (Linux); empty when there is no such process."""
     try:
@@ -176,4 +162,4 @@ class ProcessLedger:
         return killed
 
 
-__all__ = ["BotProcess", "ProcessLedger", "expand"]
+__all__ = ["BotProcess", "ProcessLedger"]

@@ -1,11 +1,11 @@
-"""The tournament runner: plays the schedule through a referee, resumably.
+"""The tournament director: plays the schedule through a referee, resumably.
 
 The referee is embedded in this process by default, or a running ``referee serve``
-(``referee.tournament.referees``). One asyncio task dispatches matches in schedule order,
+(``referee.table.referees``). One asyncio task dispatches matches in schedule order,
 up to the concurrency limit (and, for a remote bot, up to the number of matches it said
-it can play at once). Each match is one task that creates the match over gRPC
-(MatchService.CreateMatch), seats its four bots, waits for the referee to end it, then
-stops the bots and records the result:
+it can play at once). Each match is one task that plays it at a table
+(``referee.table``: create the match, seat its four bots, notice a bot that ends early,
+wait for the end, stop the bots, collect the log), then records the result:
 
 1. the match log is moved (or, from a referee server, fetched) into ``logs/``;
 2. its line is appended to results.jsonl (fsynced) and its rows to results.csv;
@@ -15,22 +15,16 @@ Only results.jsonl is trusted on resume; results.csv and the standings are rebui
 it. Log verification, the one costly step, runs in a worker process so that the event
 loop, which hosts the referee and the built-in bots, keeps serving the other matches.
 
-A runner killed at any point loses at most the matches that were being played: on the
+A director killed at any point loses at most the matches that were being played: on the
 next run with the same configuration and folder, ``prepare`` drops their partial logs,
-kills the bot processes the dead runner left (``ProcessLedger``), and plays them again;
+kills the bot processes the dead run left (``ProcessLedger``), and plays them again;
 matches with a results line are never played twice.
-
-Bots: a built-in bot runs in this process as a real gRPC client (``play_seat``); a
-command is spawned for each match with the placeholders replaced and PUSOY_ADDRESS /
-PUSOY_TOKEN in its environment; a remote bot is sent a seat assignment over the lobby.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import hashlib
 import json
 import multiprocessing
 import shutil
@@ -46,14 +40,20 @@ from typing import Any
 
 import structlog
 
-from referee.bots import SeatOutcome, builtin_bot, play_seat
-from referee.log.summary import SeatSummary, summarize_log
+from referee.log.summary import SeatSummary
 from referee.log.verify import verify_log
-from referee.protocol import common
 from referee.rules import new_seed
-from referee.server.lobby import Assignment, Lobby
-from referee.tournament.config import BotKind, TournamentConfig, identity_changes
-from referee.tournament.procs import BotProcess, ProcessLedger, expand
+from referee.server.lobby import Lobby
+from referee.table.bots import Seat
+from referee.table.procs import ProcessLedger
+from referee.table.referees import (
+    LocalReferee,
+    Referee,
+    RefereeUnavailable,
+    ServerReferee,
+)
+from referee.table.table import BOT_EXIT_GRACE_S, BotExit, Table
+from referee.tournament.config import TournamentConfig, identity_changes
 from referee.tournament.progress import Counts, Progress
 from referee.tournament.ratings import (
     PAIRWISE_UNIT,
@@ -63,12 +63,6 @@ from referee.tournament.ratings import (
     pairwise_csv,
     replay,
     table_csv,
-)
-from referee.tournament.referees import (
-    LocalReferee,
-    Referee,
-    RefereeUnavailable,
-    ServerReferee,
 )
 from referee.tournament.results import (
     STATUS_FAILED,
@@ -84,8 +78,6 @@ from referee.tournament.sprt import SequentialTest, for_schedule
 log = structlog.get_logger("referee.tournament")
 
 STATE_FORMAT = 1
-BOT_EXIT_GRACE_S = 3.0
-"""After a match ends, how long its bots have to exit before their groups are killed."""
 PROGRESS_TICK_S = 1.0
 """How often the progress line is redrawn while matches run."""
 
@@ -125,29 +117,6 @@ class Plan:
     test: SequentialTest | None
 
 
-@dataclasses.dataclass
-class _Seated:
-    """The bots of one match being played."""
-
-    procs: list[tuple[int, BotProcess]] = dataclasses.field(default_factory=list)
-    tasks: list[asyncio.Task[Any]] = dataclasses.field(default_factory=list)
-    """Built-in bots playing in this process."""
-    watchers: list[asyncio.Task[Any]] = dataclasses.field(default_factory=list)
-    """One per spawned bot: ends when the process does."""
-    remote: list[str] = dataclasses.field(default_factory=list)
-    crashed: set[int] = dataclasses.field(default_factory=set)
-    exit_codes: dict[int, int | None] = dataclasses.field(default_factory=dict)
-    early_exits: dict[int, float] = dataclasses.field(default_factory=dict)
-    """Seat -> loop time of a bot that ended before the tournament knew its match had."""
-
-    def judge_early_exits(self, match_over_at: float, skew_s: float) -> None:
-        """An early exit is a crash unless it came within ``skew_s`` of the end: a
-        referee over the network tells the tournament of the end a little after the bots."""
-        for seat, at in self.early_exits.items():
-            if match_over_at - at > skew_s:
-                self.crashed.add(seat)
-
-
 def _log_verifies(path: str) -> bool:
     """Runs in the verification worker."""
     return verify_log(Path(path)).ok
@@ -169,11 +138,6 @@ def _result_of(spec: MatchSpec, **outcome: Any) -> MatchResult:
         seed=spec.seed,
         **outcome,
     )
-
-
-def _bot_seed(match_seed: str, seat: int) -> int:
-    """A built-in random bot's seed, so that built-in-only tournaments replay exactly."""
-    return int.from_bytes(hashlib.sha256(f"{match_seed}:bot:{seat}".encode()).digest()[:8])
 
 
 class Tournament:
@@ -491,45 +455,44 @@ class Tournament:
         started, t0 = _now(), time.monotonic()
         referee = self.referee
         assert referee is not None
-        seated = _Seated()
-        referee_id = ""
+        table = Table(
+            referee,
+            on_exit=self._bot_exit_notice(spec),
+            ledger=self.ledger,
+            exit_grace_s=BOT_EXIT_GRACE_S,
+        )
+        seats = [Seat(name, self.config.bot(name).table_bot()) for name in spec.bots]
         try:
-            created = await referee.create(self.config.match_request(spec.seed, spec.bots))
-            referee_id = created.match_id
-            over = referee.over(referee_id)
-            config_pb = created.match.config
-            for seat, (name, token) in enumerate(zip(spec.bots, created.seat_tokens, strict=True)):
-                await self._seat(spec, seat, name, token, referee_id, config_pb, seated, over)
-            try:
-                await asyncio.wait_for(over.wait(), self.config.time.match_timeout_s)
-            except TimeoutError:
-                await referee.cancel(referee_id, "the match ran over the tournament's limit")
-                await over.wait()
-            seated.judge_early_exits(asyncio.get_running_loop().time(), referee.end_skew_s)
-            await self._unseat(seated)
-            dest = self.folder / "logs" / f"{spec.match_id}.jsonl"
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            await referee.collect_log(referee_id, dest)
-            summary = summarize_log(dest)
-            verified = await self._verify(dest) if self.config.referee.verify_logs else None
+            report = await table.play(
+                self.config.match_settings(spec.seed, spec.bots),
+                seats,
+                label=spec.match_id,
+                log_path=lambda _: self.folder / "logs" / f"{spec.match_id}.jsonl",
+                stderr_path=lambda _, seat, name: self._stderr_path(spec, seat, name),
+                time_limit_s=self.config.time.match_timeout_s,
+            )
+            verify = self.config.referee.verify_logs
+            verified = await self._verify(report.log_path) if verify else None
             return _result_of(
                 spec,
-                status=summary.status,
-                error=summary.cancel_reason,
-                referee_match_id=referee_id,
-                log=str(dest.relative_to(self.folder)),
-                hands=summary.hands,
+                status=report.status,
+                error=report.cancel_reason,
+                referee_match_id=report.match_id,
+                log=self._relative(report.log_path),
+                hands=report.hands,
                 verified=verified,
                 started=started,
                 duration_s=time.monotonic() - t0,
                 seats=tuple(
                     SeatResult(
-                        bot=spec.bots[s],
-                        summary=summary.seats[s],
-                        crashed=s in seated.crashed,
-                        exit_code=seated.exit_codes.get(s),
+                        bot=spec.bots[r.seat],
+                        summary=r.summary,
+                        crashed=r.crashed,
+                        exit_code=r.exit_code,
+                        crash=r.exit.what if r.exit is not None else "",
+                        stderr=self._relative(r.stderr_path),
                     )
-                    for s in range(4)
+                    for r in report.seats
                 ),
             )
         except (asyncio.CancelledError, RefereeUnavailable):
@@ -540,7 +503,7 @@ class Tournament:
                 spec,
                 status=STATUS_FAILED,
                 error=f"{type(exc).__name__}: {exc}",
-                referee_match_id=referee_id,
+                referee_match_id=table.match_id,
                 log="",
                 hands=0,
                 verified=None,
@@ -548,13 +511,22 @@ class Tournament:
                 duration_s=time.monotonic() - t0,
                 seats=tuple(SeatResult(spec.bots[s], SeatSummary(seat=s)) for s in range(4)),
             )
-        finally:
-            self._abandon(seated)
-            if referee.lobby is not None:
-                for name in seated.remote:
-                    referee.lobby.release(name, referee_id)
-            if referee_id:
-                await referee.discard(referee_id)
+
+    def _stderr_path(self, spec: MatchSpec, seat: int, name: str) -> Path:
+        return self.folder / "stderr" / spec.match_id / f"seat{seat}-{name}.txt"
+
+    def _relative(self, path: Path | None) -> str:
+        return "" if path is None else str(path.relative_to(self.folder))
+
+    def _bot_exit_notice(self, spec: MatchSpec) -> Callable[[BotExit], None]:
+        """A bot that ended before its match is told at once, above the progress line."""
+
+        def notice(ended: BotExit) -> None:
+            output = self._relative(ended.stderr_path)
+            where = f"; its output: {output}" if output else ""
+            self.progress.message(f"{spec.match_id}: {ended.headline}{where}")
+
+        return notice
 
     async def _verify(self, path: Path) -> bool:
         """``referee verify`` on a log, in the worker process (inline if it broke)."""
@@ -566,92 +538,6 @@ class Tournament:
                 log.warning("the verification worker died; verifying in-process")
                 self._pool = None
         return _log_verifies(str(path))
-
-    async def _seat(
-        self,
-        spec: MatchSpec,
-        seat: int,
-        name: str,
-        token: str,
-        referee_id: str,
-        config_pb: common.MatchConfig,
-        seated: _Seated,
-        match_done: asyncio.Event,
-    ) -> None:
-        bot = self.config.bot(name)
-        if bot.kind is BotKind.REMOTE:
-            assert self.referee is not None and self.referee.lobby is not None
-            self.referee.lobby.assign(name, Assignment(referee_id, seat, token, config_pb))
-            seated.remote.append(name)
-            return
-        if bot.kind is BotKind.BUILTIN:
-            instance = builtin_bot(bot.builtin, _bot_seed(spec.seed, seat))
-            task = asyncio.create_task(play_seat(instance, self.address, token))
-            task.add_done_callback(self._on_exit(seated, seat, match_done))
-            seated.tasks.append(task)
-            return
-        values = {
-            "address": self.address,
-            "token": token,
-            "python": sys.executable,
-            "seat": str(seat),
-            "match": spec.match_id,
-            "name": name,
-        }
-        env = {**dict(bot.env), "PUSOY_ADDRESS": self.address, "PUSOY_TOKEN": token}
-        stderr_path = self.folder / "stderr" / spec.match_id / f"seat{seat}-{name}.txt"
-        try:
-            proc = await BotProcess.spawn(
-                expand(bot.argv, values), env=env, cwd=bot.cwd, stderr_path=stderr_path
-            )
-        except OSError as exc:
-            # The seat stays empty: the referee plays it by default; the bot crashed.
-            with contextlib.suppress(OSError):
-                stderr_path.write_text(f"cannot start the bot: {exc}\n")
-            seated.crashed.add(seat)
-            return
-        self.ledger.add(proc)
-        seated.procs.append((seat, proc))
-        watcher = asyncio.create_task(proc.proc.wait())
-        watcher.add_done_callback(self._on_exit(seated, seat, match_done))
-        seated.watchers.append(watcher)
-
-    @staticmethod
-    def _on_exit(
-        seated: _Seated, seat: int, match_done: asyncio.Event
-    ) -> Callable[[asyncio.Task[Any]], None]:
-        """A bot (task or process) ended: a crash if it raised, or (judged once the match
-        is over) if it ended before its match did. A built-in bot that saw the end did
-        not crash."""
-
-        def callback(task: asyncio.Task[Any]) -> None:
-            raised = not task.cancelled() and task.exception() is not None
-            outcome = None if task.cancelled() or raised else task.result()
-            saw_end = isinstance(outcome, SeatOutcome) and outcome.ended is not None
-            if raised:
-                seated.crashed.add(seat)
-            elif not (match_done.is_set() or saw_end):
-                seated.early_exits[seat] = asyncio.get_running_loop().time()
-
-        return callback
-
-    async def _unseat(self, seated: _Seated) -> None:
-        """The match is over: let the bots exit, then stop what is left of them."""
-        codes = await asyncio.gather(*(p.stop(BOT_EXIT_GRACE_S) for _, p in seated.procs))
-        for (seat, proc), code in zip(seated.procs, codes, strict=True):
-            seated.exit_codes[seat] = code
-            self.ledger.remove(proc)
-        local = [t for t in seated.tasks if not t.done()]
-        if local:
-            await asyncio.wait(local, timeout=BOT_EXIT_GRACE_S)
-
-    def _abandon(self, seated: _Seated) -> None:
-        """Stop everything of a match at once (also on cancellation)."""
-        for task in (*seated.tasks, *seated.watchers):
-            task.cancel()
-        for _, proc in seated.procs:
-            proc.kill_group()
-            self.ledger.remove(proc)
 
     # -- recording ------------------------------------------------------------------
 

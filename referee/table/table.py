@@ -1,0 +1,455 @@
+"""One table: four bots seated at a referee for one match, played and reported.
+
+This is the one place where a match's orchestration lives, for ``referee match`` and for
+every match of a tournament: create the match, seat its bots (a built-in strategy in this
+process, a command spawned in a process group of its own, a remote bot told through the
+lobby), wait for the end, give the bots a moment to exit and stop what is left of them,
+collect the log, and read from it what the match came to.
+
+A bot that ends before its match did is noticed at once: a spawned process that exits
+(or cannot be started at all), a built-in bot that fails. ``on_exit`` hears of it with
+what a person needs to act on it (seat, command, exit status or signal, the last lines
+of its output and the file that holds them), and the referee is told that the seat's bot
+is gone, so the match does not wait for it: its turns are played by default and the
+match goes on to its end, exactly as for a bot that dropped its stream. The seat is
+reported as crashed. A bot that is alive but never connects is waited for until the
+connect limit, then played by default; the log says it never connected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+import shlex
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from referee.bots import builtin_bot, play_seat
+from referee.log.summary import SeatSummary, summarize_log
+from referee.match.settings import MatchSettings
+from referee.rules import new_seed
+from referee.server.lobby import Assignment
+from referee.table.bots import BuiltinBot, CommandBot, RemoteBot, Seat, expand
+from referee.table.procs import BotProcess, ProcessLedger
+from referee.table.referees import LocalReferee, Referee
+
+log = structlog.get_logger("referee.table")
+
+BOT_EXIT_GRACE_S = 3.0
+"""After a match ends, how long its bots have to exit before their groups are killed."""
+TAIL_LINES = 10
+TAIL_BYTES = 4096
+MAX_TAIL_LINE_CHARS = 300
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BotExit:
+    """A bot that ended before its match did."""
+
+    seat: int
+    name: str
+    command: str
+    """The command as spawned, the seat token left as ``{token}``; or ``built-in NAME``."""
+    what: str
+    """``exited with status 1``, ``was killed by signal 9 (SIGKILL)``, ``could not be
+    started: ...``, ``failed: ...``."""
+    returncode: int | None = None
+    """The exit status (negative: the signal); None when it never ran or is no process."""
+    stderr_path: Path | None = None
+    """The file that holds the bot's standard output and error."""
+    tail: tuple[str, ...] = ()
+    """The last lines of that file, made safe to print."""
+    started: bool = True
+    """False for a bot that could not be started at all."""
+
+    @property
+    def headline(self) -> str:
+        """``seat 2 (mybot) exited with status 1 before the match ended``."""
+        when = " before the match ended" if self.started else ""
+        return f"seat {self.seat} ({self.name}) {self.what}{when}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SeatReport:
+    """One seat of a played match: its bot, what the log says of it, and its process."""
+
+    seat: int
+    name: str
+    bot: BuiltinBot | CommandBot | RemoteBot
+    summary: SeatSummary
+    crashed: bool = False
+    """Its bot ended before the match did (see ``exit``)."""
+    exit_code: int | None = None
+    """A spawned bot's exit status after the match (negative: the signal that ended it,
+    -9 when it was killed for not exiting); None for other bots or one never started."""
+    stderr_path: Path | None = None
+    exit: BotExit | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self.summary.connected
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MatchReport:
+    """A match played at a table."""
+
+    match_id: str
+    """The referee's id of the match (the ``match_id`` inside its log)."""
+    log_path: Path
+    status: str
+    """``finished`` or ``cancelled``."""
+    cancel_reason: str
+    seed: str
+    hands: int
+    seats: tuple[SeatReport, ...]
+    settings: MatchSettings
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "finished"
+
+
+class TableError(RuntimeError):
+    """The table cannot play: the match was refused, or the referee cannot be used."""
+
+
+@dataclasses.dataclass
+class _Run:
+    """What one match has seated, and what became of it."""
+
+    match_id: str
+    over: asyncio.Event
+    procs: list[tuple[int, BotProcess]] = dataclasses.field(default_factory=list)
+    tasks: list[asyncio.Task[Any]] = dataclasses.field(default_factory=list)
+    """Built-in bots playing in this process."""
+    watchers: list[asyncio.Task[None]] = dataclasses.field(default_factory=list)
+    remote: list[str] = dataclasses.field(default_factory=list)
+    exits: dict[int, BotExit] = dataclasses.field(default_factory=dict)
+    exit_codes: dict[int, int | None] = dataclasses.field(default_factory=dict)
+    stderr: dict[int, Path] = dataclasses.field(default_factory=dict)
+
+
+def bot_seed(match_seed: str, seat: int) -> int:
+    """A built-in random bot's seed, so that a match of built-in bots replays exactly."""
+    return int.from_bytes(hashlib.sha256(f"{match_seed}:bot:{seat}".encode()).digest()[:8])
+
+
+def describe_exit(code: int) -> str:
+    """How a bot's process ended, in words.
+
+    >>> describe_exit(1), describe_exit(-9)
+    ('exited with status 1', 'was killed by signal 9 (SIGKILL)')
+    """
+    if code < 0:
+        try:
+            name = f" ({signal.Signals(-code).name})"
+        except ValueError:
+            name = ""
+        return f"was killed by signal {-code}{name}"
+    return f"exited with status {code}"
+
+
+def printable(line: str) -> str:
+    """A line of a bot's output made safe for a terminal: control characters escaped.
+
+    >>> printable("ok\\x1b[2J\\tdone")
+    'ok\\\\x1b[2J\\tdone'
+    """
+    out = "".join(
+        c if c.isprintable() or c == "\t" else f"\\x{ord(c):02x}" if ord(c) < 256 else "?"
+        for c in line[:MAX_TAIL_LINE_CHARS]
+    )
+    return out + ("…" if len(line) > MAX_TAIL_LINE_CHARS else "")
+
+
+def read_tail(path: Path, lines: int = TAIL_LINES, max_bytes: int = TAIL_BYTES) -> tuple[str, ...]:
+    """The last lines of a bot's output file (at most ``max_bytes`` read), safe to print."""
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, 2)
+            f.seek(max(0, size - max_bytes))
+            data = f.read(max_bytes)
+    except OSError:
+        return ()
+    found = data.decode("utf-8", "replace").splitlines()
+    if size > max_bytes and found:
+        found = found[1:]  # cut somewhere in its middle
+    return tuple(printable(line) for line in found if line.strip())[-lines:]
+
+
+class Table:
+    """Seats four bots at ``referee`` and plays one match: ``await table.play(...)``.
+
+    ``on_exit`` hears at once of a bot that ends before its match; ``ledger`` keeps the
+    process groups alive now (a tournament's, so that a killed run's bots can be stopped).
+    """
+
+    def __init__(
+        self,
+        referee: Referee,
+        *,
+        on_exit: Callable[[BotExit], None] | None = None,
+        ledger: ProcessLedger | None = None,
+        exit_grace_s: float = BOT_EXIT_GRACE_S,
+    ) -> None:
+        self.referee = referee
+        self.on_exit = on_exit
+        self.ledger = ledger
+        self.exit_grace_s = exit_grace_s
+        self.match_id = ""
+        """The referee's id of the match, once it is created."""
+
+    async def play(
+        self,
+        settings: MatchSettings,
+        seats: Sequence[Seat],
+        *,
+        log_path: Callable[[str], Path],
+        stderr_path: Callable[[str, int, str], Path],
+        label: str = "",
+        time_limit_s: float | None = None,
+    ) -> MatchReport:
+        """Play one match of ``settings`` (seat names and, if empty, the seed are filled
+        in here) with these four seats, to its end.
+
+        ``log_path(match_id)``: where the log is kept; ``stderr_path(match_id, seat,
+        name)``: where a spawned bot's output goes; ``label``: the ``{match}`` of bot
+        commands (default: the referee's match id). A match still running after
+        ``time_limit_s`` is cancelled. Raises what the referee raises when it refuses the
+        match or cannot be reached; whatever happens, every bot is stopped on return.
+        """
+        if self.match_id:
+            raise RuntimeError("a table plays one match")
+        if len(seats) != 4:
+            raise ValueError(f"a table has four seats, got {len(seats)}")
+        names = (seats[0].name, seats[1].name, seats[2].name, seats[3].name)
+        settings = dataclasses.replace(settings, seat_names=names, seed=settings.seed or new_seed())
+        created = await self.referee.create(settings)
+        self.match_id = created.match_id
+        run = _Run(created.match_id, self.referee.over(created.match_id))
+        try:
+            for seat, (spec, token) in enumerate(zip(seats, created.tokens, strict=True)):
+                await self._seat(run, settings, seat, spec, token, label, stderr_path)
+            try:
+                await asyncio.wait_for(run.over.wait(), time_limit_s)
+            except TimeoutError:
+                why = f"the match ran over its time limit ({time_limit_s:g} s)"
+                await self.referee.cancel(run.match_id, why)
+                await run.over.wait()
+            await self._unseat(run)
+            dest = log_path(run.match_id)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            await self.referee.collect_log(run.match_id, dest)
+            summary = await asyncio.to_thread(summarize_log, dest)
+            return MatchReport(
+                match_id=run.match_id,
+                log_path=dest,
+                status=summary.status,
+                cancel_reason=summary.cancel_reason,
+                seed=summary.seed,
+                hands=summary.hands,
+                settings=settings,
+                seats=tuple(
+                    SeatReport(
+                        seat=s,
+                        name=names[s],
+                        bot=seats[s].bot,
+                        summary=summary.seats[s],
+                        crashed=s in run.exits,
+                        exit_code=run.exit_codes.get(s),
+                        stderr_path=run.stderr.get(s),
+                        exit=run.exits.get(s),
+                    )
+                    for s in range(4)
+                ),
+            )
+        finally:
+            self._abandon(run)
+            lobby = self.referee.lobby
+            if lobby is not None:
+                for name in run.remote:
+                    lobby.release(name, run.match_id)
+            await self.referee.discard(run.match_id)
+
+    # -- seating ----------------------------------------------------------------------
+
+    async def _seat(
+        self,
+        run: _Run,
+        settings: MatchSettings,
+        seat: int,
+        spec: Seat,
+        token: str,
+        label: str,
+        stderr_path: Callable[[str, int, str], Path],
+    ) -> None:
+        bot = spec.bot
+        address = self.referee.address
+        if isinstance(bot, RemoteBot):
+            lobby = self.referee.lobby
+            if lobby is None:
+                raise TableError("remote bots need a referee with a lobby (one in this process)")
+            lobby.assign(bot.name, Assignment(run.match_id, seat, token, settings.config_pb()))
+            run.remote.append(bot.name)
+            return
+        if isinstance(bot, BuiltinBot):
+            strategy = builtin_bot(bot.strategy, bot_seed(settings.seed, seat))
+            task = asyncio.create_task(play_seat(strategy, address, token))
+            run.tasks.append(task)
+            run.watchers.append(asyncio.create_task(self._watch_task(run, seat, spec, task)))
+            return
+        values = {
+            "address": address,
+            "python": sys.executable,
+            "seat": str(seat),
+            "match": label or run.match_id,
+            "name": spec.name,
+        }
+        command = shlex.join(expand(bot.argv, values))  # {token} stays a placeholder
+        argv = expand(bot.argv, {**values, "token": token})
+        env = {**dict(bot.env), "PUSOY_ADDRESS": address, "PUSOY_TOKEN": token}
+        path = stderr_path(run.match_id, seat, spec.name)
+        run.stderr[seat] = path
+        try:
+            proc = await BotProcess.spawn(argv, env=env, cwd=bot.cwd, stderr_path=path)
+        except OSError as exc:
+            why = f"could not be started: {exc.strerror or exc}"
+            with contextlib.suppress(OSError):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(f"the referee could not start this bot: {exc}\n")
+            ended = BotExit(seat, spec.name, command, why, None, path, started=False)
+            await self._gone(run, ended)
+            return
+        if self.ledger is not None:
+            self.ledger.add(proc)
+        run.procs.append((seat, proc))
+        watcher = self._watch_process(run, seat, spec.name, command, proc)
+        run.watchers.append(asyncio.create_task(watcher))
+
+    # -- noticing a bot that ends early -------------------------------------------------
+
+    async def _ended_early(self, run: _Run) -> bool:
+        """Whether a bot that just ended did so before its match. A referee over the
+        network tells the table of the end a little after the bots (``end_skew_s``)."""
+        if run.over.is_set():
+            return False
+        skew = self.referee.end_skew_s
+        if skew > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run.over.wait(), skew)
+        return not run.over.is_set()
+
+    async def _watch_process(
+        self, run: _Run, seat: int, name: str, command: str, proc: BotProcess
+    ) -> None:
+        code = await proc.proc.wait()
+        if not await self._ended_early(run):
+            return
+        tail = await asyncio.to_thread(read_tail, proc.stderr_path)
+        ended = BotExit(seat, name, command, describe_exit(code), code, proc.stderr_path, tail)
+        await self._gone(run, ended)
+
+    async def _watch_task(self, run: _Run, seat: int, spec: Seat, task: asyncio.Task[Any]) -> None:
+        await asyncio.wait([task])
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is None and task.result().ended is not None:
+            return  # it saw the end of the match
+        if not await self._ended_early(run):
+            return
+        what = "stopped before the match ended"
+        if error is not None:
+            what = f"failed: {type(error).__name__}: {error}"
+        assert isinstance(spec.bot, BuiltinBot)
+        await self._gone(run, BotExit(seat, spec.name, f"built-in {spec.bot.strategy}", what))
+
+    async def _gone(self, run: _Run, ended: BotExit) -> None:
+        """Report a bot that ended early, and tell the referee not to wait for it."""
+        run.exits[ended.seat] = ended
+        log.info(
+            "bot ended before its match",
+            match_id=run.match_id,
+            seat=ended.seat,
+            bot=ended.name,
+            what=ended.what,
+        )
+        if self.on_exit is not None:
+            try:
+                self.on_exit(ended)
+            except Exception:
+                log.exception("reporting a bot's exit failed")
+        if run.over.is_set():
+            return
+        with contextlib.suppress(KeyError):
+            await self.referee.seat_gone(run.match_id, ended.seat, f"its bot {ended.what}")
+
+    # -- the end ------------------------------------------------------------------------
+
+    async def _unseat(self, run: _Run) -> None:
+        """The match is over: let the bots exit, then stop what is left of them."""
+        codes = await asyncio.gather(*(p.stop(self.exit_grace_s) for _, p in run.procs))
+        for (seat, proc), code in zip(run.procs, codes, strict=True):
+            run.exit_codes[seat] = code
+            if self.ledger is not None:
+                self.ledger.remove(proc)
+        local = [t for t in run.tasks if not t.done()]
+        if local:
+            await asyncio.wait(local, timeout=self.exit_grace_s)
+
+    def _abandon(self, run: _Run) -> None:
+        """Stop everything of the match at once (also when the table is cancelled)."""
+        for task in (*run.tasks, *run.watchers):
+            task.cancel()
+        for _, proc in run.procs:
+            proc.kill_group()
+            if self.ledger is not None:
+                self.ledger.remove(proc)
+
+
+async def play_match(
+    settings: MatchSettings,
+    seats: Sequence[Seat],
+    *,
+    log_dir: Path,
+    address: str = "127.0.0.1:0",
+    on_exit: Callable[[BotExit], None] | None = None,
+) -> MatchReport:
+    """``referee match``: a referee in this process (its log in ``log_dir``, each spawned
+    bot's output beside it as ``<match>.seat<N>.stderr``), one table, one match.
+
+    Raises RefereeUnavailable when the referee cannot start (address, log folder), and
+    SettingsError when it refuses the settings."""
+    referee = LocalReferee(address, log_dir, keep_logs=True)
+    await referee.start()
+    try:
+        return await Table(referee, on_exit=on_exit).play(
+            settings,
+            seats,
+            log_path=referee.log_path,
+            stderr_path=lambda match_id, seat, _: log_dir / f"{match_id}.seat{seat}.stderr",
+        )
+    finally:
+        await referee.stop()
+
+
+__all__ = [
+    "BOT_EXIT_GRACE_S",
+    "BotExit",
+    "MatchReport",
+    "SeatReport",
+    "Table",
+    "TableError",
+    "bot_seed",
+    "describe_exit",
+    "play_match",
+    "read_tail",
+]
