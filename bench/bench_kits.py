@@ -8,12 +8,19 @@ by the time from the first deal to the match's end, so process start-up is left 
     python bench/bench_kits.py                    # every kit, 20 hands of big-two
     python bench/bench_kits.py --kits python go --hands 50
     python bench/bench_kits.py --fresh-clone      # build times in a fresh clone of HEAD
+    python bench/bench_kits.py --kits go --batch --rounds 3 --no-build
+                                                  # live vs batched events, alternating
 
 Build times are wall and CPU seconds of each kit's build.sh (CPU: the build's own
 processes, so the figure holds on a shared, busy machine). With --fresh-clone the kits
 are built and played in a new clone of this repository's HEAD, so nothing built before
 is reused; the package managers' download caches outside the repository (~/.m2,
 ~/.cargo/registry, pip's and npm's caches) still are.
+
+With --batch each kit plays the match twice per round, with live events and with
+--batch-events (Hello.batch_events: events in the prompts, no result for an accepted
+action), alternating for --rounds rounds, and the batched/live ratio of each round is
+printed beside the figures; the log confirms every seat batched (or did not).
 """
 
 from __future__ import annotations
@@ -50,10 +57,15 @@ def build(root: Path, kit: str) -> tuple[float, float]:
     return time.monotonic() - start, cpu
 
 
-def measure(kit: str, hands: int, seed: str, root: Path = ROOT) -> tuple[int, float, int]:
+def measure(
+    kit: str, hands: int, seed: str, root: Path = ROOT, batch: bool = False
+) -> tuple[int, float, int]:
     """(moves, seconds, default actions) of one match of four bots of ``kit`` (``greedy``:
-    the referee's built-in bots, in its own process: the same run's reference)."""
+    the referee's built-in bots, in its own process: the same run's reference), with
+    batched events when ``batch``."""
     bot = "greedy" if kit == "greedy" else str(root / "clients" / kit / "bot")
+    if batch:
+        bot += " --batch-events"
     with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run(
             [
@@ -84,6 +96,13 @@ def measure(kit: str, hands: int, seed: str, root: Path = ROOT) -> tuple[int, fl
             raise SystemExit(f"{kit}: referee match failed:\n{done.stdout}\n{done.stderr}")
         log = next(Path(tmp).glob("*.jsonl"))
         lines = read_log(log).lines
+    batching = {
+        ln.entry.event.seat_connected.batch_events
+        for ln in lines
+        if ln.entry.event.HasField("seat_connected")
+    }
+    if batching != {batch}:
+        raise SystemExit(f"{kit}: seats batching {batching}, expected {batch}")
     start = next(ln for ln in lines if ln.entry.event.HasField("hand_dealt")).entry.time
     end = lines[-1].entry.time
     moves = defaults = 0
@@ -104,7 +123,12 @@ def main() -> None:
     ap.add_argument("--seed", default="bench-kits")
     ap.add_argument("--no-build", action="store_true", help="assume every kit is built")
     ap.add_argument("--fresh-clone", action="store_true", help="build in a new clone of HEAD")
+    ap.add_argument("--batch", action="store_true", help="live vs batched events, per kit")
+    ap.add_argument("--rounds", type=int, default=1, help="with --batch: alternating rounds")
     args = ap.parse_args()
+    if args.batch:
+        batch_vs_live(args)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         root = ROOT
         if args.fresh_clone:
@@ -127,6 +151,33 @@ def main() -> None:
                 f"{moves / seconds:8.0f}  {defaults}   {moves / seconds / ref:.2f} x reference",
                 flush=True,
             )
+
+
+def batch_vs_live(args: argparse.Namespace) -> None:
+    """Each kit live and batched, alternating, with the greedy reference each round."""
+    for kit in args.kits:
+        if not args.no_build:
+            build(ROOT, kit)
+    print(f"{'round':>5} {'kit':12} {'live moves/s':>12} {'batched moves/s':>15} {'ratio':>6}")
+    ratios: dict[str, list[float]] = {kit: [] for kit in args.kits}
+    for r in range(1, args.rounds + 1):
+        moves, seconds, _ = measure("greedy", args.hands, args.seed)
+        print(f"{r:5d} {'(reference)':12} {moves / seconds:12.0f}", flush=True)
+        for kit in args.kits:
+            order = (False, True) if r % 2 else (True, False)
+            rates = {}
+            for batch in order:
+                moves, seconds, defaults = measure(kit, args.hands, args.seed, batch=batch)
+                if defaults:
+                    print(f"      {kit}: {defaults} default actions (batch={batch})")
+                rates[batch] = moves / seconds
+            ratio = rates[True] / rates[False]
+            ratios[kit].append(ratio)
+            line = f"{r:5d} {kit:12} {rates[False]:12.0f} {rates[True]:15.0f} {ratio:6.2f}"
+            print(line, flush=True)
+    for kit, rs in ratios.items():
+        rs.sort()
+        print(f"{kit}: batched/live median {rs[len(rs) // 2]:.2f} (range {rs[0]:.2f}-{rs[-1]:.2f})")
 
 
 if __name__ == "__main__":

@@ -9,4 +9,4 @@ cd "$here"
 echo "== test: node --test dist/test/"
 node --test --test-reporter=spec dist/test/
 echo "== conformance: clients/conformance/run"
-exec "$here/../conformance/run" --bot "node $here/dist/src/conformance/main.js" "$@"
+exec "$here/../conformance/run" --bot "node $here/dist/src/conformance/main.js" --features tls batched_events -- "$@"

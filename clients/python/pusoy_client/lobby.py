@@ -78,8 +78,10 @@ async def run_lobby(
     max_matches: int = 1,
     name: str = "",
     reconnect_window_s: float = RECONNECT_WINDOW_S,
+    batch_events: bool = False,
 ) -> LobbySummary:
-    """Wait in the lobby and play every assigned seat until the referee closes the lobby."""
+    """Wait in the lobby and play every assigned seat until the referee closes the lobby
+    (``batch_events``: each seat asks for its events batched, docs/protocol.md 3.5)."""
     summary = LobbySummary()
     playing: dict[str, asyncio.Task[None]] = {}
     hello = lobby_service.LobbyHello(
@@ -92,7 +94,11 @@ async def run_lobby(
     async def play(assignment: lobby_service.SeatAssignment) -> None:
         try:
             outcome = await run_bot(
-                make_bot(), address, assignment.seat_token, reconnect_window_s=reconnect_window_s
+                make_bot(),
+                address,
+                assignment.seat_token,
+                reconnect_window_s=reconnect_window_s,
+                batch_events=batch_events,
             )
             summary.outcomes.append(outcome)
         except (BotRefused, RpcFailed, ConnectionError, grpc.aio.AioRpcError) as exc:
@@ -159,12 +165,24 @@ def lobby_main(
     parser.add_argument("--address", default=os.environ.get("PUSOY_ADDRESS", "127.0.0.1:50051"))
     parser.add_argument("--key", default=os.environ.get("PUSOY_BOT_KEY"))
     parser.add_argument("--max-matches", type=int, default=max_matches)
+    parser.add_argument(
+        "--batch-events",
+        action="store_true",
+        default=os.environ.get("PUSOY_BATCH_EVENTS", "").lower() in ("1", "true", "yes", "on"),
+        help="events batched into the prompts (PUSOY_BATCH_EVENTS=1)",
+    )
     args = parser.parse_args(argv)
     if not args.key:
         parser.error("a bot key is needed: --key or PUSOY_BOT_KEY")
     try:
         summary = asyncio.run(
-            run_lobby(make_bot, args.address, args.key, max_matches=args.max_matches)
+            run_lobby(
+                make_bot,
+                args.address,
+                args.key,
+                max_matches=args.max_matches,
+                batch_events=args.batch_events,
+            )
         )
     except LobbyRefused as exc:
         print(f"{name}: refused: {exc}", file=sys.stderr)

@@ -46,6 +46,9 @@ class Options:
     tls_key: str | None = None
     tls_server_name: str | None = None
     """The name to check in the referee's certificate instead of the address's host."""
+    batch_events: bool = False
+    """Ask for the events batched into the prompts (Hello.batch_events, docs/protocol.md
+    3.5): fewer messages; the bot's hooks still see every event, just before its turn."""
 
     @property
     def uses_tls(self) -> bool:
@@ -107,6 +110,12 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--tls-cert", metavar="FILE", help="client certificate (PUSOY_TLS_CERT)")
     p.add_argument("--tls-key", metavar="FILE", help="client key (PUSOY_TLS_KEY)")
     p.add_argument("--tls-server-name", metavar="NAME", help="PUSOY_TLS_SERVER_NAME")
+    p.add_argument(
+        "--batch-events",
+        action="store_true",
+        default=None,
+        help="events batched into the prompts (PUSOY_BATCH_EVENTS=1)",
+    )
     return p
 
 
@@ -150,6 +159,7 @@ def from_command_line(
         tls_cert=pick(args.tls_cert, "PUSOY_TLS_CERT"),
         tls_key=pick(args.tls_key, "PUSOY_TLS_KEY"),
         tls_server_name=pick(args.tls_server_name, "PUSOY_TLS_SERVER_NAME"),
+        batch_events=bool(args.batch_events) or _on(env.get("PUSOY_BATCH_EVENTS")),
     )
     return opts.check(), args
 

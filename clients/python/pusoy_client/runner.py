@@ -270,6 +270,7 @@ class _Player:
             token=self.options.token,
             want_legal_plays=bot.want_legal_plays,
             bot_name=bot.name,
+            batch_events=self.options.batch_events,
         )
         stream.send(play_service.PlayRequest(hello=hello))
         call = stub.Play(stream.requests())
@@ -278,6 +279,8 @@ class _Player:
                 kind = msg.WhichOneof("kind")
                 if kind == "prompt":
                     received, wall = time.monotonic(), time.time()
+                    for event in msg.prompt.events:  # batched: the hooks see them first
+                        self.deliver(event)
                     budget = Budget.for_prompt(
                         msg.prompt,
                         received=received,
@@ -291,13 +294,13 @@ class _Player:
                     self.spawn(self.answer(stream, turn, 0, "choose", _caller(bot.choose, turn)))
                 elif kind == "result":
                     self.on_result(stream, msg.result)
-                elif kind == "event":
-                    event = msg.event
-                    self.hook("on_event", _caller(bot.on_event, event))
-                    self.close_turn_on(event)
-                    if event.HasField("match_ended"):
-                        await self.drain()
-                        return Outcome(session.seat, session.match_id, event.match_ended)
+                elif kind == "event" or kind == "batch":
+                    events = [msg.event] if kind == "event" else msg.batch.events
+                    for event in events:
+                        self.deliver(event)
+                        if event.HasField("match_ended"):
+                            await self.drain()
+                            return Outcome(session.seat, session.match_id, event.match_ended)
                 elif kind == "welcome":
                     session.seat, session.match_id = msg.welcome.seat, msg.welcome.match_id
                     session.welcomed = True
@@ -340,6 +343,11 @@ class _Player:
                 lambda: bot.on_rejected(prompt, rejection),
             )
         )
+
+    def deliver(self, event: common.Event) -> None:
+        """One event to the bot's ``on_event``, live or batched alike."""
+        self.hook("on_event", _caller(self.bot.on_event, event))
+        self.close_turn_on(event)
 
     def close_turn_on(self, event: common.Event) -> None:
         turn = self.turn
@@ -411,11 +419,20 @@ async def run_bot(
     token: str,
     *,
     reconnect_window_s: float = RECONNECT_WINDOW_S,
+    batch_events: bool = False,
     options: Options | None = None,
 ) -> Outcome:
-    """Play the seat of ``token`` at ``address`` (or as ``options`` say) until the match ends."""
+    """Play the seat of ``token`` at ``address`` (or as ``options`` say) until the match ends.
+
+    ``batch_events`` asks for the events batched into the prompts (docs/protocol.md 3.5).
+    """
     if options is None:
-        options = Options(address=address, token=token, reconnect_window_s=reconnect_window_s)
+        options = Options(
+            address=address,
+            token=token,
+            reconnect_window_s=reconnect_window_s,
+            batch_events=batch_events,
+        )
     return await play(bot, options)
 
 

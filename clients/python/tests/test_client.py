@@ -132,3 +132,13 @@ def test_misbehaving_sends_a_card_it_does_not_hold_once_per_hand():
     assert bot.choose(p) == ["5H"]  # the same hand: plays normally
     p.message.state.hand_number = 2
     assert bot.choose(p) == ["3S"]
+
+
+def test_batched_events_are_asked_for_by_flag_or_environment():
+    from pusoy_client.options import from_command_line
+
+    base = {"PUSOY_TOKEN": "t"}
+    assert not from_command_line([], base)[0].batch_events
+    assert from_command_line(["--batch-events"], base)[0].batch_events
+    assert from_command_line([], {**base, "PUSOY_BATCH_EVENTS": "1"})[0].batch_events
+    assert not from_command_line([], {**base, "PUSOY_BATCH_EVENTS": "0"})[0].batch_events

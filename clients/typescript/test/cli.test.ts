@@ -23,6 +23,13 @@ describe("parseCommandLine", () => {
     assert.equal(parseCommandLine([], { PUSOY_TOKEN: "t" }).address, "127.0.0.1:50051");
   });
 
+  it("asks for batched events with --batch-events or PUSOY_BATCH_EVENTS=1", () => {
+    assert.equal(parseCommandLine(["--token", "t"], {}).batchEvents, false);
+    assert.equal(parseCommandLine(["--token", "t", "--batch-events"], {}).batchEvents, true);
+    assert.equal(parseCommandLine(["--token", "t"], { PUSOY_BATCH_EVENTS: "1" }).batchEvents, true);
+    assert.equal(parseCommandLine(["--token", "t"], { PUSOY_BATCH_EVENTS: "0" }).batchEvents, false);
+  });
+
   it("is a usage error without a token, with an unknown flag, or with an unreadable TLS file", () => {
     assert.throws(() => parseCommandLine([], {}), UsageError);
     assert.throws(() => parseCommandLine(["--token", "t", "--bogus"], {}), UsageError);

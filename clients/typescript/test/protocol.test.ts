@@ -147,8 +147,14 @@ describe("actions", () => {
   it("says hello with the protocol version, the token and the name", () => {
     const req = roundTrip(helloRequest("secret", "my-bot"));
     assert.equal(req.kind?.$case, "hello");
-    assert.deepEqual(req.kind.value, { protocolVersion: 1, token: "secret", wantLegalPlays: true, botName: "my-bot" });
+    assert.deepEqual(req.kind.value, { protocolVersion: 1, token: "secret", wantLegalPlays: true, botName: "my-bot", batchEvents: false });
     assert.equal(PROTOCOL_VERSION, 1);
+  });
+
+  it("asks for batched events when told to", () => {
+    const req = roundTrip(helloRequest("secret", "my-bot", true, true));
+    assert.equal(req.kind?.$case, "hello");
+    assert.equal(req.kind.value.batchEvents, true);
   });
 });
 

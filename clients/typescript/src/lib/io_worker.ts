@@ -100,7 +100,7 @@ class Seat {
     this.write = (r) => {
       if (!call.writableEnded && !call.destroyed) call.write(r);
     };
-    this.write(helloRequest(this.cfg.options.token, this.cfg.name, this.cfg.wantLegalPlays));
+    this.write(helloRequest(this.cfg.options.token, this.cfg.name, this.cfg.wantLegalPlays, this.cfg.options.batchEvents ?? false));
     try {
       for await (const message of call as AsyncIterable<PlayResponse>) {
         const kind = message.kind;
@@ -120,19 +120,21 @@ class Seat {
             if (this.seat >= 0 && kind.value.reason === RefusalReason.REFUSAL_REASON_MATCH_OVER) return { ended: undefined };
             throw new Refused(kind.value.reason, kind.value.message);
           case "prompt":
+            // Batched: the events since the last prompt reach the bot before its turn.
+            for (const event of kind.value.events) this.deliver(event);
             this.onPrompt(kind.value);
             break;
           case "result":
             this.onResult(kind.value);
             break;
-          case "event": {
-            const event = kind.value;
-            this.post({ type: "event", data: Event.encode(event).finish() });
-            const body = event.kind;
-            if (this.turn && (body?.$case === "played" || body?.$case === "passed") && body.value.turnId === this.turn.id) this.close();
-            if (body?.$case === "matchEnded") return { ended: event };
+          case "event":
+            if (this.deliver(kind.value)) return { ended: kind.value };
             break;
-          }
+          case "batch":
+            for (const event of kind.value.events) {
+              if (this.deliver(event)) return { ended: event };
+            }
+            break;
         }
       }
     } finally {
@@ -142,6 +144,14 @@ class Seat {
       call.cancel();
     }
     return undefined;
+  }
+
+  /** One event to the bot, live or batched alike; true for the match's end. */
+  private deliver(event: Event): boolean {
+    this.post({ type: "event", data: Event.encode(event).finish() });
+    const body = event.kind;
+    if (this.turn && (body?.$case === "played" || body?.$case === "passed") && body.value.turnId === this.turn.id) this.close();
+    return body?.$case === "matchEnded";
   }
 
   private close(): void {

@@ -37,6 +37,11 @@ export interface Options {
   tlsKey?: string;
   /** The name to check in the referee's certificate instead of the address's host. */
   tlsServerName?: string;
+  /**
+   * Ask for the events batched into the prompts (Hello.batch_events, docs/protocol.md
+   * 3.5): fewer messages; `onEvent` still sees every event, just before the bot's turn.
+   */
+  batchEvents?: boolean;
   /** Sample bots: the first answer of each hand is a card not held. */
   misbehave?: boolean;
   /** Also note every message received. */
@@ -74,13 +79,14 @@ export function channelOptions(o: Options): Record<string, string | number> {
   return out;
 }
 
-export const USAGE = `usage: bot [--address HOST:PORT] [--token TOKEN] [--misbehave]
+export const USAGE = `usage: bot [--address HOST:PORT] [--token TOKEN] [--misbehave] [--batch-events]
            [--reconnect-window-ms N] [--safety-margin-ms N]
            [--tls] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] [--tls-server-name NAME]
 
   --address              the referee ($PUSOY_ADDRESS, else ${DEFAULT_ADDRESS})
   --token                the seat's secret token ($PUSOY_TOKEN)
   --misbehave            a card not in hand as the first answer of each hand ($PUSOY_MISBEHAVE=1)
+  --batch-events         events batched into the prompts ($PUSOY_BATCH_EVENTS=1)
   --reconnect-window-ms  retry this long after losing the seat ($PUSOY_RECONNECT_WINDOW_MS, 60000)
   --safety-margin-ms     answer this long before the budget ends ($PUSOY_SAFETY_MARGIN_MS, 50)
   --tls                  TLS with the system's CAs ($PUSOY_TLS=1)
@@ -112,6 +118,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
         address: { type: "string" },
         token: { type: "string" },
         misbehave: { type: "boolean" },
+        "batch-events": { type: "boolean" },
         "reconnect-window-ms": { type: "string" },
         "safety-margin-ms": { type: "string" },
         tls: { type: "boolean" },
@@ -134,6 +141,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     address: values.address ?? (env.PUSOY_ADDRESS || DEFAULT_ADDRESS),
     token,
     misbehave: values.misbehave ?? isOn(env.PUSOY_MISBEHAVE),
+    batchEvents: values["batch-events"] ?? isOn(env.PUSOY_BATCH_EVENTS),
     debug: isOn(env.PUSOY_DEBUG),
     reconnectWindowMs: ms(values["reconnect-window-ms"], env.PUSOY_RECONNECT_WINDOW_MS, "reconnect window", RECONNECT_WINDOW_MS),
     safetyMarginMs: ms(values["safety-margin-ms"], env.PUSOY_SAFETY_MARGIN_MS, "safety margin", SAFETY_MARGIN_MS),

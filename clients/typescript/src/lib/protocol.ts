@@ -169,12 +169,15 @@ export function parseRejection(result: ActionResult): Rejection {
   };
 }
 
-/** The first message of a stream: who the bot is and which seat it takes. */
-export function helloRequest(token: string, botName: string, wantLegalPlays = true): PlayRequest {
+/**
+ * The first message of a stream: who the bot is and which seat it takes; `batchEvents`
+ * asks for the events batched into the prompts (docs/protocol.md 3.5).
+ */
+export function helloRequest(token: string, botName: string, wantLegalPlays = true, batchEvents = false): PlayRequest {
   return {
     kind: {
       $case: "hello",
-      value: { protocolVersion: PROTOCOL_VERSION, token, wantLegalPlays, botName },
+      value: { protocolVersion: PROTOCOL_VERSION, token, wantLegalPlays, botName, batchEvents },
     },
   };
 }
