@@ -11,13 +11,19 @@ import io.pusoyreferee.client.Choice;
 import io.pusoyreferee.client.Fallback;
 import io.pusoyreferee.client.Prompt;
 import io.pusoyreferee.client.Rejection;
+import io.pusoyreferee.client.Tracker;
 import io.pusoyreferee.referee.v1.Event;
+import io.pusoyreferee.referee.v1.PublicState;
 import io.pusoyreferee.referee.v1.Snapshot;
+import io.pusoyreferee.referee.v1.TrickPlay;
+import io.pusoyreferee.referee.v1.TurnPrompt;
 import io.pusoyreferee.referee.v1.Welcome;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 
 /**
  * The Java kit's conformance bot: a bot whose behaviour the transcript scripts
@@ -30,13 +36,31 @@ import java.util.Map;
  * the budget has N ms left, {@code {"throw": "why"}}); {@code throw_in} names hooks that
  * throw; {@code want_legal_plays} is passed on; {@code batch_events} true asks for batched
  * events (as PUSOY_BATCH_EVENTS=1 does). Unlisted turns play the weakest legal play (or pass).
+ *
+ * <p>Checks of what the hooks were given, each ending the bot at once with exit code 70 when
+ * it fails: {@code tracker} (the kit's {@link Tracker}, fed by the hooks, must hold each
+ * prompt's state and hand when {@code choose} is called), {@code events_before} (turn id to
+ * the number of {@code onEvent} calls made before that turn's {@code choose}), {@code
+ * events_total} ({@code onEvent} calls in the whole run, checked when the run ends with 0).
  */
 public final class ConformanceBot implements Bot {
 
+  static final int EXIT_CHECK_FAILED = 70;
+
   private final Struct script;
+  private final Tracker tracker;
+  private volatile int events;
 
   ConformanceBot(Struct script) {
     this.script = script;
+    this.tracker = bool(script, "tracker", false) ? new Tracker() : null;
+  }
+
+  /** A scripted check failed: say why and stop at once (the transcript then fails). */
+  private static void checkFailed(String why) {
+    System.err.println("java-conformance: check failed: " + why);
+    System.err.flush();
+    Runtime.getRuntime().halt(EXIT_CHECK_FAILED);
   }
 
   public static void main(String[] args) {
@@ -54,8 +78,13 @@ public final class ConformanceBot implements Bot {
     if (bool(script, "batch_events", false)) {
       env.put("PUSOY_BATCH_EVENTS", "1");
     }
-    System.exit(
-        BotLauncher.run(args, env, options -> new ConformanceBot(script), System.out, System.err));
+    ConformanceBot bot = new ConformanceBot(script);
+    int code = BotLauncher.run(args, env, options -> bot, System.out, System.err);
+    Value total = script.getFieldsOrDefault("events_total", null);
+    if (code == 0 && total != null && (long) total.getNumberValue() != bot.events) {
+      checkFailed(bot.events + " events in the run, not " + (long) total.getNumberValue());
+    }
+    System.exit(code);
   }
 
   @Override
@@ -70,6 +99,19 @@ public final class ConformanceBot implements Bot {
 
   @Override
   public Choice choose(Prompt prompt) {
+    Value before = script.getFieldsOrDefault("events_before", Value.getDefaultInstance())
+        .getStructValue()
+        .getFieldsOrDefault(Long.toString(prompt.turnId()), null);
+    if (before != null && (long) before.getNumberValue() != events) {
+      checkFailed("turn " + prompt.turnId() + ": " + events + " events before choose, not "
+          + (long) before.getNumberValue());
+    }
+    if (tracker != null) {
+      String why = differs(tracker, prompt.message());
+      if (why != null) {
+        checkFailed(why);
+      }
+    }
     Struct step = step("choose", prompt.turnId());
     if (step == null) {
       return prompt.legalPlays().isEmpty() ? Choice.pass() : Choice.play(prompt.legalPlays().get(0));
@@ -86,17 +128,61 @@ public final class ConformanceBot implements Bot {
 
   @Override
   public void onWelcome(Welcome welcome) {
+    if (tracker != null) {
+      tracker.onWelcome(welcome);
+    }
     throwIn("on_welcome");
   }
 
   @Override
   public void onSnapshot(Snapshot snapshot) {
+    if (tracker != null) {
+      tracker.onSnapshot(snapshot);
+    }
     throwIn("on_snapshot");
   }
 
   @Override
   public void onEvent(Event event) {
+    events++;
+    if (tracker != null) {
+      tracker.onEvent(event);
+    }
     throwIn("on_event");
+  }
+
+  /** What the tracker holds that differs from the referee's state in the prompt, or null. */
+  static String differs(Tracker t, TurnPrompt p) {
+    PublicState st = p.getState();
+    List<Tracker.TrickEntry> trick = new ArrayList<>();
+    for (TrickPlay x : st.getTrickList()) {
+      trick.add(new Tracker.TrickEntry(x.getSeat(), x.getPass() ? List.of() : x.getPlay().getCardsList()));
+    }
+    List<Boolean> locked = new ArrayList<>(st.getLockedOutList());
+    while (locked.size() < 4) {
+      locked.add(false);
+    }
+    Map<String, List<Object>> pairs = new LinkedHashMap<>();
+    pairs.put("hand_number", List.of(t.handNumber(), st.getHandNumber()));
+    pairs.put("hand", List.of(t.hand(), p.getHandList()));
+    pairs.put("card_counts", List.of(t.cardCounts(), st.getCardCountsList()));
+    pairs.put("played_cards", List.of(t.playedCards(), st.getPlayedCardsList()));
+    pairs.put("table", List.of(t.table(), st.getTable().getCardsList()));
+    pairs.put(
+        "table_seat",
+        List.of(t.tableSeat(), st.hasTableSeat() ? OptionalInt.of(st.getTableSeat()) : OptionalInt.empty()));
+    pairs.put("locked_out", List.of(t.lockedOut(), locked));
+    pairs.put("revolution", List.of(t.revolution(), st.getRevolution()));
+    pairs.put("trick", List.of(t.trick(), trick));
+    pairs.put("totals", List.of(t.totals(), st.getTotalsList()));
+    pairs.put("hands_won", List.of(t.handsWon(), st.getHandsWonList()));
+    for (Map.Entry<String, List<Object>> e : pairs.entrySet()) {
+      if (!e.getValue().get(0).equals(e.getValue().get(1))) {
+        return "turn " + p.getTurnId() + ": tracker " + e.getKey() + " " + e.getValue().get(0)
+            + ", the referee's " + e.getValue().get(1);
+      }
+    }
+    return null;
   }
 
   private Struct step(String table, long turnId) {
