@@ -582,6 +582,15 @@ public final class BotRunner {
       Prompt prompt = Prompt.from(parsed.getPrompt());
       Requests.action(prompt.turnId(), Fallback.of(prompt)).toByteArray();
       Requests.pass(prompt.turnId()).toByteArray();
+      // The helpers a bot is likely to use on its first turn.
+      Tracker tracker = new Tracker();
+      tracker.onWelcome(Welcome.getDefaultInstance());
+      tracker.onEvent(
+          Event.newBuilder()
+              .setPlayed(io.pusoyreferee.referee.v1.Played.newBuilder().setPlay(sample.getLegalPlays(0)))
+              .build());
+      Rules.DEFAULT.beats(List.of("3S", "3H"), List.of("3C", "3D"), false);
+      Rejection.from(ActionResult.getDefaultInstance()).toString();
       CompletableFuture.runAsync(() -> {}).join();
     } catch (InvalidProtocolBufferException e) {
       throw new IllegalStateException(e);
