@@ -181,9 +181,10 @@ private:
         if (t.table() != strings(st.table().cards())) {
             return turn + "table " + list(t.table(), text) + ", the referee's " + list(strings(st.table().cards()), text);
         }
-        const std::optional<std::uint32_t> table_seat =
-            st.has_table_seat() ? std::optional<std::uint32_t>(st.table_seat()) : std::nullopt;
-        if (t.table_seat() != table_seat) return turn + "table_seat differs";
+        const auto seat = t.table_seat();
+        if (seat.has_value() != st.has_table_seat() || (seat && *seat != st.table_seat())) {
+            return turn + "table_seat differs";
+        }
         if (vec(t.locked_out()) != four(st.locked_out())) {
             return turn + "locked_out " + ints(vec(t.locked_out())) + ", the referee's " + ints(four(st.locked_out()));
         }

@@ -16,7 +16,7 @@
 namespace sample {
 
 pusoy::Choice RandomBot::choose(const pusoy::Prompt& prompt) {
-    if (prompt.legal_plays.empty()) return pusoy::fallback(prompt);  // a pass: the only legal action
+    if (prompt.legal_plays.empty()) return pusoy::Choice::pass();  // the only legal action
     const pusoy::Tracker& t = tracker();
     for (std::uint32_t seat = 0; seat < 4; ++seat) {
         if (seat != prompt.seat && t.cards_left(seat) == 1) {
