@@ -218,7 +218,8 @@ private:
                 running_ = 0;
                 done_.notify_all();
             } else {
-                wake_.wait_until(lock, next->second.at);
+                const auto at = next->second.at;  // a copy: the entry may go while we wait
+                wake_.wait_until(lock, at);
             }
         }
     }
