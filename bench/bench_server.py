@@ -318,9 +318,18 @@ async def referee_round(
             str(tmp / "logs"),
             "--log-level",
             "error",
+            "--state-dir",
+            str(tmp / "state"),
         ]
     )
     proc, address = await start_server(argv)
+    # A referee with an organiser token keeps it in its state folder (older ones have none).
+    token_file = tmp / "state" / "organiser-token"
+    metadata = (
+        (("authorization", "Bearer " + token_file.read_text().strip()),)
+        if token_file.exists()
+        else ()
+    )
     try:
         async with grpc.aio.insecure_channel(address) as ch:
             stub = match_service_grpc.MatchServiceStub(ch)
@@ -332,7 +341,8 @@ async def referee_round(
                         hands=hands,
                         seed=f"bench-{i}",
                         time_control=common.TimeControl(turn_time_ms=10_000),
-                    )
+                    ),
+                    metadata=metadata,
                 )
                 tokens.append(list(created.seat_tokens))
         cpu0 = cpu_seconds(proc.pid)

@@ -22,7 +22,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import grpc
 import structlog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +45,7 @@ async def run(batches: int, per_batch: int, hands: int, log_dir: Path) -> None:
     server = RefereeServer("127.0.0.1:0", log_dir)
     await server.start()
     try:
-        async with grpc.aio.insecure_channel(server.address) as channel:
+        async with server.organiser_channel() as channel:
             organiser = match_service_grpc.MatchServiceStub(channel)
             gc.collect()
             base = rss_mb()

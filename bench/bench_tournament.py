@@ -6,7 +6,8 @@ over loopback gRPC, bots as real clients, every log moved, summarized, verified 
 recorded with fsync, standings rewritten after every match). Three series:
 
 1. concurrency: four built-in bots (in-process) at each ``--concurrency`` value;
-2. spawned: the same with every bot a spawned ``examples/*_bot.py`` process;
+2. spawned: the same with every bot a spawned ``examples/*_bot.py`` process (sandboxed
+   where the machine can; ``--sandbox on|off`` to compare);
 3. bots: round robin over N built-in bots for each ``--bots`` value, one round of
    rotations (4 x C(N, 4) matches), at the highest concurrency.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import json
 import math
 import os
 import platform
@@ -42,6 +44,7 @@ def write_config(
     concurrency: int,
     verify: bool,
     fmt: str = "round-robin",
+    sandbox: str = "auto",
 ) -> Path:
     lines = [
         "[tournament]",
@@ -57,6 +60,8 @@ def write_config(
         "turn_time_ms = 5000",
         "[referee]",
         f"verify_logs = {'true' if verify else 'false'}",
+        "[sandbox]",
+        f"enabled = {json.dumps({'on': True, 'off': False}.get(sandbox, sandbox))}",
     ]
     for name, how in bots:
         lines += ["[[bot]]", f'name = "{name}"', how]
@@ -77,7 +82,13 @@ def spawned(i: int) -> tuple[str, str]:
 
 
 def run_one(
-    bots: list[tuple[str, str]], *, rounds: int, hands: int, concurrency: int, verify: bool
+    bots: list[tuple[str, str]],
+    *,
+    rounds: int,
+    hands: int,
+    concurrency: int,
+    verify: bool,
+    sandbox: str = "auto",
 ) -> tuple[int, float]:
     with tempfile.TemporaryDirectory() as tmp:
         path = write_config(
@@ -87,6 +98,7 @@ def run_one(
             hands=hands,
             concurrency=concurrency,
             verify=verify,
+            sandbox=sandbox,
         )
         config = load_config(path)
         tournament = Tournament(config, progress=Progress(io.StringIO(), tty=False))
@@ -110,6 +122,12 @@ def main() -> None:
         "--spawned-rounds", type=int, default=3, help="deal groups for the spawned series"
     )
     parser.add_argument("--no-verify", action="store_true", help="skip log verification")
+    parser.add_argument(
+        "--sandbox",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="[sandbox] enabled for the spawned series (default auto: on where it works)",
+    )
     parser.add_argument("--skip", nargs="*", default=[], choices=["concurrency", "spawned", "bots"])
     args = parser.parse_args()
     verify = not args.no_verify
@@ -146,8 +164,9 @@ def main() -> None:
                 hands=args.hands,
                 concurrency=conc,
                 verify=verify,
+                sandbox=args.sandbox,
             )
-            row("spawned processes", 4, conc, done, secs)
+            row(f"spawned processes (sandbox {args.sandbox})", 4, conc, done, secs)
     if "bots" not in args.skip:
         conc = max(args.concurrency)
         for n in args.bots:

@@ -142,7 +142,7 @@ async def main() -> int:
     parser.add_argument("--live-moves", type=int, default=0, help="also measure live delay")
     args = parser.parse_args()
     if not CHROMIUM.exists():
-        print(f"{CHROMIUM} is missing: ./scripts/install-chromium", file=sys.stderr)
+        print(f"{CHROMIUM} is missing: ./scripts/system-packages", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

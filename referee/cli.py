@@ -10,6 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee import __version__
+from referee.text import printable
+
+if TYPE_CHECKING:
+    from referee.server.limits import ServerLimits
 
 if TYPE_CHECKING:
     from referee.table.bots import Seat
@@ -79,11 +83,23 @@ def _seat(text: str) -> int:
 SERVE_EPILOG = """\
 examples:
   referee serve --address 127.0.0.1:50051 --log-dir matches
-  grpcurl -plaintext 127.0.0.1:50051 list
+  grpcurl -plaintext -H "authorization: Bearer $(cat .referee/organiser-token)" \\
+      127.0.0.1:50051 pusoy.referee.v1.MatchService/ListMatches
+  referee serve --address 0.0.0.0:50051 --tls-cert server.pem --tls-key server.key \\
+      --tls-client-ca bots-ca.pem --organiser-address 127.0.0.1:50052
   referee serve --http 127.0.0.1:8080        # and open http://127.0.0.1:8080/ to watch
+
+The organiser's token and the log signing key are kept in the state folder (.referee,
+mode 0700), never in the log folder; both are created on the first start. Every limit
+below has a safe default; 0 turns a count limit off.
 
 A referee started again on the same --log-dir and --state-dir after a crash resumes every
 unfinished match: bots reconnect with their same seat tokens (docs/log-format.md, section 7).
+SIGTERM or SIGINT stops it and cancels the running matches; SIGUSR1 stops it and leaves
+them to resume at the next start (an upgrade).
+
+Prometheus metrics (docs/deploy.md):
+  referee serve --metrics-address 127.0.0.1:9464   # then: curl 127.0.0.1:9464/metrics
 """
 
 MATCH_EPILOG = """\
@@ -123,9 +139,15 @@ a moment (#hand=3&move=41). It records what `referee verify` says of the log.
 """
 
 VERIFY_EPILOG = """\
-example:
-  referee verify matches/*.jsonl
-  OK: matches/20261201-101500-1a2b3c4d.jsonl: 412 lines, 10 hands verified
+examples:
+  referee verify --public-key .referee/signing-key.pub matches/*.jsonl
+  OK: matches/20261201-101500-1a2b3c4d.jsonl: 412 lines, 10 hands verified, signed by ...
+  referee verify matches/*.jsonl     # the rules only (and a trailer's own signature)
+  referee verify --tournament night1  # every log (with night1/signing-key.pub), every deal group
+
+With --public-key (the base64 text `referee serve` prints and GetServerInfo serves, or a
+PEM file), a log must end with a signature trailer by that key: a log without one is
+reported UNSIGNED (cut short before the referee closed it), a changed log FAILED.
 """
 
 TOURNAMENT_EPILOG = """\
@@ -133,7 +155,9 @@ examples:
   referee tournament examples/tournament.toml    # results in examples/tournament-results
   referee tournament club.toml --out night1 --concurrency 4  # run again to resume
   referee tournament club.toml --dry-run       # every check of a run, and the plan
-  referee verify night1/logs/*.jsonl
+      (prints e.g. "sandbox: bubblewrap 0.8.0; per bot 1024 MB, ..." or why bots
+      cannot be sandboxed here; [sandbox] and [[bot]] limits in docs/tournaments.md)
+  referee verify --tournament night1
 """
 
 DEFAULT_BOTS = ["greedy", "random", "greedy", "random"]
@@ -153,6 +177,27 @@ def _count(text: str) -> int:
     return value
 
 
+def _serve_limits(args: argparse.Namespace) -> ServerLimits:
+    from referee.server.limits import ServerLimits
+
+    return ServerLimits(
+        max_hands=args.max_hands,
+        max_waiting_matches=args.max_waiting_matches,
+        max_live_matches=args.max_live_matches,
+        max_connect_timeout_ms=args.max_connect_timeout_ms,
+        max_spectators_per_match=args.max_spectators_per_match,
+        max_spectators=args.max_spectators,
+        max_reconnects_per_minute=args.max_reconnects_per_minute,
+        max_failed_hellos_per_minute=args.max_failed_hellos_per_minute,
+        max_message_bytes=args.max_message_bytes,
+    )
+
+
+def _listen_address(text: str) -> str:
+    """``PORT`` alone means loopback: ``127.0.0.1:PORT``."""
+    return f"127.0.0.1:{text}" if text.isdigit() else text
+
+
 def _positive(text: str) -> int:
     value = _count(text)
     if value < 1:
@@ -164,25 +209,81 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from referee.log.writer import FsyncPolicy
+    from referee.rules.options import MAX_HANDS_CAP
     from referee.server.app import RefereeServer
     from referee.server.logging import configure_logging
+    from referee.server.state import StateError, load_server_secrets
+    from referee.server.tls import ServerTls, is_loopback
 
-    configure_logging(args.log_format, args.log_level)
+    # Server logs on one stream, these lines for people on the other, so that a log
+    # collector reading JSON from stdout (--log-stream stdout) reads nothing else.
+    logs, notes = (
+        (sys.stdout, sys.stderr) if args.log_stream == "stdout" else (sys.stderr, sys.stdout)
+    )
+    configure_logging(args.log_format, args.log_level, logs)
+    if args.max_message_bytes < 4096:
+        print("referee serve: --max-message-bytes is at least 4096", file=sys.stderr)
+        return 2
+    if args.max_hands > MAX_HANDS_CAP:
+        print(f"referee serve: --max-hands is at most {MAX_HANDS_CAP}", file=sys.stderr)
+        return 2
+    if bool(args.tls_cert) != bool(args.tls_key):
+        print("referee serve: --tls-cert and --tls-key go together", file=sys.stderr)
+        return 2
+    if args.tls_client_ca and not args.tls_cert:
+        print("referee serve: --tls-client-ca needs --tls-cert and --tls-key", file=sys.stderr)
+        return 2
+    http_host, colon, http_port = (args.http or "").rpartition(":")
+    http_address = f"{http_host or '127.0.0.1'}:{http_port}"  # as the web front reads it
+    if colon and http_port.isdigit() and not args.insecure and not is_loopback(http_address):
+        # The web pages have no TLS of their own: the same rule as the gRPC listeners.
+        print(
+            f"referee serve: refusing to serve --http {args.http} in plaintext: it is "
+            "reachable from other machines (--insecure to serve it anyway, or a TLS proxy "
+            "in front of a loopback address)",
+            file=sys.stderr,
+        )
+        return 2
+    tls = (
+        ServerTls(
+            Path(args.tls_cert),
+            Path(args.tls_key),
+            Path(args.tls_client_ca) if args.tls_client_ca else None,
+        )
+        if args.tls_cert
+        else None
+    )
+    log_dir = Path(args.log_dir)
+    try:
+        secrets = load_server_secrets(
+            Path(args.state_dir),
+            log_dir,
+            Path(args.organiser_token_file) if args.organiser_token_file else None,
+            Path(args.signing_key) if args.signing_key else None,
+        )
+    except StateError as exc:
+        print(f"referee serve: {exc}", file=sys.stderr)
+        return 2
 
     async def serve() -> None:
         server = RefereeServer(
-            args.address,
-            Path(args.log_dir),
+            _listen_address(args.address),
+            log_dir,
             args.keep_finished,
             state_dir=Path(args.state_dir),
             resume=not args.no_resume,
             fsync=FsyncPolicy(args.fsync),
+            metrics_address=args.metrics_address,
+            organiser_token=secrets.token,
+            organiser_address=(
+                _listen_address(args.organiser_address) if args.organiser_address else None
+            ),
+            tls=tls,
+            insecure=args.insecure,
+            signer=secrets.signer,
+            limits=_serve_limits(args),
         )
-        await server.start()  # OSError: the address or the log folder cannot be used
-        for resumed in server.resumed:
-            what = "resumed" if resumed.resumed else f"not resumed: {resumed.problem}"
-            print(f"match {resumed.match_id} {what}", flush=True)
-        print(f"referee listening on {server.address}; logs in {args.log_dir}", flush=True)
+        await server.start()  # OSError: an address or the log folder cannot be used
         web = None
         if args.http:
             from referee.web.app import WebFront, WebLimits
@@ -199,9 +300,35 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             except OSError:
                 await server.stop(grace=0)
                 raise
-            print(f"spectators' web pages on {web.url}/", flush=True)
+
+        def announce() -> None:  # once a signal would stop the server gracefully
+            for resumed in server.resumed:
+                what = "resumed" if resumed.resumed else f"not resumed: {resumed.problem}"
+                print(f"match {resumed.match_id} {what}", file=notes, flush=True)
+            where = f"{server.address}; logs in {args.log_dir}"
+            print(f"referee listening on {where}", file=notes, flush=True)
+            if web is not None:
+                print(f"spectators' web pages on {web.url}/", file=notes, flush=True)
+            if server.metrics_endpoint is not None:
+                address = server.metrics_endpoint.address
+                print(f"metrics on http://{address}/metrics", file=notes, flush=True)
+            made = " (created now)" if secrets.token_created else ""
+            organiser = server.organiser_address
+            on = "" if organiser == server.address else f" on {organiser}"
+            print(
+                f"organiser token{on}: {secrets.token_file}{made}; send it as "
+                "'authorization: Bearer <token>'",
+                file=notes,
+                flush=True,
+            )
+            public = f" (also in {secrets.public_key_file})" if secrets.public_key_file else ""
+            key = secrets.signer.public_key_text
+            print(f"logs signed with ed25519 public key {key}{public}", file=notes, flush=True)
+            state = "mutual" if tls and tls.client_ca else "on" if tls else "off"
+            print(f"TLS: {state}", file=notes, flush=True)
+
         try:
-            await server.wait_for_signal()
+            await server.wait_for_signal(announce)
         finally:
             if web is not None:
                 await web.stop()
@@ -340,6 +467,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     from referee.match.settings import MatchSettings, SettingsError, settings_from_request
     from referee.rules import OptionsError, Rules
     from referee.server.logging import configure_logging
+    from referee.server.state import StateError, load_signer
     from referee.table.readout import (
         EXIT_USAGE,
         exit_notice,
@@ -379,13 +507,18 @@ def _cmd_match(args: argparse.Namespace) -> int:
     except (OptionsError, SettingsError) as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        signer, public_key = load_signer(Path(args.state_dir), Path(args.log_dir))
+    except StateError as exc:
+        print(f"referee match: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
     def notice(ended: BotExit) -> None:
         print(exit_notice(ended, prefix="referee match: "), file=sys.stderr, flush=True)
 
     try:
         report = asyncio.run(
-            play_match(settings, seats, log_dir=Path(args.log_dir), on_exit=notice)
+            play_match(settings, seats, log_dir=Path(args.log_dir), on_exit=notice, signer=signer)
         )
     except (RefereeUnavailable, SettingsError) as exc:
         print(f"referee match: {exc}", file=sys.stderr)
@@ -396,7 +529,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     me = _self_command()
     print(f"Replay: {me} replay {report.log_path}")
     print(f"View:   {me} view {report.log_path}   (a self-contained HTML replay)")
-    print(f"Verify: {me} verify {report.log_path}", flush=True)
+    print(f"Verify: {me} verify --public-key {public_key} {report.log_path}", flush=True)
     for line in problem_lines(report):
         print(f"referee match: {line}", file=sys.stderr)
     return exit_status(report)
@@ -467,14 +600,56 @@ def _cmd_view(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    from referee.log.signing import SigningKeyError, load_public_key
     from referee.log.verify import verify_log
 
+    key = None
+    if args.public_key:
+        try:
+            key = load_public_key(Path(args.public_key))
+        except SigningKeyError as exc:
+            print(f"referee verify: {exc}", file=sys.stderr)
+            return 2
+    if args.tournament:
+        if key is None and (Path(args.tournament) / "signing-key.pub").is_file():
+            try:
+                key = load_public_key(Path(args.tournament) / "signing-key.pub")
+            except SigningKeyError as exc:
+                print(f"referee verify: {exc}", file=sys.stderr)
+                return 2
+        return _verify_tournament(args, key)
+    if not args.logs:
+        print("referee verify: give match logs, or --tournament DIR", file=sys.stderr)
+        return 2
     failed = 0
     for path in args.logs:
-        report = verify_log(Path(path))
-        print(report.summary())
+        report = verify_log(Path(path), key)
+        print(printable(report.summary()))
         failed += not report.ok
     return 1 if failed else 0
+
+
+def _verify_tournament(args: argparse.Namespace, key: bytes | None) -> int:
+    import os
+
+    from referee.tournament.verify import verify_tournament
+
+    folder = Path(args.tournament)
+    if not (folder / "tournament.json").is_file():
+        print(f"referee verify: {folder} holds no tournament (no tournament.json)", file=sys.stderr)
+        return 2
+    report = verify_tournament(
+        folder, jobs=args.jobs or min(4, os.cpu_count() or 1), public_key=key
+    )
+    for log_report in report.logs:
+        if not log_report.ok or args.all:
+            print(log_report.summary())
+    for problem in report.problems:
+        print(f"FAILED: {problem}")
+    for note in report.notes:
+        print(f"note: {note}")
+    print(report.summary())
+    return 0 if report.ok else 1
 
 
 def _cmd_tournament(args: argparse.Namespace) -> int:
@@ -542,12 +717,16 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
                 f"{plan.test.verdict_text()}; {len(plan.test.groups)} of {plan.groups} "
                 "deal groups seat both bots"
             )
+        print(tournament.isolation.describe())
+        for warning in tournament.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         return 0
     try:
         tournament.prepare()
     except TournamentError as exc:
         print(f"referee tournament: {exc}", file=sys.stderr)
         return 2
+    print(tournament.isolation.describe(), flush=True)
     if tournament.counts.done:
         print(f"Resuming: {tournament.counts.done} matches already recorded", flush=True)
     with open(tournament.folder / "referee.log", "a", encoding="utf-8") as referee_log:
@@ -574,9 +753,10 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
             )
             return 130
     scoring = config.rules.scoring.value
-    print(format_standings(summary.standings, scoring))
+    print(printable(format_standings(summary.standings, scoring)))
     print()
-    print(format_pairwise([r.name for r in summary.standings], summary.pairwise, scoring))
+    names = [r.name for r in summary.standings]
+    print(printable(format_pairwise(names, summary.pairwise, scoring)))
     print()
     if summary.test is not None:
         print(summary.test.verdict_text())
@@ -587,7 +767,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     print(f"Standings: {summary.folder / 'standings.json'}, standings.csv and pairwise.csv")
     print(f"Results: {summary.folder / 'results.jsonl'} and results.csv")
     if any((summary.folder / "logs").glob("*.jsonl")):
-        print(f"Verify: {verify_command(referee_program(), summary.folder / 'logs')}")
+        print(f"Verify: {verify_command(referee_program(), summary.folder)}")
     return 0 if summary.complete else 1
 
 
@@ -595,6 +775,7 @@ STDIO_BOT_EPILOG = """\
 examples:
   referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
   referee stdio-bot --address 127.0.0.1:50051 --token T --name mine -- ./mybot --fast
+  referee stdio-bot --address ref.example:50051 --tls-ca ca.pem --token T -- ./mybot
 
 The bot reads one JSON line per message of the Play stream on stdin and writes one
 answer per line on stdout: cards ("5D 5C"), "pass", or an Action in JSON. See
@@ -607,6 +788,7 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
     import asyncio
     import os
 
+    from referee.server.tls import ClientTls, TlsError
     from referee.stdio.bridge import Limits, run_bridge
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -622,6 +804,23 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
         max_pending_bytes=args.max_pending_bytes,
         reconnect_window_s=args.reconnect_window_s,
     )
+    env = os.environ.get
+    files = {
+        flag: Path(value) if value else None
+        for flag, value in (
+            ("ca", args.tls_ca or env("PUSOY_TLS_CA")),
+            ("cert", args.tls_cert or env("PUSOY_TLS_CERT")),
+            ("key", args.tls_key or env("PUSOY_TLS_KEY")),
+        )
+    }
+    server_name = args.tls_server_name or env("PUSOY_TLS_SERVER_NAME") or ""
+    tls = None
+    if args.tls or env("PUSOY_TLS", "") in ("1", "true", "yes", "on") or any(files.values()):
+        try:
+            tls = ClientTls(files["ca"], files["cert"], files["key"], server_name)
+        except TlsError as exc:
+            print(f"referee stdio-bot: {exc}", file=sys.stderr)
+            return 2
     code = asyncio.run(
         run_bridge(
             command,
@@ -630,6 +829,7 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
             name=args.name or "",
             want_legal_plays=not args.no_legal_plays,
             limits=limits,
+            tls=tls,
         )
     )
     return int(code)
@@ -689,7 +889,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=SERVE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    serve.add_argument("--address", default="127.0.0.1:50051", help="host:port to listen on")
+    serve.add_argument(
+        "--address",
+        default="127.0.0.1:50051",
+        help="host:port to listen on (a port alone: loopback); an address other machines "
+        "can reach needs TLS or --insecure",
+    )
     serve.add_argument("--log-dir", default="matches", help="folder for match event logs")
     serve.add_argument(
         "--keep-finished",
@@ -702,8 +907,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--state-dir",
         default=".referee",
-        help="private folder for what a restart needs and logs must not show (the seeds of "
-        "running matches); never the log folder (default: .referee)",
+        help="private folder (mode 0700) for what logs must not show: the organiser token, "
+        "the log signing key, the seeds of running matches; never the log folder "
+        "(default: .referee)",
     )
     serve.add_argument(
         "--no-resume",
@@ -746,7 +952,111 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="live views of one match at once (default 50)",
     )
+    serve.add_argument(
+        "--metrics-address",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (default: off)",
+    )
+    serve.add_argument(
+        "--organiser-token-file",
+        metavar="PATH",
+        help="the organiser's token (created, mode 0600, when absent; default "
+        "STATE_DIR/organiser-token)",
+    )
+    serve.add_argument(
+        "--organiser-address",
+        metavar="HOST:PORT",
+        help="serve the organiser's API on this listener only (a port alone: loopback)",
+    )
+    serve.add_argument(
+        "--signing-key",
+        metavar="PATH",
+        help="Ed25519 private key (PEM) to sign logs with (default: STATE_DIR/signing-key.pem, "
+        "created when absent)",
+    )
+    serve.add_argument("--tls-cert", metavar="PEM", help="the server's certificate chain")
+    serve.add_argument("--tls-key", metavar="PEM", help="the server's private key")
+    serve.add_argument(
+        "--tls-client-ca",
+        metavar="PEM",
+        help="require client certificates signed by this CA (mutual TLS)",
+    )
+    serve.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow plaintext on an address other machines can reach",
+    )
+    limits = serve.add_argument_group("limits")
+    limits.add_argument(
+        "--max-hands",
+        type=_count,
+        default=1000,
+        metavar="N",
+        help="hands per match; threshold matches end at N hands too (default 1000)",
+    )
+    limits.add_argument(
+        "--max-waiting-matches",
+        type=_count,
+        default=100,
+        metavar="N",
+        help="matches waiting for their bots at once (default 100)",
+    )
+    limits.add_argument(
+        "--max-live-matches",
+        type=_count,
+        default=500,
+        metavar="N",
+        help="matches not over at once (default 500)",
+    )
+    limits.add_argument(
+        "--max-connect-timeout-ms",
+        type=_count,
+        default=600_000,
+        metavar="MS",
+        help="the longest a match may wait for its bots (default 600000)",
+    )
+    limits.add_argument(
+        "--max-spectators-per-match",
+        type=_count,
+        default=32,
+        metavar="N",
+        help="WatchMatch streams per match (default 32)",
+    )
+    limits.add_argument(
+        "--max-spectators",
+        type=_count,
+        default=512,
+        metavar="N",
+        help="WatchMatch streams on the server (default 512)",
+    )
+    limits.add_argument(
+        "--max-reconnects-per-minute",
+        type=_count,
+        default=60,
+        metavar="N",
+        help="hellos per seat in any minute (default 60)",
+    )
+    limits.add_argument(
+        "--max-failed-hellos-per-minute",
+        type=_count,
+        default=60,
+        metavar="N",
+        help="hellos with a bad token or key per client address in any minute (default 60)",
+    )
+    limits.add_argument(
+        "--max-message-bytes",
+        type=_count,
+        default=64 * 1024,
+        metavar="N",
+        help="the largest message a client may send (default 65536)",
+    )
     _add_logging_flags(serve)
+    serve.add_argument(
+        "--log-stream",
+        choices=["stderr", "stdout"],
+        default="stderr",
+        help="where server logs go; the lines for people go to the other one (default: stderr)",
+    )
     serve.set_defaults(func=_cmd_serve, log_level="info")
 
     match = sub.add_parser(
@@ -784,6 +1094,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--threshold", type=_count, help="play until a total reaches this (instead of --hands)"
     )
     match.add_argument("--log-dir", default="matches", help="folder for the event log")
+    match.add_argument(
+        "--state-dir",
+        default=".referee",
+        metavar="DIR",
+        help="folder for the log signing key (default .referee; created, mode 0700; never "
+        "the log folder)",
+    )
     # Left unset, each takes MatchSettings' default (shown by --help, see _MatchHelp).
     match.add_argument("--turn-time-ms", type=_count, help="time per turn (default: %(setting)s)")
     match.add_argument(
@@ -877,7 +1194,25 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=VERIFY_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    verify.add_argument("logs", nargs="+", help="match .jsonl event logs")
+    verify.add_argument("logs", nargs="*", help="match .jsonl event logs")
+    verify.add_argument(
+        "--public-key",
+        metavar="FILE",
+        help="the referee's public key (base64 as printed by serve, or PEM): every log "
+        "must be signed by it (with --tournament: default DIR/signing-key.pub)",
+    )
+    verify.add_argument(
+        "--tournament",
+        metavar="DIR",
+        help="a tournament's folder: every log, the schedule, and that each deal group "
+        "shared its deals in the documented seatings",
+    )
+    verify.add_argument(
+        "--jobs", type=int, metavar="N", help="logs verified at once (default: up to 4)"
+    )
+    verify.add_argument(
+        "--all", action="store_true", help="with --tournament: print every log's line"
+    )
     verify.set_defaults(func=_cmd_verify)
 
     stdio = sub.add_parser(
@@ -890,6 +1225,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)"
     )
     stdio.add_argument("--token", help="the seat's token (default: PUSOY_TOKEN)")
+    stdio.add_argument(
+        "--tls", action="store_true", help="TLS with the system's CAs (or PUSOY_TLS=1)"
+    )
+    stdio.add_argument(
+        "--tls-ca", metavar="FILE", help="TLS: the referee's CA (default: PUSOY_TLS_CA)"
+    )
+    stdio.add_argument(
+        "--tls-cert", metavar="FILE", help="mutual TLS: client certificate (PUSOY_TLS_CERT)"
+    )
+    stdio.add_argument("--tls-key", metavar="FILE", help="mutual TLS: its key (PUSOY_TLS_KEY)")
+    stdio.add_argument(
+        "--tls-server-name",
+        metavar="NAME",
+        help="the name to check in the referee's certificate (PUSOY_TLS_SERVER_NAME)",
+    )
     stdio.add_argument("--name", help="the bot's name for the log (default: the program's name)")
     stdio.add_argument(
         "--no-legal-plays", action="store_true", help="leave legal_plays out of the prompts"
@@ -942,7 +1292,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run",
         action="store_true",
         help="make every check a run makes (the configuration, the folder's tournament, the "
-        "referee) and print the schedule's size; start nothing, change nothing",
+        "referee, whether bots can be sandboxed here) and print the schedule's size and the "
+        "sandbox's limits; start nothing, change nothing",
     )
     tour.add_argument(
         "--log-level", default="warning", help="the referee's log level in DIR/referee.log"

@@ -183,7 +183,7 @@ async def capture(seed: str, log_dir: Path, reject_once: bool, fmt: str) -> list
             lines.append("")
 
     try:
-        async with grpc.aio.insecure_channel(server.address) as channel:
+        async with server.organiser_channel() as channel:
             stub = match_service_grpc.MatchServiceStub(channel)
             created = await stub.CreateMatch(
                 match_service.CreateMatchRequest(

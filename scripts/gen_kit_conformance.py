@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "clients" / "python"))
 
-from referee.judge import judge, moves  # noqa: E402
 from referee.rules import Rules  # noqa: E402
+from referee.rules.judge import judge, moves  # noqa: E402
 
 OUT = ROOT / "clients" / "conformance"
 CASES_PER_VARIANT = 160

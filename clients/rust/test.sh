@@ -19,4 +19,4 @@ export CARGO_TARGET_DIR="$here/target"
 nice -n 10 cargo test --release --locked --workspace --manifest-path "$here/Cargo.toml" "$@"
 nice -n 10 cargo build --release --locked --workspace --manifest-path "$here/Cargo.toml"
 echo "== conformance: clients/conformance/run"
-exec "$here/../conformance/run" --bot "$CARGO_TARGET_DIR/release/conformance-bot"
+exec "$here/../conformance/run" --bot "$CARGO_TARGET_DIR/release/conformance-bot" --features tls batched_events

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import grpc
 
@@ -109,7 +110,10 @@ async def _stream_once(
                 raise SeatRefused(msg.refusal)
             elif kind == "prompt":
                 prompt = msg.prompt
-                outgoing.put_nowait(_action(prompt.turn_id, bot.choose(prompt)))
+                choice = bot.choose(prompt)
+                if inspect.isawaitable(choice):
+                    choice = await choice  # a slow strategy holds up its own seat only
+                outgoing.put_nowait(_action(prompt.turn_id, choice))
             elif kind == "result":
                 res = msg.result
                 if (
@@ -137,18 +141,21 @@ async def play_seat(
     token: str,
     *,
     credentials: grpc.ChannelCredentials | None = None,
+    channel_options: Sequence[tuple[str, str]] = (),
     reconnect_window_s: float = RECONNECT_WINDOW_S,
     batch_events: bool = False,
 ) -> SeatOutcome:
     """Play the seat of ``token`` until the match ends.
 
-    Raises SeatRefused for a refusal that retrying cannot mend, ConnectionError after a
-    whole reconnect window without a word from the referee.
+    With ``credentials`` the channel uses TLS (``channel_options``: grpc's, such as the
+    name to check in the referee's certificate). Raises SeatRefused for a refusal that
+    retrying cannot mend, ConnectionError after a whole reconnect window without a word
+    from the referee.
     """
     held = _Held()
     delay = 0.0
     channel = (
-        grpc.aio.secure_channel(address, credentials)
+        grpc.aio.secure_channel(address, credentials, options=list(channel_options))
         if credentials is not None
         else grpc.aio.insecure_channel(address)
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Awaitable
 from typing import Protocol
 
 from referee.protocol import play_service
@@ -12,9 +13,11 @@ Choice = list[str] | None
 
 
 class Strategy(Protocol):
+    """Answers a prompt at once, or with an awaitable (a test's deliberately slow bot)."""
+
     name: str
 
-    def choose(self, prompt: play_service.TurnPrompt) -> Choice: ...
+    def choose(self, prompt: play_service.TurnPrompt) -> Choice | Awaitable[Choice]: ...
 
 
 class RandomBot:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from referee.log.reader import LogRead
 from referee.protocol import common
+from referee.text import printable
 
 _CAUSE = {
     common.DEFAULT_CAUSE_TIMEOUT: "timed out",
@@ -15,15 +17,35 @@ _CAUSE = {
 }
 
 
+def _enum(kind: Any, value: int) -> str:
+    """An enum value's name; a number no version of the protocol defines, as a number."""
+    try:
+        return str(kind.Name(value))
+    except ValueError:
+        return str(value)
+
+
 def _combo(play: common.Play) -> str:
-    name = common.Combination.Name(play.combination).removeprefix("COMBINATION_")
+    name = _enum(common.Combination, play.combination).removeprefix("COMBINATION_")
     return name.lower().replace("_", " ")
+
+
+def _name(names: list[str], seat: int) -> str:
+    """A seat's label; a seat number no table has (a crafted log) is shown as such."""
+    return names[seat] if 0 <= seat < len(names) else f"{seat}:no such seat"
 
 
 def replay_lines(
     read: LogRead, *, show_rejections: bool = True, hand: int | None = None
 ) -> Iterator[str]:
-    """The lines of the text replay of a log; only hand number ``hand`` when given."""
+    """The lines of the text replay of a log (only hand number ``hand`` when given), safe
+    to print: names, causes and reasons come from bots and organisers, so control
+    characters are shown as escapes."""
+    for line in _replay_lines(read, show_rejections=show_rejections, hand=hand):
+        yield printable(line)
+
+
+def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> Iterator[str]:
     names = [f"seat {i}" for i in range(4)]
     trick = 0
     showing = True
@@ -45,10 +67,10 @@ def replay_lines(
         elif kind == "seat_connected":
             sc = ev.seat_connected
             again = "reconnected" if sc.reconnect else "connected"
-            yield f"  [{names[sc.seat]} {again}{f' ({sc.bot_name})' if sc.bot_name else ''}]"
+            yield f"  [{_name(names, sc.seat)} {again}{f' ({sc.bot_name})' if sc.bot_name else ''}]"
         elif kind == "seat_disconnected":
             sd = ev.seat_disconnected
-            yield f"  [{names[sd.seat]} disconnected: {sd.cause}]"
+            yield f"  [{_name(names, sd.seat)} disconnected: {sd.cause}]"
         elif kind == "referee_restarted":
             rr = ev.referee_restarted
             torn = f", {rr.torn_bytes} bytes of a torn line cut off" if rr.torn_bytes else ""
@@ -59,47 +81,56 @@ def replay_lines(
             yield ""
             yield f"Hand {hd.hand_number}"
             for dealt in hd.hands:
-                yield f"  {names[dealt.seat]:>12}: {' '.join(dealt.cards)}"
+                yield f"  {_name(names, dealt.seat):>12}: {' '.join(dealt.cards)}"
             must = f", must include {hd.must_include}" if hd.must_include else ""
-            yield f"  {names[hd.leader]} leads{must}"
+            yield f"  {_name(names, hd.leader)} leads{must}"
             yield f"  Trick {trick}"
         elif kind == "action_rejected" and show_rejections:
             rj = ev.action_rejected
             what = "pass" if getattr(rj, "pass") else " ".join(rj.cards) or "(nothing)"
-            reason = common.RejectionReason.Name(rj.reason).removeprefix("REJECTION_REASON_")
-            yield f"    {names[rj.seat]} tried {what}: rejected, {reason.lower()} ({rj.message})"
+            reason = _enum(common.RejectionReason, rj.reason).removeprefix("REJECTION_REASON_")
+            who = _name(names, rj.seat)
+            yield f"    {who} tried {what}: rejected, {reason.lower()} ({rj.message})"
         elif kind == "played":
             pl = ev.played
-            note = f"  [default: {_CAUSE[pl.default_cause]}]" if pl.default_cause else ""
+            note = (
+                f"  [default: {_CAUSE.get(pl.default_cause, pl.default_cause)}]"
+                if pl.default_cause
+                else ""
+            )
             rev = "  [revolution]" if pl.revolution else ""
             yield (
-                f"    {names[pl.seat]} plays {' '.join(pl.play.cards)} ({_combo(pl.play)}), "
+                f"    {_name(names, pl.seat)} plays {' '.join(pl.play.cards)} ({_combo(pl.play)}), "
                 f"{pl.cards_left} left, {pl.elapsed_ms} ms{note}{rev}"
             )
         elif kind == "passed":
             ps = ev.passed
-            note = f"  [default: {_CAUSE[ps.default_cause]}]" if ps.default_cause else ""
+            note = (
+                f"  [default: {_CAUSE.get(ps.default_cause, ps.default_cause)}]"
+                if ps.default_cause
+                else ""
+            )
             forced = " (forced: lone 2)" if ps.forced_lead_pass else ""
-            yield f"    {names[ps.seat]} passes{forced}, {ps.elapsed_ms} ms{note}"
+            yield f"    {_name(names, ps.seat)} passes{forced}, {ps.elapsed_ms} ms{note}"
         elif kind == "trick_cleared":
             trick += 1
-            yield f"    -> {names[ev.trick_cleared.leader]} wins the trick"
+            yield f"    -> {_name(names, ev.trick_cleared.leader)} wins the trick"
             yield f"  Trick {trick}"
         elif kind == "hand_ended":
             he = ev.hand_ended
-            yield f"  {names[he.winner]} goes out and wins hand {he.hand_number}"
+            yield f"  {_name(names, he.winner)} goes out and wins hand {he.hand_number}"
             for left in he.hands:
                 if left.seat != he.winner:
                     cards = " ".join(left.cards)
-                    yield f"  {names[left.seat]:>12}: {len(left.cards):2d} left  {cards}"
+                    yield f"  {_name(names, left.seat):>12}: {len(left.cards):2d} left  {cards}"
             yield f"  scores {list(he.scores)}, totals {list(he.totals)}"
         elif kind == "match_ended":
             me = ev.match_ended
-            status = common.MatchStatus.Name(me.status).removeprefix("MATCH_STATUS_").lower()
+            status = _enum(common.MatchStatus, me.status).removeprefix("MATCH_STATUS_").lower()
             yield ""
             yield f"Match {status}" + (f": {me.cancel_reason}" if me.cancel_reason else "")
             for st in me.standings:
-                who = " + ".join(names[s] for s in st.seats)
+                who = " + ".join(_name(names, s) for s in st.seats)
                 yield f"  {st.place}. {who}  total {st.total}, hands won {st.hands_won}"
             if any(me.strikes):
                 yield f"  strikes: {list(me.strikes)}"

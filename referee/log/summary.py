@@ -11,6 +11,7 @@ import dataclasses
 from pathlib import Path
 
 from referee.log.reader import LogLine, read_log, walk
+from referee.log.writer import line_hash
 from referee.protocol import common
 from referee.rules import SEATS
 
@@ -49,6 +50,12 @@ class SeatSummary:
     seat that was not connected is gone)."""
     late: int = 0
     """Answers that came after their turn had timed out (not counted as rejected)."""
+    turns: int = 0
+    """Turns the bot answered itself (not played by default)."""
+    think_ms: int = 0
+    """Wall time from prompt to answer over those turns (``elapsed_ms``), in total."""
+    think_max_ms: int = 0
+    """The longest of those turns."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -61,6 +68,10 @@ class LogSummary:
     hands: int
     seats: tuple[SeatSummary, ...]
     seat_names: tuple[str, ...]
+    final_hash: str = ""
+    """SHA-256 of the last entry line: what the log's signature covers."""
+    signed_by: str = ""
+    """The public key the log's trailer names (base64); empty for an unsigned log."""
 
 
 @dataclasses.dataclass
@@ -76,6 +87,9 @@ class _Counts:
     late: int = 0
     live: bool = False
     """Connected right now (at this point of the log)."""
+    turns: int = 0
+    think_ms: int = 0
+    think_max_ms: int = 0
 
 
 class Summarizer:
@@ -100,9 +114,13 @@ class Summarizer:
         if kind in ("played", "passed"):
             body = ev.played if kind == "played" else ev.passed
             field = _CAUSES.get(body.default_cause)
+            counts = self._seat(body.seat)
             if field is not None:
-                counts = self._seat(body.seat)
                 setattr(counts, field, getattr(counts, field) + 1)
+            elif not body.default_cause:  # the bot's own answer: its wall time per turn
+                counts.turns += 1
+                counts.think_ms += body.elapsed_ms
+                counts.think_max_ms = max(counts.think_max_ms, body.elapsed_ms)
         elif kind == "action_rejected":
             counts = self._seat(ev.action_rejected.seat)
             if ev.action_rejected.late:
@@ -176,6 +194,11 @@ def summarize_log(path: Path) -> LogSummary:
     summarizer = Summarizer()
     walk(read.lines, summarizer)
     try:
-        return summarizer.summary()
+        summary = summarizer.summary()
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
+    return dataclasses.replace(
+        summary,
+        final_hash=line_hash(read.lines[-1].raw),
+        signed_by=read.trailer.public_key if read.trailer is not None else "",
+    )

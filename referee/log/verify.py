@@ -18,6 +18,7 @@ from google.protobuf import json_format
 
 from referee.log.errors import VerifyError
 from referee.log.reader import LogFormatError, LogLine, LogRead, decisions, read_log
+from referee.log.signing import check_trailer
 from referee.log.writer import line_hash
 from referee.match.machine import decide
 from referee.match.state import EvolveError, MachineState, initial_state
@@ -41,16 +42,39 @@ class VerifyReport:
     """The first bad line, from 1; None when the whole file is the problem (unreadable)."""
     final_hash: str = ""
     """SHA-256 of the last entry's line."""
+    signed_by: str = ""
+    """The key (base64) of the signature trailer that holds for this log; empty: none."""
+    key_checked: bool = False
+    """The signature was checked against a key the caller trusts (``--public-key``)."""
+    unsigned: bool = False
+    """The log verifies but has no signature trailer (cut short before the referee
+    closed it, or written by a referee that does not sign): it proves nothing about who
+    wrote it."""
 
     def summary(self) -> str:
+        if self.unsigned and self.key_checked:
+            return (
+                f"UNSIGNED: {self.path}: {self.lines} lines, {self.hands} hands verified, but "
+                "no signature trailer: the log was cut short before the referee closed it"
+            )
         if self.ok:
-            return f"OK: {self.path}: {self.lines} lines, {self.hands} hands verified"
+            sig = ", unsigned"
+            if self.signed_by:
+                sig = ", signed by " + self.signed_by
+                if not self.key_checked:
+                    sig += " (not checked against a trusted key: give --public-key)"
+            return f"OK: {self.path}: {self.lines} lines, {self.hands} hands verified{sig}"
         where = "" if self.line is None else f"line {self.line}: "
         return f"FAILED: {self.path}: {where}{self.problem}"
 
 
-def verify_log(path: Path) -> VerifyReport:
-    """Check everything a log claims; never raises for a bad log."""
+def verify_log(path: Path, public_key: bytes | None = None) -> VerifyReport:
+    """Check everything a log claims; never raises for a bad log.
+
+    With ``public_key`` (raw Ed25519), the log must also end with a signature trailer by
+    that key: a log without one is not ``ok`` (``unsigned``). Without it, a trailer that
+    is there must still sign this very log, whoever's key it names.
+    """
     path = Path(path)
     try:
         read = read_log(path)
@@ -58,7 +82,25 @@ def verify_log(path: Path) -> VerifyReport:
         return VerifyReport(path, False, 0, 0, exc.message, exc.line)
     except OSError as exc:
         return VerifyReport(path, False, 0, 0, f"cannot read the log: {exc.strerror}", None)
-    return verify_read(read)
+    report = verify_read(read)
+    return _check_signature(read, report, public_key) if report.ok else report
+
+
+def _check_signature(read: LogRead, report: VerifyReport, key: bytes | None) -> VerifyReport:
+    """The file-level check around the rules: does the trailer sign this very log?"""
+    checked = key is not None
+    if read.trailer is None:
+        return dataclasses.replace(report, ok=not checked, unsigned=True, key_checked=checked)
+    problem = check_trailer(
+        read.trailer,
+        match_id=read.lines[0].entry.match_id,
+        lines=len(read.lines),
+        final_hash=report.final_hash,
+        trusted_key=key,
+    )
+    if problem is not None:
+        return dataclasses.replace(report, ok=False, problem=problem, line=len(read.lines) + 1)
+    return dataclasses.replace(report, signed_by=read.trailer.public_key, key_checked=checked)
 
 
 def verify_read(read: LogRead) -> VerifyReport:

@@ -7,6 +7,7 @@ returns; the fsync policy says when they are also forced to the disk. A write th
 
 from __future__ import annotations
 
+import concurrent.futures
 import enum
 import hashlib
 import json
@@ -37,6 +38,27 @@ class LogWriteError(OSError):
 def entry_to_line(entry: common.LogEntry) -> str:
     """The log line of an entry: compact JSON, proto field names, no newline."""
     return json.dumps(to_dict(entry), separators=(",", ":"), ensure_ascii=False)
+
+
+_syncer: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _fsync_later(fd: int) -> None:
+    """fsync and close ``fd`` on the syncing thread (its pending work is finished at
+    interpreter exit, so a stopped server still forces every closed log to disk)."""
+    global _syncer
+    if _syncer is None:
+        _syncer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="log-fsync")
+    _syncer.submit(_fsync_and_close, fd)
+
+
+def _fsync_and_close(fd: int) -> None:
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def line_hash(line: str) -> str:
@@ -174,12 +196,16 @@ class EventLogWriter:
         self.size += len(data)
 
     def close(self) -> None:
+        """Close the file; its fsync runs on a thread of its own (readers see every line
+        at once: the fsync only guards against losing the machine), so a server's event
+        loop never waits on the disk when a match ends."""
         if self.closed:
             return
         self.closed = True
         try:
-            os.fsync(self._fd)
+            fd = os.dup(self._fd)
         except OSError:
-            pass
-        finally:
-            self._file.close()
+            fd = -1
+        self._file.close()
+        if fd >= 0:
+            _fsync_later(fd)

@@ -94,6 +94,9 @@ class Rules:
     match_end_value: int = 10
     scoring: Scoring = Scoring.PENALTY
     tie_break: TieBreak = TieBreak.SHARED
+    max_hands: int = 0
+    """The match also ends after this many hands, whatever ``match_end`` says (0: no
+    cap). Not a house rule: the referee's bound on a match nobody can finish."""
 
     @classmethod
     def for_profile(cls, name: str, overrides: Mapping[str, Any] | None = None) -> Rules:
@@ -130,6 +133,8 @@ class Rules:
             raise OptionsError("multiplier_from must be between 1 and 13")
         if self.match_end_value < 1:
             raise OptionsError("match_end needs a positive number of hands or points")
+        if not 0 <= self.max_hands <= MAX_HANDS_CAP:
+            raise OptionsError(f"max_hands must be from 0 (no cap) to {MAX_HANDS_CAP}")
 
     def options(self) -> dict[str, Any]:
         """The options as plain JSON values (the inverse of ``with_options``)."""
@@ -152,6 +157,9 @@ class Rules:
         """The highest card of the deck under the suit order: 2♦ or 2♠."""
         return 12 * 4 + (1 if self.suit_order is SuitOrder.DIAMONDS_LOW else 3)
 
+
+MAX_HANDS_CAP = 1_000_000
+"""The largest hands cap: with it, no total can overflow the protocol's int32."""
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Rules)}
 OPTION_NAMES: tuple[str, ...] = tuple(n for n in _FIELDS if n not in ("profile", "match_end_value"))

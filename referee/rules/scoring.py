@@ -108,6 +108,8 @@ def standings(rules: Rules, totals: Sequence[int], hands_won: Sequence[int]) -> 
 
 def match_over(rules: Rules, totals: Sequence[int], hands_played: int) -> bool:
     """Whether the match ends after the hand just scored."""
+    if rules.max_hands and hands_played >= rules.max_hands:
+        return True
     if rules.match_end is MatchEnd.HANDS:
         return hands_played >= rules.match_end_value
     limit = rules.match_end_value

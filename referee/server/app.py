@@ -1,4 +1,9 @@
-"""The server process: services, health, reflection, graceful shutdown."""
+"""The server process: services, health, reflection, graceful shutdown.
+
+One listener for bots and spectators (and, unless it has one of its own, the
+organiser); optionally a second one for the organiser's API alone. Plaintext only on
+loopback unless told otherwise; TLS (and mutual TLS) on both when configured.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import asyncio
 import shutil
 import signal
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import grpc
@@ -14,6 +20,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from referee.log.signing import LogSigner
 from referee.log.writer import FsyncPolicy
 from referee.protocol import (
     lobby_service,
@@ -25,12 +32,25 @@ from referee.protocol import (
     spectator_service,
     spectator_service_grpc,
 )
+from referee.server.auth import OrganiserGate, new_token, organiser_channel
 from referee.server.host import DEFAULT_MAX_LOG_BYTES
+from referee.server.limits import ServerLimits
 from referee.server.lobby import Lobby, LobbyServicer
+from referee.server.malformed import MalformedRequests
+from referee.server.metrics import Metrics, MetricsEndpoint
 from referee.server.registry import DEFAULT_KEEP_FINISHED, MatchRegistry, Resumed
 from referee.server.servicers import MatchServicer, PlayServicer, SpectatorServicer
+from referee.server.throttle import HelloGuard
+from referee.server.tls import ClientTls, ServerTls, TlsError, is_loopback
 
 log = structlog.get_logger("referee.server")
+
+SERVER_OPTIONS = [
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
 
 SERVICE_NAMES = (
     match_service.DESCRIPTOR.services_by_name["MatchService"].full_name,
@@ -38,6 +58,18 @@ SERVICE_NAMES = (
     spectator_service.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
     lobby_service.DESCRIPTOR.services_by_name["LobbyService"].full_name,
 )
+MAX_STREAMS_PER_CONNECTION = 1000
+
+
+def _grpc_options(limits: ServerLimits) -> list[tuple[str, int]]:
+    return [
+        ("grpc.keepalive_time_ms", 20_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+        ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.max_receive_message_length", limits.max_message_bytes),
+        ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
+    ]
 
 
 class RefereeServer:
@@ -53,66 +85,162 @@ class RefereeServer:
         resume: bool = False,
         fsync: FsyncPolicy = FsyncPolicy.NEVER,
         max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
+        metrics: Metrics | None = None,
+        metrics_address: str | None = None,
+        organiser_token: str | None = None,
+        organiser_address: str | None = None,
+        tls: ServerTls | None = None,
+        insecure: bool = False,
+        signer: LogSigner | None = None,
+        limits: ServerLimits | None = None,
+        bot_listen: Sequence[str] = (),
     ) -> None:
         """``state_dir`` keeps what a restart needs and the public must not see (the seeds
         of running matches): never the log folder. Without one, a private temporary
         folder is used and nothing can be resumed. ``resume``: continue the unfinished
-        logs of ``log_dir`` at start."""
+        logs of ``log_dir`` at start. ``metrics``: count into it (one is made when
+        ``metrics_address`` is given, where ``/metrics`` is then served over HTTP).
+
+        ``organiser_token`` None: a fresh one held in memory (an embedded referee whose
+        organiser is this process: ``organiser_channel()``). ``organiser_address``: the
+        organiser's API on a listener of its own. ``tls``: serve TLS (mutual with a client
+        CA); without it only loopback addresses are served, unless ``insecure``.
+        ``signer`` None: logs are signed with a fresh in-memory key.
+        """
         self.requested_address = address
+        self.requested_organiser_address = organiser_address
+        self.tls = tls
+        self.insecure = insecure
+        self.organiser_token = organiser_token or new_token()
+        self.signer = signer or LogSigner.ephemeral()
+        self.limits = limits or ServerLimits()
+        self.bot_listen = tuple(bot_listen)
+        """Addresses (``unix:PATH``) of a second server with PlayService alone, for
+        sandboxed bots: they may play their seat there, not organise, watch or list."""
+        self.bot_server: grpc.aio.Server | None = None
         self._temp_state = state_dir is None
         if state_dir is None:
             state_dir = Path(tempfile.mkdtemp(prefix="referee-state-"))
         elif _within(state_dir, log_dir):
             raise ValueError("the state folder must not be the log folder or inside it")
         self.resume = resume and not self._temp_state
+        if metrics is None and metrics_address is not None:
+            metrics = Metrics()
+        self.metrics = metrics
+        self.metrics_endpoint = (
+            MetricsEndpoint(metrics, metrics_address)
+            if metrics is not None and metrics_address is not None
+            else None
+        )
         self.registry = MatchRegistry(
             log_dir,
             state_dir,
             keep_finished=keep_finished,
             fsync=fsync,
             max_log_bytes=max_log_bytes,
+            metrics=metrics,
+            signer=self.signer,
         )
         self.matches = self.registry
         """The in-process API: create, wait_over, info, seat_gone, cancel, take_log, forget."""
         self.resumed: list[Resumed] = []
         self.lobby = Lobby()
         self.health = HealthServicer()
-        self.server = grpc.aio.server(
-            options=[
-                ("grpc.keepalive_time_ms", 20_000),
-                ("grpc.keepalive_timeout_ms", 10_000),
-                ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
-                ("grpc.keepalive_permit_without_calls", 1),
-            ]
+        hellos = HelloGuard(self.limits)
+        play = PlayServicer(self.registry, self.limits, hellos)
+        self._play = play
+        spectate = SpectatorServicer(self.registry, self.limits)
+        lobby = LobbyServicer(self.lobby, hellos)
+        separate = organiser_address is not None
+        gate = OrganiserGate(self.organiser_token, here=not separate)
+        self.server = self._grpc_server(gate, play, spectate, lobby)
+        self.organiser_server: grpc.aio.Server | None = None
+        if separate:
+            self.organiser_server = self._grpc_server(
+                OrganiserGate(self.organiser_token, here=True), None, None, None
+            )
+        self.organiser_port = 0
+        self.port = 0
+        self._stopped = asyncio.Event()
+
+    def _grpc_server(
+        self,
+        gate: OrganiserGate,
+        play: PlayServicer | None,
+        spectate: SpectatorServicer | None,
+        lobby: LobbyServicer | None,
+    ) -> grpc.aio.Server:
+        server = grpc.aio.server(
+            interceptors=[MalformedRequests(), gate], options=_grpc_options(self.limits)
         )
         match_service_grpc.add_MatchServiceServicer_to_server(
-            MatchServicer(self.registry), self.server
+            MatchServicer(self.registry, gate, self.limits, self.signer), server
         )
-        play_service_grpc.add_PlayServiceServicer_to_server(
-            PlayServicer(self.registry), self.server
-        )
-        spectator_service_grpc.add_SpectatorServiceServicer_to_server(
-            SpectatorServicer(self.registry), self.server
-        )
-        lobby_service_grpc.add_LobbyServiceServicer_to_server(
-            LobbyServicer(self.lobby), self.server
-        )
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        names = [SERVICE_NAMES[0]]
+        if play is not None:
+            play_service_grpc.add_PlayServiceServicer_to_server(play, server)
+            names.append(SERVICE_NAMES[1])
+        if spectate is not None:
+            spectator_service_grpc.add_SpectatorServiceServicer_to_server(spectate, server)
+            names.append(SERVICE_NAMES[2])
+        if lobby is not None:
+            lobby_service_grpc.add_LobbyServiceServicer_to_server(lobby, server)
+            names.append(SERVICE_NAMES[3])
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(
             (
-                *SERVICE_NAMES,
+                *names,
                 health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
                 reflection.SERVICE_NAME,
             ),
-            self.server,
+            server,
         )
-        self.port = 0
-        self._stopped = asyncio.Event()
+        return server
+
+    def _bot_server(self) -> grpc.aio.Server:
+        """PlayService alone (sandboxed bots): the same seats, limits and hello guard."""
+        server = grpc.aio.server(
+            interceptors=[MalformedRequests()], options=_grpc_options(self.limits)
+        )
+        play_service_grpc.add_PlayServiceServicer_to_server(self._play, server)
+        return server
 
     @property
     def address(self) -> str:
         host = self.requested_address.rsplit(":", 1)[0]
         return f"{host}:{self.port}"
+
+    @property
+    def organiser_address(self) -> str:
+        """Where the organiser's API is served (the bots' address unless separate)."""
+        if self.requested_organiser_address is None:
+            return self.address
+        host = self.requested_organiser_address.rsplit(":", 1)[0]
+        return f"{host}:{self.organiser_port}"
+
+    def organiser_channel(self, tls: ClientTls | None = None) -> grpc.aio.Channel:
+        """A channel to this server's organiser API that carries its token."""
+        return organiser_channel(self.organiser_address, self.organiser_token, tls)
+
+    def _listen(self, server: grpc.aio.Server, address: str) -> int:
+        if self.tls is None and not self.insecure and not is_loopback(address):
+            raise OSError(
+                f"refusing to serve {address} in plaintext: it is reachable from other "
+                "machines. Give a certificate (--tls-cert and --tls-key), or --insecure "
+                "to serve plaintext on the network anyway"
+            )
+        try:
+            if self.tls is not None:
+                port = server.add_secure_port(address, self.tls.credentials())
+            else:
+                port = server.add_insecure_port(address)
+        except TlsError as exc:
+            raise OSError(str(exc)) from None
+        except RuntimeError:  # grpcio reports a failed bind this way
+            port = 0
+        if port == 0:
+            raise OSError(f"cannot listen on {address}")
+        return port
 
     async def start(self) -> None:
         try:
@@ -124,18 +252,39 @@ class RefereeServer:
         except OSError as exc:
             where = self.registry.state_dir
             raise OSError(f"cannot use {where} for the referee's state: {exc}") from exc
+        if self.metrics_endpoint is not None:
+            await self.metrics_endpoint.start()  # OSError: the address cannot be used
         if self.resume:
             self.resumed = self.registry.resume_all()
         try:
-            self.port = self.server.add_insecure_port(self.requested_address)
-        except RuntimeError:  # grpcio reports a failed bind this way
-            self.port = 0
-        if self.port == 0:
-            raise OSError(f"cannot listen on {self.requested_address}")
+            self.port = self._listen(self.server, self.requested_address)
+            if self.organiser_server is not None:
+                assert self.requested_organiser_address is not None
+                self.organiser_port = self._listen(
+                    self.organiser_server, self.requested_organiser_address
+                )
+                await self.organiser_server.start()
+            if self.bot_listen:
+                self.bot_server = self._bot_server()
+                for extra in self.bot_listen:
+                    if not self.bot_server.add_insecure_port(extra):  # unix sockets only
+                        raise OSError(f"cannot listen on {extra}")
+                await self.bot_server.start()
+        except OSError:
+            if self.metrics_endpoint is not None:
+                await self.metrics_endpoint.stop()
+            raise
         await self.server.start()
         for name in (*SERVICE_NAMES, ""):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        log.info("referee serving", address=self.address, logs=str(self.registry.log_dir))
+        log.info(
+            "referee serving",
+            address=self.address,
+            organiser_address=self.organiser_address,
+            tls="mutual" if self.tls and self.tls.client_ca else "on" if self.tls else "off",
+            logs=str(self.registry.log_dir),
+            signing_key=self.signer.public_key_text,
+        )
 
     async def stop(self, grace: float = 5.0, *, suspend: bool = False) -> None:
         """Graceful shutdown: refuse new matches, report NOT_SERVING, close every log.
@@ -153,19 +302,38 @@ class RefereeServer:
             await self.registry.suspend()
         else:
             await self.registry.shutdown()
-        await self.server.stop(grace)
+        stops = [self.server.stop(grace)]
+        if self.organiser_server is not None:
+            stops.append(self.organiser_server.stop(grace))
+        if self.bot_server is not None:
+            stops.append(self.bot_server.stop(grace))
+        await asyncio.gather(*stops)
+        if self.metrics_endpoint is not None:
+            await self.metrics_endpoint.stop()
         if self._temp_state:
             shutil.rmtree(self.registry.state_dir, ignore_errors=True)
         log.info("stopped")
 
-    async def wait_for_signal(self) -> None:
-        """Serve until SIGTERM or SIGINT, then stop gracefully."""
+    async def wait_for_signal(self, ready: Callable[[], None] | None = None) -> None:
+        """Serve until SIGTERM or SIGINT, then stop gracefully (running matches are
+        cancelled); on SIGUSR1, stop and leave them to resume (an upgrade). ``ready`` is
+        called once the signals are handled (to announce the server)."""
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
+        suspend = False
+
+        def on_suspend() -> None:
+            nonlocal suspend
+            suspend = True
+            stop.set()
+
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(signal.SIGUSR1, on_suspend)
+        if ready is not None:
+            ready()
         await stop.wait()
-        await self.stop()
+        await self.stop(suspend=suspend)
 
 
 def _within(path: Path, folder: Path) -> bool:

@@ -23,6 +23,7 @@ from referee.match import observer
 from referee.match.machine import Decision, decide
 from referee.match.state import MachineState
 from referee.protocol import SUPPORTED_PROTOCOL_VERSIONS, common, play_service
+from referee.server.metrics import MatchMetrics
 from referee.server.sessions import Session, Spectator, StreamEnd
 
 log = structlog.get_logger("referee.match")
@@ -143,8 +144,10 @@ class MatchHost:
         clock: Clock,
         max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
         on_closed: Callable[[MatchHost], None] | None = None,
+        metrics: MatchMetrics | None = None,
     ) -> None:
         self.state = state
+        self.metrics = metrics
         self.writer = writer
         self.clock = clock
         self.max_log_bytes = max_log_bytes
@@ -164,6 +167,13 @@ class MatchHost:
 
     def start(self) -> None:
         self.task = asyncio.create_task(self._run(), name=f"match {self.match_id}")
+        self.task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        # A task cancelled before its first step never runs its own ``finally``: close
+        # here, or a server stopped right after start waits for ``done`` forever.
+        if not self.done.is_set():
+            self._close()
 
     def submit(self, command: common.Command, session: Session | None = None) -> None:
         self.queue.append(Inbound(command, self.clock.now(), session))
@@ -294,11 +304,18 @@ class MatchHost:
         if decision.refusal is not None and session is not None:
             session.send(refusal(decision.refusal.reason, decision.refusal.message))
             session.close()
+            if self.metrics is not None:
+                self.metrics.refused(decision.refusal.reason)
         if not decision.events:
             return decision
+        started = time.perf_counter()
         self.writer.append(decision.events, decision.now, cmd)
+        appended = time.perf_counter()
         self.state = decision.state
         self._deliver(plan)
+        if self.metrics is not None:
+            since = (self.clock.now() - inbound.at) / 1_000_000
+            self.metrics.decided(decision, appended - started, since)
         if not self.state.over and self.writer.size > self.max_log_bytes:
             self.queue.appendleft(
                 Inbound(
@@ -357,6 +374,8 @@ class MatchHost:
                     refusal(play_service.REFUSAL_REASON_MATCH_OVER, "the match is over")
                 )
                 inbound.session.close()
+                if self.metrics is not None:
+                    self.metrics.refused(play_service.REFUSAL_REASON_MATCH_OVER)
         self.queue.clear()
         if self.on_closed is not None:
             try:

@@ -28,6 +28,7 @@ from referee.protocol import (
     lobby_service,
     lobby_service_grpc,
 )
+from referee.server.throttle import HelloGuard
 
 log = structlog.get_logger("referee.lobby")
 
@@ -227,8 +228,10 @@ def _refusal(
 
 
 class LobbyServicer(lobby_service_grpc.LobbyServiceServicer):
-    def __init__(self, lobby: Lobby) -> None:
+    def __init__(self, lobby: Lobby, hellos: HelloGuard | None = None) -> None:
         self.lobby = lobby
+        self.hellos = hellos
+        """Counts failed hellos per client address (shared with PlayService)."""
 
     async def Connect(
         self,
@@ -240,6 +243,8 @@ class LobbyServicer(lobby_service_grpc.LobbyServiceServicer):
         except (StopAsyncIteration, TimeoutError):
             return
         if first.WhichOneof("kind") != "hello":
+            if self.hellos is not None:
+                await self.hellos.failed_hello(context, "first lobby message not a hello")
             yield lobby_service.ConnectResponse(
                 refusal=_refusal(
                     lobby_service.LOBBY_REFUSAL_REASON_HELLO_EXPECTED,
@@ -249,6 +254,10 @@ class LobbyServicer(lobby_service_grpc.LobbyServiceServicer):
             return
         admitted = self.lobby.hello(first.hello, context.peer())
         if isinstance(admitted, lobby_service.LobbyRefusal):
+            if self.hellos is not None and (
+                admitted.reason == lobby_service.LOBBY_REFUSAL_REASON_BAD_KEY
+            ):
+                await self.hellos.failed_hello(context, "bad bot key")
             yield lobby_service.ConnectResponse(refusal=admitted)
             return
         bot, connection = admitted

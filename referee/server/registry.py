@@ -25,6 +25,7 @@ import structlog
 
 from referee import __version__
 from referee.log.reader import LogFormatError, read_log
+from referee.log.signing import LogSigner, trailer_line
 from referee.log.writer import EventLogWriter, FsyncPolicy, LogWriteError
 from referee.match import machine
 from referee.match.settings import MatchSettings
@@ -38,6 +39,7 @@ from referee.server.host import (
     MatchHost,
     cancel_command,
 )
+from referee.server.metrics import Metrics
 
 log = structlog.get_logger("referee.registry")
 
@@ -85,13 +87,18 @@ class MatchRegistry:
         fsync: FsyncPolicy = FsyncPolicy.NEVER,
         max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
         clock: Clock | None = None,
+        metrics: Metrics | None = None,
+        signer: LogSigner | None = None,
     ) -> None:
         self.log_dir = log_dir
+        self.signer = signer
+        """Signs each log that closes with the match's end (referee.log.signing)."""
         self.state_dir = state_dir
         self.keep_finished = keep_finished
         self.fsync = fsync
         self.max_log_bytes = max_log_bytes
         self.clock = clock or Clock()
+        self.metrics = metrics
         self.hosts: dict[str, MatchHost] = {}
         self.by_token: dict[str, tuple[MatchHost, int]] = {}
         self.resumed: list[MatchHost] = []
@@ -141,13 +148,17 @@ class MatchRegistry:
             self._seed_path(match_id).unlink(missing_ok=True)
             raise LogUnavailable(f"cannot create the match log: {exc.strerror}") from exc
         try:
+            started = time.perf_counter()
             writer.append(first.events, first.now, first.command)
+            append_s = time.perf_counter() - started
         except LogWriteError as exc:
             writer.close()
             path.unlink(missing_ok=True)
             self._seed_path(match_id).unlink(missing_ok=True)
             raise LogUnavailable("cannot write the match log (is the disk full?)") from exc
         host = self._host(first.state, writer)
+        if host.metrics is not None:
+            host.metrics.decided(first, append_s)
         for seat, token in enumerate(tokens):
             self.by_token[token] = (host, seat)
         host.start()
@@ -162,23 +173,42 @@ class MatchRegistry:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, seed.encode("utf-8"))
-            os.fsync(fd)
+            if self.fsync is not FsyncPolicy.NEVER:  # as durable as the log's lines
+                os.fsync(fd)
         finally:
             os.close(fd)
 
-    def _host(self, state: MachineState, writer: EventLogWriter) -> MatchHost:
+    def _host(
+        self,
+        state: MachineState,
+        writer: EventLogWriter,
+        *,
+        resumed: bool = False,
+    ) -> MatchHost:
+        metrics = self.metrics
+        handle = metrics.match(state, resumed=resumed) if metrics else None
         host = MatchHost(
             state,
             writer,
             clock=self.clock,
             max_log_bytes=self.max_log_bytes,
             on_closed=self._on_closed,
+            metrics=handle,
         )
         self.hosts[state.match_id] = host
         self._created[state.match_id] = time.time()
         return host
 
     def _on_closed(self, host: MatchHost) -> None:
+        if host.metrics is not None:
+            host.metrics.closed(host.state)
+        if self.signer is not None and host.state.over and not host.failure:
+            writer = host.writer
+            trailer = self.signer.trailer(host.match_id, writer.seq, writer.last_hash)
+            try:
+                writer.write_trailer(trailer_line(trailer))
+            except LogWriteError as exc:  # the log stays whole, unsigned (as if cut short)
+                log.error("cannot sign the match log", match_id=host.match_id, error=str(exc))
         if not host.failure:  # the log has the seed now; a failed match may yet resume
             self._seed_path(host.match_id).unlink(missing_ok=True)
         self._finished.append(host.match_id)
@@ -207,6 +237,7 @@ class MatchRegistry:
         status = state.status
         if host.failure:
             status = common.MATCH_STATUS_CANCELLED
+        closed = state.over and host.done.is_set() and not host.failure
         return match_service.MatchInfo(
             match_id=state.match_id,
             status=status,
@@ -217,6 +248,8 @@ class MatchRegistry:
             standings=standings_pb(state.rules.standings()) if state.over else [],
             seed_commitment=state.commitment,
             failure=host.failure,
+            final_hash=host.writer.last_hash if closed else "",
+            log_lines=host.writer.seq if closed else 0,
         )
 
     def list(
@@ -334,7 +367,7 @@ class MatchRegistry:
         writer = EventLogWriter.resume(
             path, match_id, last.entry.seq, last.raw, read.whole_bytes, self.fsync
         )
-        host = self._host(state, writer)
+        host = self._host(state, writer, resumed=True)
         self.resumed.append(host)
         restart = common.RestartCommand(software_version=__version__, torn_bytes=read.torn_bytes)
         host.submit_inbound(Inbound(common.Command(restart=restart), self.clock.now()))

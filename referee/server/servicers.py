@@ -1,15 +1,25 @@
-"""The gRPC servicers: translate messages and hand commands to the match hosts."""
+"""The gRPC servicers: translate messages and hand commands to the match hosts.
+
+They also hold the edge's bounds (referee.server.limits): counts of matches and
+spectators, rates of hellos, lengths of strings. A refused request never reaches a match.
+Error messages name what was wrong, never a path on the server. The organiser's calls
+are checked by the listener's OrganiserGate (referee.server.auth).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import collections
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import grpc
 import structlog
 
+from referee import __version__
 from referee.log.reader import LogFormatError
+from referee.log.signing import ALGORITHM, LogSigner, looks_like_trailer
 from referee.log.stream import public_events, stream_lines
 from referee.match.actions import is_oversized
 from referee.match.settings import SettingsError, settings_from_request
@@ -23,21 +33,29 @@ from referee.protocol import (
     spectator_service,
     spectator_service_grpc,
 )
+from referee.server.auth import OrganiserGate
 from referee.server.host import Inbound, MatchHost
+from referee.server.limits import ServerLimits, apply_limits, check_request
+from referee.server.metrics import Metrics
 from referee.server.registry import LogUnavailable, MatchRegistry, ShuttingDown
 from referee.server.sessions import Session, Spectator
+from referee.server.throttle import HelloGuard
 
 log = structlog.get_logger("referee.rpc")
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
 HELLO_TIMEOUT_S = 30.0
+_TAIL_BYTES = 64 * 1024
+MAX_ID_CHARS = 64
+"""Match ids in requests: a longer one matches nothing and is not echoed back."""
 
 
 async def _find(registry: MatchRegistry, match_id: str, context: Context) -> MatchHost:
-    host = registry.get(match_id)
+    host = registry.get(match_id) if len(match_id) <= MAX_ID_CHARS else None
     if host is None:
-        message = f"no match {match_id!r}"
+        shown = match_id if len(match_id) <= MAX_ID_CHARS else match_id[:20] + "…"
+        message = f"no match {shown!r}"
         if registry.logged(match_id) is not None:
             message = (
                 f"match {match_id} is over and no longer held in memory (this server keeps "
@@ -48,20 +66,68 @@ async def _find(registry: MatchRegistry, match_id: str, context: Context) -> Mat
     return host
 
 
+def _log_is_closed(path: Path) -> bool:
+    """Whether a log on disk ends as a closed log does (match_ended, or a trailer).
+
+    One that does not (its referee stopped mid-match) holds the hidden cards of a match
+    that a restart resumes: only the organiser may read it.
+    """
+    with open(path, "rb") as f:
+        f.seek(0, 2)
+        f.seek(max(0, f.tell() - _TAIL_BYTES))
+        tail = f.read()
+    last = tail.rstrip(b"\n").rsplit(b"\n", 1)[-1].decode("utf-8", errors="replace")
+    return tail.endswith(b"\n") and (looks_like_trailer(last) or '"event":{"match_ended":' in last)
+
+
 class MatchServicer(match_service_grpc.MatchServiceServicer):
-    def __init__(self, registry: MatchRegistry) -> None:
+    """The organiser's API and its few public calls. ``gate`` is the listener's
+    OrganiserGate: its interceptor checks the organiser-only methods; GetMatchLog asks
+    it itself, for a log that is not closed."""
+
+    def __init__(
+        self,
+        registry: MatchRegistry,
+        gate: OrganiserGate,
+        limits: ServerLimits | None = None,
+        signer: LogSigner | None = None,
+    ) -> None:
         self.registry = registry
+        self.gate = gate
+        self.limits = limits or ServerLimits()
+        self.signer = signer
 
     async def CreateMatch(
         self, request: match_service.CreateMatchRequest, context: Context
     ) -> match_service.CreateMatchResponse:
+        limits = self.limits
+        live = [h for h in self.registry.hosts.values() if not h.is_over()]
+        if limits.max_live_matches and len(live) >= limits.max_live_matches:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"this server runs at most {limits.max_live_matches} matches at once",
+            )
+        waiting = sum(h.state.status == common.MATCH_STATUS_WAITING for h in live)
+        if limits.max_waiting_matches and waiting >= limits.max_waiting_matches:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{waiting} matches are already waiting for their bots (this server's "
+                f"limit is {limits.max_waiting_matches})",
+            )
         try:
-            settings = settings_from_request(request)
+            check_request(request, limits)
+            settings = apply_limits(settings_from_request(request), limits)
             created = self.registry.create(settings)
         except SettingsError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except (ShuttingDown, LogUnavailable) as exc:
+        except ShuttingDown as exc:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        except LogUnavailable as exc:
+            log.error("cannot create a match log", error=str(exc))
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE,
+                "the server cannot create the match's event log (its own log says why)",
+            )
         host = self.registry.get(created.match_id)
         assert host is not None
         return match_service.CreateMatchResponse(
@@ -85,6 +151,11 @@ class MatchServicer(match_service_grpc.MatchServiceServicer):
     async def CancelMatch(
         self, request: match_service.CancelMatchRequest, context: Context
     ) -> match_service.CancelMatchResponse:
+        if len(request.reason) > self.limits.max_reason_chars:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"the reason has at most {self.limits.max_reason_chars} characters",
+            )
         host = await _find(self.registry, request.match_id, context)
         if host.is_over():
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the match is already over")
@@ -95,59 +166,106 @@ class MatchServicer(match_service_grpc.MatchServiceServicer):
     async def GetMatchLog(
         self, request: match_service.GetMatchLogRequest, context: Context
     ) -> AsyncIterator[match_service.GetMatchLogResponse]:
-        if self.registry.get(request.match_id) is None:
-            path = self.registry.logged(request.match_id)  # a forgotten match
-            if path is None:
-                await _find(self.registry, request.match_id, context)
+        match_id = request.match_id
+        host = self.registry.get(match_id) if len(match_id) <= MAX_ID_CHARS else None
+        if host is not None:
+            path = self.registry.log_path(match_id)
+            closed = host.done.is_set() and host.state.over and not host.failure
         else:
-            path = self.registry.log_path(request.match_id)
-        assert path is not None
-        async for line in stream_lines(path):
-            yield match_service.GetMatchLogResponse(line=line)
+            found = self.registry.logged(match_id)  # a forgotten match
+            if found is None:
+                await _find(self.registry, match_id, context)  # NOT_FOUND
+                return
+            path = found
+            try:
+                closed = await asyncio.to_thread(_log_is_closed, path)
+            except OSError:
+                closed = False
+        if not closed:
+            # The log of a match not over holds every seat's cards.
+            await self.gate.authorise(context, "GetMatchLog")
+        try:
+            async for line in stream_lines(path):
+                yield match_service.GetMatchLogResponse(line=line)
+        except (OSError, LogFormatError) as exc:
+            log.error("cannot read a match log", match_id=match_id, error=str(exc))
+            await context.abort(grpc.StatusCode.DATA_LOSS, "the match's log cannot be read")
+
+    async def GetServerInfo(
+        self, request: match_service.GetServerInfoRequest, context: Context
+    ) -> match_service.GetServerInfoResponse:
+        return match_service.GetServerInfoResponse(
+            software_version=__version__,
+            protocol_versions=list(SUPPORTED_PROTOCOL_VERSIONS),
+            signing_algorithm=ALGORITHM if self.signer else "",
+            signing_public_key=self.signer.public_key_text if self.signer else "",
+            limits=self.limits.pb(),
+        )
 
 
 class PlayServicer(play_service_grpc.PlayServiceServicer):
-    def __init__(self, registry: MatchRegistry) -> None:
+    def __init__(
+        self,
+        registry: MatchRegistry,
+        limits: ServerLimits | None = None,
+        hellos: HelloGuard | None = None,
+    ) -> None:
         self.registry = registry
+        self.limits = limits or ServerLimits()
+        self.hellos = hellos or HelloGuard(self.limits)
 
     async def Play(
         self,
         request_iterator: AsyncIterator[play_service.PlayRequest],
         context: Context,
     ) -> AsyncIterator[play_service.PlayResponse]:
+        metrics = self.registry.metrics
+        if metrics is not None:
+            metrics.streams.inc()
         try:
             first = await asyncio.wait_for(anext(request_iterator), HELLO_TIMEOUT_S)
         except StopAsyncIteration:
             return
         except TimeoutError:
+            await self.hellos.failed_hello(context, "no hello")
             yield _refusal(
+                metrics,
                 play_service.REFUSAL_REASON_HELLO_EXPECTED,
                 f"no Hello within {HELLO_TIMEOUT_S:.0f} s of opening the stream",
             )
             return
         if first.WhichOneof("kind") != "hello":
+            await self.hellos.failed_hello(context, "first message not a hello")
             yield _refusal(
-                play_service.REFUSAL_REASON_HELLO_EXPECTED, "the first message must be a Hello"
+                metrics,
+                play_service.REFUSAL_REASON_HELLO_EXPECTED,
+                "the first message must be a Hello",
             )
             return
         hello = first.hello
-        found = self.registry.seat_for(hello.token)
+        token = hello.token
+        found = self.registry.seat_for(token) if len(token) <= self.limits.max_id_chars else None
         if found is None:
-            yield _refusal(play_service.REFUSAL_REASON_BAD_TOKEN, "no seat has this token")
+            await self.hellos.failed_hello(context, "bad seat token")
+            yield _refusal(metrics, play_service.REFUSAL_REASON_BAD_TOKEN, "no seat has this token")
             return
         host, seat = found
         structlog.contextvars.bind_contextvars(match_id=host.match_id, seat=seat)
+        await self.hellos.seat_hello(context, host.match_id, seat)
         if hello.protocol_version not in SUPPORTED_PROTOCOL_VERSIONS:
             yield _refusal(
+                metrics,
                 play_service.REFUSAL_REASON_VERSION_NOT_SUPPORTED,
                 f"protocol version {hello.protocol_version} is not supported",
             )
             return
         if host.is_over():
-            yield _refusal(play_service.REFUSAL_REASON_MATCH_OVER, "the match is over")
+            yield _refusal(metrics, play_service.REFUSAL_REASON_MATCH_OVER, "the match is over")
             return
         if not self.registry.accepting:
-            yield _refusal(play_service.REFUSAL_REASON_SHUTTING_DOWN, "the server is shutting down")
+            yield _refusal(
+                metrics, play_service.REFUSAL_REASON_SHUTTING_DOWN, "the server is shutting down"
+            )
             return
         session = Session(seat, context.peer())
         connect = common.ConnectCommand(
@@ -213,8 +331,10 @@ def _gone(host: MatchHost, session: Session, cause: str) -> None:
 
 
 def _refusal(
-    reason: play_service.RefusalReason.ValueType, message: str
+    metrics: Metrics | None, reason: play_service.RefusalReason.ValueType, message: str
 ) -> play_service.PlayResponse:
+    if metrics is not None:
+        metrics.refused(reason)
     return play_service.PlayResponse(
         refusal=play_service.Refusal(
             reason=reason,
@@ -225,18 +345,52 @@ def _refusal(
 
 
 class SpectatorServicer(spectator_service_grpc.SpectatorServiceServicer):
-    def __init__(self, registry: MatchRegistry) -> None:
+    def __init__(self, registry: MatchRegistry, limits: ServerLimits | None = None) -> None:
         self.registry = registry
+        self.limits = limits or ServerLimits()
+        self.watching: collections.Counter[str] = collections.Counter()
+        """Open WatchMatch streams per match id."""
+        self.total = 0
 
     async def WatchMatch(
         self, request: spectator_service.WatchMatchRequest, context: Context
     ) -> AsyncIterator[spectator_service.WatchMatchResponse]:
         host = await _find(self.registry, request.match_id, context)
+        limits = self.limits
+        if limits.max_spectators and self.total >= limits.max_spectators:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"this server serves at most {limits.max_spectators} spectators at once",
+            )
+        match_id = host.match_id
+        per_match = limits.max_spectators_per_match
+        if per_match and self.watching[match_id] >= per_match:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"this match has {per_match} spectators already",
+            )
+        self.total += 1
+        self.watching[match_id] += 1
+        try:
+            async for item in self._watch(host, request, context):
+                yield item
+        finally:
+            self.total -= 1
+            self.watching[match_id] -= 1
+            if not self.watching[match_id]:
+                del self.watching[match_id]
+
+    async def _watch(
+        self, host: MatchHost, request: spectator_service.WatchMatchRequest, context: Context
+    ) -> AsyncIterator[spectator_service.WatchMatchResponse]:
         spectator = Spectator()
         live = not host.is_over()
         if live:
             host.spectators.add(spectator)  # first, so that no event falls between
         upto = host.writer.seq
+        metrics = self.registry.metrics if live else None
+        if metrics is not None:
+            metrics.spectators.inc()
         try:
             if request.from_start or not live:
                 try:
@@ -259,3 +413,5 @@ class SpectatorServicer(spectator_service_grpc.SpectatorServiceServicer):
                 await context.abort(end.code, end.details)
         finally:
             host.spectators.discard(spectator)
+            if metrics is not None:
+                metrics.spectators.dec()

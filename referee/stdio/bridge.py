@@ -44,6 +44,7 @@ from typing import TextIO
 import grpc
 
 from referee.protocol import PROTOCOL_VERSION, play_service, play_service_grpc
+from referee.server.tls import ClientTls, client_channel
 from referee.stdio import program_name
 from referee.stdio.lines import Answer, Owed, encode, parse_answer
 
@@ -112,6 +113,7 @@ class StdioBridge:
         want_legal_plays: bool = True,
         limits: Limits = Limits(),
         stderr: TextIO | None = None,
+        tls: ClientTls | None = None,
     ) -> None:
         if not command:
             raise ValueError("no bot command")
@@ -121,6 +123,8 @@ class StdioBridge:
         self.name = name or program_name(command)
         self.want_legal_plays = want_legal_plays
         self.limits = limits
+        self.tls = tls
+        """TLS to the referee (None: plaintext)."""
         self.stderr = stderr or sys.stderr
         self.counts = Counts()
         self.owed = Owed()
@@ -257,7 +261,7 @@ class StdioBridge:
         )
         last_heard = time.monotonic()
         delay = 0.0
-        async with grpc.aio.insecure_channel(self.address) as channel:
+        async with client_channel(self.address, self.tls) as channel:
             stub = play_service_grpc.PlayServiceStub(channel)
             while True:
                 opened = time.monotonic()
@@ -459,10 +463,17 @@ async def run_bridge(
     name: str = "",
     want_legal_plays: bool = True,
     limits: Limits = Limits(),
+    tls: ClientTls | None = None,
 ) -> Exit:
     """Run the bridge until the match ends; SIGTERM stops the bot and leaves the seat."""
     bridge = StdioBridge(
-        command, address, token, name=name, want_legal_plays=want_legal_plays, limits=limits
+        command,
+        address,
+        token,
+        name=name,
+        want_legal_plays=want_legal_plays,
+        limits=limits,
+        tls=tls,
     )
     task = asyncio.ensure_future(bridge.run())
     loop = asyncio.get_running_loop()

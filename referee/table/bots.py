@@ -20,7 +20,17 @@ from referee.bots import BUILTIN_BOTS
 from referee.stdio import PREFIX as STDIO_PREFIX
 from referee.stdio import bridge_argv
 
-PLACEHOLDERS = ("address", "token", "python", "seat", "match", "name")
+PLACEHOLDERS = (
+    "address",
+    "token",
+    "python",
+    "seat",
+    "match",
+    "name",
+    "ca_file",
+    "client_cert",
+    "client_key",
+)
 """What a command may contain in braces; each is replaced when the bot is spawned."""
 
 MAX_SEAT_NAME_CHARS = 40
@@ -59,7 +69,15 @@ class RemoteBot:
     name: str
 
 
-Bot = BuiltinBot | CommandBot | RemoteBot
+@dataclasses.dataclass(frozen=True, slots=True)
+class EmptySeat:
+    """Nobody plays the seat (a disqualified bot's forfeit): the referee is told at once
+    that its bot is gone, so the seat is played by default from the start."""
+
+    reason: str
+
+
+Bot = BuiltinBot | CommandBot | RemoteBot | EmptySeat
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -148,6 +166,8 @@ def bot_name(bot: Bot) -> str:
         return bot.strategy
     if isinstance(bot, RemoteBot):
         return bot.name
+    if isinstance(bot, EmptySeat):
+        return "empty"
     words = list(bot.own_argv)
     while words and "=" in words[0] and not words[0].startswith(("/", ".", "{")):
         words.pop(0)  # FOO=bar before the program (as env(1) takes them)
@@ -253,6 +273,7 @@ __all__ = [
     "Bot",
     "BuiltinBot",
     "CommandBot",
+    "EmptySeat",
     "RemoteBot",
     "Seat",
     "bot_name",

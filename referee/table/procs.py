@@ -5,6 +5,11 @@ group after its match also stops any helper it forked. Its stdout and stderr go 
 file per seat of the match. A ledger file lists the groups alive right now, so that a
 tournament runner that was killed outright can stop, on its next start, the bots it left
 behind (checked against the process start time, so a recycled pid is never hit).
+
+A bot may run in a sandbox (``referee.sandbox.Jail``): then the process spawned is the
+sandbox's launcher, the exit status is the bot's (a signal shows as 128 + its number
+from inside, turned back into a negative status here), and stopping the bot also kills
+everything in its cgroups, even what left its process group.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
+
+from referee.sandbox import Jail, JailReport
+from referee.sandbox.bwrap import cap_output
 
 
 def _stat_fields(pid: int | str) -> list[str]:
@@ -63,6 +71,8 @@ class BotProcess:
     started: str | None
     ended_early: bool = False
     """The process ended before its match did."""
+    jail: Jail | None = None
+    """The bot's sandbox, if it runs in one."""
 
     @property
     def pid(self) -> int:
@@ -70,7 +80,12 @@ class BotProcess:
 
     @property
     def returncode(self) -> int | None:
-        return self.proc.returncode
+        return _status(self.proc.returncode, self.jail is not None)
+
+    @property
+    def report(self) -> JailReport | None:
+        """What the sandbox saw (limits broken, CPU time), once the bot is stopped."""
+        return self.jail.report if self.jail is not None else None
 
     @classmethod
     async def spawn(
@@ -80,31 +95,50 @@ class BotProcess:
         env: Mapping[str, str],
         cwd: Path | None,
         stderr_path: Path,
+        jail: Jail | None = None,
     ) -> BotProcess:
-        """Start the bot; OSError when the program cannot be run."""
-        with _open_new(stderr_path) as err:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                env={**os.environ, **env},
-                cwd=cwd,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=err,
-                stderr=err,
-                start_new_session=True,
-            )
-        return cls(proc, stderr_path, _start_time(proc.pid))
+        """Start the bot (in ``jail`` when given, which then owns ``argv``, ``env`` and
+        ``cwd``); OSError when the program or its sandbox cannot be started."""
+        fds: tuple[int, ...] = ()
+        try:
+            if jail is None:
+                command, environ = list(argv), {**os.environ, **env}
+            else:
+                command, environ, fds = jail.open()
+                cwd = None
+            with _open_new(stderr_path) as err:
+                proc = await asyncio.create_subprocess_exec(
+                    *command,
+                    env=environ,
+                    cwd=cwd,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=err,
+                    stderr=err,
+                    start_new_session=True,
+                    pass_fds=fds,
+                )
+        except BaseException:
+            if jail is not None:
+                await jail.close()
+            raise
+        if jail is not None:
+            jail.spawned(proc)
+        return cls(proc, stderr_path, _start_time(proc.pid), jail=jail)
 
     async def wait(self, within: float) -> int | None:
         """The exit status once the bot exits, or None if it is still running after
         ``within`` seconds."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.proc.wait(), within)
-        return self.proc.returncode
+        return self.returncode
 
     def kill_group(self) -> None:
-        """SIGKILL the bot's whole process group (also after the leader has exited)."""
+        """SIGKILL the bot's whole process group (also after the leader has exited),
+        and everything in its sandbox."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.jail is not None:
+            self.jail.kill()
 
     async def stop(self, grace: float) -> int | None:
         """Give the bot ``grace`` seconds to exit, then kill its group; its exit status
@@ -113,8 +147,23 @@ class BotProcess:
         self.kill_group()
         if code is None:
             with contextlib.suppress(ProcessLookupError):
-                code = await asyncio.wait_for(self.proc.wait(), 5.0)
+                await asyncio.wait_for(self.proc.wait(), 5.0)
+                code = self.returncode
+        if self.jail is not None:
+            await self.jail.close()
+            cap_output(self.stderr_path, self.jail.spec.limits.stderr_bytes)
         return code
+
+
+def _status(code: int | None, sandboxed: bool) -> int | None:
+    """A sandboxed bot killed by signal N exits (through bubblewrap) with 128 + N.
+
+    >>> _status(137, True), _status(137, False), _status(-9, True), _status(1, True)
+    (-9, 137, -9, 1)
+    """
+    if sandboxed and code is not None and 128 < code < 160:
+        return 128 - code
+    return code
 
 
 class ProcessLedger:

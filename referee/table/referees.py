@@ -4,8 +4,9 @@
 (``RefereeServer.matches``): ``referee match`` and, by default, tournaments. With
 ``[referee] server = "host:port"`` a tournament uses a ``referee serve`` that is already
 running, on this machine or another (``ServerReferee``), through the organiser's gRPC API
-only: CreateMatch, WatchMatch, GetMatchLog, CancelMatch. Either way the bots connect to
-the referee over gRPC, and the table keeps its own copy of every log.
+only: CreateMatch, WatchMatch, GetMatchLog, CancelMatch, with the organiser's token (and
+TLS when configured). Either way the bots connect to the referee over gRPC, and the
+table keeps its own copy of every log, signed by the referee's key.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import abc
 import asyncio
 import contextlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import grpc
 
+from referee.log.signing import LogSigner, SigningKeyError
 from referee.match.settings import MatchSettings, settings_from_request
 from referee.protocol import (
     common,
@@ -27,8 +30,12 @@ from referee.protocol import (
     spectator_service_grpc,
 )
 from referee.server.app import RefereeServer
+from referee.server.auth import organiser_channel
+from referee.server.limits import apply_limits
 from referee.server.lobby import Lobby
+from referee.server.metrics import Metrics
 from referee.server.registry import Created
+from referee.server.tls import ClientTls, ServerTls, TlsError, client_channel
 
 OVER = (common.MATCH_STATUS_FINISHED, common.MATCH_STATUS_CANCELLED)
 # How long to wait for a referee server to answer before the tournament gives up on it.
@@ -53,6 +60,10 @@ class Referee(abc.ABC):
     """The lobby for remote bots; only a referee in this process has one."""
     end_skew_s = 0.0
     """How much later than the bots the tournament may learn that a match ended."""
+    metrics: Metrics | None = None
+    """The referee's figures, written at the tournament's end (a referee in this process)."""
+    public_key = ""
+    """The key (base64 Ed25519) the referee signs logs with, once started."""
 
     @abc.abstractmethod
     async def start(self) -> None: ...
@@ -88,30 +99,96 @@ class Referee(abc.ABC):
         referee forget it. Never raises."""
 
 
+def state_signer(state_dir: Path) -> LogSigner:
+    """The signing key kept in a private state folder (made, mode 0700, when absent)."""
+    try:
+        state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(state_dir, 0o700)
+        signer, _ = LogSigner.load_or_create(state_dir / "signing-key.pem")
+    except (OSError, SigningKeyError) as exc:
+        raise RefereeUnavailable(f"the referee's signing key: {exc}") from None
+    return signer
+
+
 class LocalReferee(Referee):
     """A referee server in this process, on a loopback (or given) address; matches are
     made and followed through its in-process API. ``keep_logs``: a match's log stays in
     ``log_dir`` even when the match did not end well (``referee match``); otherwise
-    ``log_dir`` is a working folder and ``collect_log`` moves each log out of it."""
+    ``log_dir`` is a working folder and ``collect_log`` moves each log out of it.
 
-    def __init__(self, listen: str, log_dir: Path, *, keep_logs: bool = False) -> None:
-        self.server = RefereeServer(listen, log_dir)
-        self.lobby = self.server.lobby
+    Its private state (the log signing key, the seeds of running matches) is kept in
+    ``state_dir`` (mode 0700), never the log folder: one key signs every match of a
+    tournament, across resumes. ``signer`` signs instead when given; with neither, an
+    ephemeral key signs.
+    """
+
+    def __init__(
+        self,
+        listen: str,
+        log_dir: Path,
+        state_dir: Path | None = None,
+        *,
+        keep_logs: bool = False,
+        tls: ServerTls | None = None,
+        insecure: bool = False,
+        signer: LogSigner | None = None,
+        bot_listen: Sequence[str] = (),
+    ) -> None:
+        self.listen = listen
+        self.signer = signer
+        self.log_dir = log_dir
+        self.state_dir = state_dir
+        self.bot_listen = tuple(bot_listen)
+        """Extra PlayService-only listeners (``unix:PATH``) for sandboxed bots."""
+        self.metrics = Metrics()
         self.keep_logs = keep_logs
+        self.tls = tls
+        self.insecure = insecure
+        self._server: RefereeServer | None = None
+
+    @property
+    def server(self) -> RefereeServer:
+        """The referee, made on first use (its key is read from the state folder)."""
+        if self._server is None:
+            self._server = RefereeServer(
+                self.listen,
+                self.log_dir,
+                state_dir=self.state_dir,
+                signer=self._signer(),
+                tls=self.tls,
+                insecure=self.insecure,
+                metrics=self.metrics,
+                bot_listen=self.bot_listen,
+            )
+            self.lobby = self._server.lobby
+        return self._server
+
+    def _signer(self) -> LogSigner:
+        if self.signer is not None:
+            return self.signer
+        if self.state_dir is None:
+            return LogSigner.ephemeral()
+        return state_signer(self.state_dir)
 
     async def start(self) -> None:
+        server = self.server
         try:
-            await self.server.start()
+            await server.start()
         except OSError as exc:
             raise RefereeUnavailable(f"the referee cannot start: {exc}") from None
-        self.address = self.server.address
+        self.address = server.address
+        self.public_key = server.signer.public_key_text
 
     async def stop(self) -> None:
         await self.server.stop(grace=1.0)
 
     async def create(self, settings: MatchSettings) -> Created:
-        # Checked as a server checks a CreateMatch request, so both referees take the same.
-        return self.server.matches.create(settings_from_request(settings.request_pb()))
+        # Checked as a server checks a CreateMatch request, within the server's limits
+        # (a hands cap on every match), so both referees take the same.
+        server = self.server
+        return server.matches.create(
+            apply_limits(settings_from_request(settings.request_pb()), server.limits)
+        )
 
     def over(self, match_id: str) -> asyncio.Event:
         host = self.server.matches.get(match_id)
@@ -154,13 +231,23 @@ def _same_path(a: Path, b: Path) -> bool:
 
 
 class ServerReferee(Referee):
-    """A running ``referee serve``, reached through its organiser API."""
+    """A running ``referee serve``, reached through its organiser API with its token."""
 
     end_skew_s = 2.0  # the end reaches the bots and the tournament on separate streams
 
-    def __init__(self, address: str) -> None:
+    def __init__(
+        self,
+        address: str,
+        token: str,
+        *,
+        organiser_address: str = "",
+        tls: ClientTls | None = None,
+    ) -> None:
         self.address = address
-        self._channel: grpc.aio.Channel | None = None
+        self.organiser_address = organiser_address or address
+        self.token = token
+        self.tls = tls
+        self._channels: list[grpc.aio.Channel] = []
         self._matches: match_service_grpc.MatchServiceAsyncStub | None = None
         self._spectate: spectator_service_grpc.SpectatorServiceAsyncStub | None = None
         self._over: dict[str, tuple[asyncio.Event, asyncio.Task[None]]] = {}
@@ -168,26 +255,37 @@ class ServerReferee(Referee):
         """Matches whose referee stopped answering: why."""
 
     async def start(self) -> None:
-        self._channel = grpc.aio.insecure_channel(self.address)
-        self._matches = match_service_grpc.MatchServiceStub(self._channel)
-        self._spectate = spectator_service_grpc.SpectatorServiceStub(self._channel)
+        try:
+            organiser = organiser_channel(self.organiser_address, self.token, self.tls)
+            public = client_channel(self.address, self.tls)
+        except TlsError as exc:
+            raise RefereeUnavailable(str(exc)) from None
+        self._channels = [organiser, public]
+        self._matches = match_service_grpc.MatchServiceStub(organiser)
+        self._spectate = spectator_service_grpc.SpectatorServiceStub(public)
         try:
             await self._matches.ListMatches(
                 match_service.ListMatchesRequest(status=common.MATCH_STATUS_RUNNING),
                 timeout=REACH_TIMEOUT_S,
             )
+            info = await self._matches.GetServerInfo(
+                match_service.GetServerInfoRequest(), timeout=REACH_TIMEOUT_S
+            )
         except grpc.aio.AioRpcError as exc:
-            await self._channel.close(grace=None)
+            for channel in self._channels:
+                await channel.close(grace=None)
             raise RefereeUnavailable(
-                f"cannot reach the referee at {self.address}: {exc.code().name} {exc.details()}"
+                f"cannot reach the referee at {self.organiser_address}: {exc.code().name} "
+                f"{exc.details()}"
             ) from None
+        self.public_key = info.signing_public_key
 
     async def stop(self) -> None:
         for _, task in self._over.values():
             task.cancel()
         self._over.clear()
-        if self._channel is not None:
-            await self._channel.close(grace=None)
+        for channel in self._channels:
+            await channel.close(grace=None)
 
     async def create(self, settings: MatchSettings) -> Created:
         assert self._matches is not None

@@ -6,6 +6,11 @@ process, a command spawned in a process group of its own, a remote bot told thro
 lobby), wait for the end, give the bots a moment to exit and stop what is left of them,
 collect the log, and read from it what the match came to.
 
+Spawned bots run in a sandbox when the table is given one (``sandbox``, a
+``referee.sandbox.Jailer``): they are told the address they reach the referee at inside
+it, their exit names the limit they broke, and the report has what the sandbox measured
+(CPU time, within their turns too, and memory). These are the sandbox's hooks here.
+
 A bot that ends before its match did is noticed at once: a spawned process that exits
 (or cannot be started at all), a built-in bot that fails. ``on_exit`` hears of it with
 what a person needs to act on it (seat, command, exit status or signal, the last lines
@@ -31,12 +36,17 @@ from typing import Any
 
 import structlog
 
+from referee import text
 from referee.bots import builtin_bot, play_seat
+from referee.log.signing import LogSigner
 from referee.log.summary import SeatSummary, summarize_log
 from referee.match.settings import MatchSettings
 from referee.rules import new_seed
+from referee.sandbox import Jailer, JailReport
+from referee.sandbox.turnclock import TurnClock
 from referee.server.lobby import Assignment
-from referee.table.bots import BuiltinBot, CommandBot, RemoteBot, Seat, expand
+from referee.server.tls import ClientTls
+from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
 from referee.table.procs import BotProcess, ProcessLedger
 from referee.table.referees import LocalReferee, Referee
 
@@ -82,7 +92,7 @@ class SeatReport:
 
     seat: int
     name: str
-    bot: BuiltinBot | CommandBot | RemoteBot
+    bot: BuiltinBot | CommandBot | RemoteBot | EmptySeat
     summary: SeatSummary
     crashed: bool = False
     """Its bot ended before the match did (see ``exit``)."""
@@ -91,6 +101,10 @@ class SeatReport:
     -9 when it was killed for not exiting); None for other bots or one never started."""
     stderr_path: Path | None = None
     exit: BotExit | None = None
+    sandbox: JailReport | None = None
+    """What its sandbox saw: a limit broken, CPU time, peak memory."""
+    turns_cpu_ms: tuple[float, float] | None = None
+    """A sandboxed bot's CPU time within its own turns: in total, and its longest."""
 
     @property
     def connected(self) -> bool:
@@ -111,6 +125,10 @@ class MatchReport:
     hands: int
     seats: tuple[SeatReport, ...]
     settings: MatchSettings
+    final_hash: str = ""
+    """SHA-256 of the log's last entry line, what its signature covers: publish it."""
+    signed_by: str = ""
+    """The public key (base64) the log's signature trailer names; empty when unsigned."""
 
     @property
     def finished(self) -> bool:
@@ -135,6 +153,14 @@ class _Run:
     exits: dict[int, BotExit] = dataclasses.field(default_factory=dict)
     exit_codes: dict[int, int | None] = dataclasses.field(default_factory=dict)
     stderr: dict[int, Path] = dataclasses.field(default_factory=dict)
+    clock: TurnClock | None = None
+
+    def cpu_ns(self, seat: int) -> int | None:
+        """The CPU time so far of the seat's sandboxed bot."""
+        for s, proc in self.procs:
+            if s == seat and proc.jail is not None and proc.jail.group is not None:
+                return proc.jail.group.cpu_ns()
+        return None
 
 
 def bot_seed(match_seed: str, seat: int) -> int:
@@ -163,10 +189,7 @@ def printable(line: str) -> str:
     >>> printable("ok\\x1b[2J\\tdone")
     'ok\\\\x1b[2J\\tdone'
     """
-    out = "".join(
-        c if c.isprintable() or c == "\t" else f"\\x{ord(c):02x}" if ord(c) < 256 else "?"
-        for c in line[:MAX_TAIL_LINE_CHARS]
-    )
+    out = "\t".join(text.printable(part) for part in line[:MAX_TAIL_LINE_CHARS].split("\t"))
     return out + ("…" if len(line) > MAX_TAIL_LINE_CHARS else "")
 
 
@@ -190,6 +213,9 @@ class Table:
 
     ``on_exit`` hears at once of a bot that ends before its match; ``ledger`` keeps the
     process groups alive now (a tournament's, so that a killed run's bots can be stopped).
+    ``tls``: how the seated bots reach a referee that serves TLS (built-in bots use it,
+    spawned bots get it as ``PUSOY_TLS_*`` and the ``{ca_file}``, ``{client_cert}``,
+    ``{client_key}`` placeholders).
     """
 
     def __init__(
@@ -199,11 +225,15 @@ class Table:
         on_exit: Callable[[BotExit], None] | None = None,
         ledger: ProcessLedger | None = None,
         exit_grace_s: float = BOT_EXIT_GRACE_S,
+        tls: ClientTls | None = None,
+        sandbox: Jailer | None = None,
     ) -> None:
         self.referee = referee
+        self.tls = tls
         self.on_exit = on_exit
         self.ledger = ledger
         self.exit_grace_s = exit_grace_s
+        self.sandbox = sandbox
         self.match_id = ""
         """The referee's id of the match, once it is created."""
 
@@ -236,6 +266,8 @@ class Table:
         self.match_id = created.match_id
         run = _Run(created.match_id, self.referee.over(created.match_id))
         try:
+            if self.sandbox is not None:  # hook: CPU time per turn of sandboxed bots
+                run.clock = TurnClock(self.referee.address, run.match_id, run.cpu_ns).start()
             for seat, (spec, token) in enumerate(zip(seats, created.tokens, strict=True)):
                 await self._seat(run, settings, seat, spec, token, label, stderr_path)
             try:
@@ -244,6 +276,8 @@ class Table:
                 why = f"the match ran over its time limit ({time_limit_s:g} s)"
                 await self.referee.cancel(run.match_id, why)
                 await run.over.wait()
+            if run.clock is not None:
+                await run.clock.stop()
             await self._unseat(run)
             dest = log_path(run.match_id)
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -257,6 +291,8 @@ class Table:
                 seed=summary.seed,
                 hands=summary.hands,
                 settings=settings,
+                final_hash=summary.final_hash,
+                signed_by=summary.signed_by,
                 seats=tuple(
                     SeatReport(
                         seat=s,
@@ -267,6 +303,8 @@ class Table:
                         exit_code=run.exit_codes.get(s),
                         stderr_path=run.stderr.get(s),
                         exit=run.exits.get(s),
+                        sandbox=next((p.report for q, p in run.procs if q == s), None),
+                        turns_cpu_ms=run.clock.turns_ms(s) if run.clock is not None else None,
                     )
                     for s in range(4)
                 ),
@@ -293,6 +331,9 @@ class Table:
     ) -> None:
         bot = spec.bot
         address = self.referee.address
+        if isinstance(bot, EmptySeat):
+            await self.referee.seat_gone(run.match_id, seat, bot.reason)
+            return
         if isinstance(bot, RemoteBot):
             lobby = self.referee.lobby
             if lobby is None:
@@ -302,25 +343,49 @@ class Table:
             return
         if isinstance(bot, BuiltinBot):
             strategy = builtin_bot(bot.strategy, bot_seed(settings.seed, seat))
-            task = asyncio.create_task(play_seat(strategy, address, token))
+            tls = self.tls
+            task = asyncio.create_task(
+                play_seat(
+                    strategy,
+                    address,
+                    token,
+                    credentials=tls.credentials() if tls is not None else None,
+                    channel_options=tls.options() if tls is not None else (),
+                )
+            )
             run.tasks.append(task)
             run.watchers.append(asyncio.create_task(self._watch_task(run, seat, spec, task)))
             return
+        # A sandboxed bot reaches the referee through the sandbox's own local socket, in
+        # plaintext: no TLS settings (nor their files) go into the sandbox.
+        tls = self.tls if self.sandbox is None else None
+        if self.sandbox is not None:
+            address = self.sandbox.address  # the referee as seen from inside the sandbox
+        files = self._tls_files(tls)
         values = {
             "address": address,
             "python": sys.executable,
             "seat": str(seat),
             "match": label or run.match_id,
             "name": spec.name,
+            **{key: str(path or "") for key, (_, path) in files.items()},
         }
         command = shlex.join(expand(bot.argv, values))  # {token} stays a placeholder
         argv = expand(bot.argv, {**values, "token": token})
         env = {**dict(bot.env), "PUSOY_ADDRESS": address, "PUSOY_TOKEN": token}
+        env.update({var: str(path) for var, path in files.values() if path})
+        if tls is not None:
+            env["PUSOY_TLS"] = "1"
+        if tls is not None and tls.server_name:
+            env["PUSOY_TLS_SERVER_NAME"] = tls.server_name
         path = stderr_path(run.match_id, seat, spec.name)
         run.stderr[seat] = path
+        jail = self.sandbox.jail(spec.name, argv, env) if self.sandbox is not None else None
         try:
-            proc = await BotProcess.spawn(argv, env=env, cwd=bot.cwd, stderr_path=path)
+            proc = await BotProcess.spawn(argv, env=env, cwd=bot.cwd, stderr_path=path, jail=jail)
         except OSError as exc:
+            if jail is not None and self.sandbox is not None:
+                self.sandbox.release(jail)
             why = f"could not be started: {exc.strerror or exc}"
             with contextlib.suppress(OSError):
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -333,6 +398,16 @@ class Table:
         run.procs.append((seat, proc))
         watcher = self._watch_process(run, seat, spec.name, command, proc)
         run.watchers.append(asyncio.create_task(watcher))
+
+    @staticmethod
+    def _tls_files(tls: ClientTls | None) -> dict[str, tuple[str, Path | None]]:
+        """Placeholder -> (the kits' variable, file) of the seated bots' TLS."""
+        tls = tls or ClientTls()
+        return {
+            "ca_file": ("PUSOY_TLS_CA", tls.ca),
+            "client_cert": ("PUSOY_TLS_CERT", tls.cert),
+            "client_key": ("PUSOY_TLS_KEY", tls.key),
+        }
 
     # -- noticing a bot that ends early -------------------------------------------------
 
@@ -350,11 +425,15 @@ class Table:
     async def _watch_process(
         self, run: _Run, seat: int, name: str, command: str, proc: BotProcess
     ) -> None:
-        code = await proc.proc.wait()
+        await proc.proc.wait()
+        code = proc.returncode
+        assert code is not None
+        breach = proc.jail.check_breach() if proc.jail is not None else None
         if not await self._ended_early(run):
             return
         tail = await asyncio.to_thread(read_tail, proc.stderr_path)
-        ended = BotExit(seat, name, command, describe_exit(code), code, proc.stderr_path, tail)
+        what = f"was killed for breaking its {breach}" if breach else describe_exit(code)
+        ended = BotExit(seat, name, command, what, code, proc.stderr_path, tail)
         await self._gone(run, ended)
 
     async def _watch_task(self, run: _Run, seat: int, spec: Seat, task: asyncio.Task[Any]) -> None:
@@ -401,6 +480,8 @@ class Table:
             run.exit_codes[seat] = code
             if self.ledger is not None:
                 self.ledger.remove(proc)
+            if proc.jail is not None and self.sandbox is not None:
+                self.sandbox.release(proc.jail)
         local = [t for t in run.tasks if not t.done()]
         if local:
             await asyncio.wait(local, timeout=self.exit_grace_s)
@@ -409,10 +490,14 @@ class Table:
         """Stop everything of the match at once (also when the table is cancelled)."""
         for task in (*run.tasks, *run.watchers):
             task.cancel()
+        if run.clock is not None:
+            run.clock.cancel()
         for _, proc in run.procs:
             proc.kill_group()
             if self.ledger is not None:
                 self.ledger.remove(proc)
+            if proc.jail is not None and self.sandbox is not None:
+                self.sandbox.release(proc.jail)
 
 
 async def play_match(
@@ -422,13 +507,15 @@ async def play_match(
     log_dir: Path,
     address: str = "127.0.0.1:0",
     on_exit: Callable[[BotExit], None] | None = None,
+    signer: LogSigner | None = None,
 ) -> MatchReport:
     """``referee match``: a referee in this process (its log in ``log_dir``, each spawned
-    bot's output beside it as ``<match>.seat<N>.stderr``), one table, one match.
+    bot's output beside it as ``<match>.seat<N>.stderr``), one table, one match; the log
+    signed by ``signer`` (an ephemeral key when None).
 
     Raises RefereeUnavailable when the referee cannot start (address, log folder), and
     SettingsError when it refuses the settings."""
-    referee = LocalReferee(address, log_dir, keep_logs=True)
+    referee = LocalReferee(address, log_dir, keep_logs=True, signer=signer)
     await referee.start()
     try:
         return await Table(referee, on_exit=on_exit).play(

@@ -16,6 +16,7 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
     hero = "mine"                # gauntlet: the bot that plays every table
     table = ["a", "b", "c", "d"] # fixed: the four bots of the one table
     seatings = "rotations"       # rotations (4) | permutations (24) | none
+    remote_deals = "shared"      # shared | unseen (remote bots never see a deal twice)
     concurrency = 2
     output = "club-night"        # relative to this file's folder
 
@@ -37,9 +38,25 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
 
     [referee]
     address = "127.0.0.1:0"      # where the in-process referee listens
+    # tls_cert = "server.pem"    # its certificate and key (TLS); with tls_client_ca,
+    # tls_key = "server.key"     #   bots must show a certificate signed by that CA
+    # tls_client_ca = "bots-ca.pem"
+    # insecure = false           # true: plaintext on an address other machines reach
     # server = "10.0.0.5:50051"  # or: use this running `referee serve` instead
+    # organiser_token_file = "token"   # its organiser token (referee serve prints the path)
+    # organiser_address = "10.0.0.5:50052"  # its organiser listener, if it has its own
+    # ca_file = "ca.pem"         # clients (this process's, and spawned bots through
+    # client_cert = "me.pem"     #   {ca_file} {client_cert} {client_key} and
+    # client_key = "me.key"      #   PUSOY_TLS_CA ...): trust this CA, show this cert
+    # server_name = "referee.example"  # the name to check in the referee's certificate
     lobby_wait_s = 60
     verify_logs = true
+
+    [execution]                  # where matches are played
+    backend = "local"            # local (this process) | ray (tasks on a Ray cluster)
+    # address = "auto"           # ray: "auto", a cluster's host:port, or unset for a local Ray
+    cpus_per_match = 1           # ray: CPUs a match task asks for
+    max_attempts = 3             # ray: plays of a match whose node dies before it is lost
 
     [sprt]                       # gauntlet only: stop once the hero is shown better or not
     baseline = "old"             # the bot the hero is compared with
@@ -49,6 +66,26 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
     beta = 0.05                  # false negative rate
     min_groups = 10              # no decision before this many deal groups
 
+    [sandbox]                    # spawned bots (referee.sandbox, referee.tournament.isolation)
+    enabled = "auto"             # auto | true | false
+    memory_mb = 1024
+    cpu_s = 0                    # 0: no limit
+    processes = 128
+    open_files = 1024
+    tmp_mb = 64
+    stderr_kb = 1024
+    read_only = []
+    own_cores = "auto"           # auto | true | false
+    cpu_cores = 0                # 0: no quota
+
+    [disqualify]                 # referee.tournament.disqualify; all off by default
+    crashes = 0
+    breaches = 0
+    fault_rate = 0.0
+    faulty_turns = 3
+    min_matches = 4
+    replacement = "random"       # random | greedy | forfeit
+
     [[bot]]
     name = "greedy"
     builtin = "greedy"
@@ -56,6 +93,8 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
     [[bot]]
     name = "mine"
     command = "{python} my_bot.py --address {address} --token {token}"
+    limits = { memory_mb = 2048 }  # over [sandbox]'s
+    read_only = ["data"]
 
     [[bot]]
     name = "plain"
@@ -95,6 +134,8 @@ from referee.match.settings import (
     settings_from_request,
 )
 from referee.rules import OptionsError, Rules
+from referee.sandbox.limits import LIMIT_FIELDS, Limits
+from referee.server.tls import ClientTls, ServerTls
 from referee.stdio import bridge_argv
 from referee.table.bots import (
     PLACEHOLDERS,
@@ -109,6 +150,7 @@ DEFAULT_MATCH_TIMEOUT_S = 1800.0
 DEFAULT_ADDRESS = "127.0.0.1:0"
 DEFAULT_LOBBY_WAIT_S = 60.0
 DEFAULT_SPRT_MIN_GROUPS = 10
+DEFAULT_MAX_ATTEMPTS = 3
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 _PLACEHOLDER_RE = re.compile(r"\{(\w*)\}")
 _E = TypeVar("_E", bound=enum.StrEnum)
@@ -149,6 +191,15 @@ class Seatings(enum.StrEnum):
         return {"rotations": 4, "permutations": 24, "none": 1}[self.value]
 
 
+class Backend(enum.StrEnum):
+    """Where a tournament's matches are played (``referee.tournament.backends``)."""
+
+    LOCAL = "local"
+    """At tables in this process, with the tournament's own referee."""
+    RAY = "ray"
+    """As Ray tasks on a cluster: each task runs a referee and the match's bots."""
+
+
 class BotKind(enum.StrEnum):
     BUILTIN = "builtin"
     COMMAND = "command"
@@ -169,6 +220,10 @@ class BotConfig:
     key: str = dataclasses.field(default="", repr=False)
     max_matches: int = 0
     """Remote bots: the organiser's limit on matches at once (0: the bot's own)."""
+    limits: tuple[tuple[str, float], ...] = ()
+    """Command bots: its own sandbox limits, over the ``[sandbox]`` ones."""
+    read_only: tuple[Path, ...] = ()
+    """Command bots: more paths its sandbox may read, besides its folder."""
 
     def table_bot(self) -> BuiltinBot | CommandBot | RemoteBot:
         """The bot as a table seats it."""
@@ -187,6 +242,10 @@ class BotConfig:
             out["argv"] = list(self.argv)
             out["env"] = dict(self.env)
             out["cwd"] = str(self.cwd) if self.cwd is not None else None
+            if self.limits:  # only when given, so older tournaments keep their hash
+                out["limits"] = dict(self.limits)
+            if self.read_only:
+                out["read_only"] = [str(p) for p in self.read_only]
         return out
 
 
@@ -218,6 +277,134 @@ class RefereeConfig:
     without them (their seats then get default actions until they connect)."""
     verify_logs: bool = True
     """Re-check each match log (``referee verify``) as the match ends."""
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_client_ca: Path | None = None
+    """The in-process referee's TLS certificate and key, and the CA of client
+    certificates (mutual TLS)."""
+    insecure: bool = False
+    """Let the in-process referee serve plaintext on an address other machines reach."""
+    organiser_token_file: Path | None = None
+    """The token of ``server`` (``referee serve`` prints where it is)."""
+    organiser_address: str = ""
+    """``server``'s organiser listener, when it has one of its own."""
+    ca_file: Path | None = None
+    client_cert: Path | None = None
+    client_key: Path | None = None
+    server_name: str = ""
+    """How this process's clients (and spawned bots) check the referee's certificate,
+    and the certificate they show for mutual TLS."""
+
+    @property
+    def client_tls(self) -> ClientTls | None:
+        """TLS for clients of the referee, or None for plaintext."""
+        if not (self.ca_file or self.client_cert or self.tls_cert):
+            return None
+        return ClientTls(self.ca_file, self.client_cert, self.client_key, self.server_name)
+
+    @property
+    def server_tls(self) -> ServerTls | None:
+        if self.tls_cert is None or self.tls_key is None:
+            return None
+        return ServerTls(self.tls_cert, self.tls_key, self.tls_client_ca)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ExecutionConfig:
+    """Where matches are played. Not part of the tournament's identity: a tournament
+    started on one backend may be resumed on the other (same seeds, same results)."""
+
+    backend: Backend = Backend.LOCAL
+    address: str | None = None
+    """Ray: ``auto`` (the cluster this machine belongs to), a cluster's ``host:port``,
+    or None for a Ray started by the tournament on this machine alone."""
+    cpus_per_match: float = 1.0
+    """Ray: the CPUs each match task asks for (its referee and its bots)."""
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    """Ray: how often a match whose node dies is played (from scratch) before the
+    tournament stops, the cluster being unusable."""
+
+
+class SandboxMode(enum.StrEnum):
+    AUTO = "auto"
+    """Sandbox spawned bots where this machine can, else say why and run them as they are."""
+    ON = "on"
+    """Sandbox them, or refuse to start."""
+    OFF = "off"
+    """Run them as they are (a warning is printed)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SandboxConfig:
+    """``[sandbox]``: how spawned (command) bots are isolated (``referee.sandbox``)."""
+
+    mode: SandboxMode = SandboxMode.AUTO
+    limits: Limits = dataclasses.field(default_factory=Limits)
+    """Every spawned bot's limits unless its own ``limits`` say otherwise."""
+    read_only: tuple[Path, ...] = ()
+    """More paths every sandboxed bot may read."""
+    own_cores: SandboxMode = SandboxMode.AUTO
+    """A core of its own for each bot: auto (when there are enough), on, off."""
+    cpu_cores: float = 0.0
+    """A CPU quota per bot, in cores (0: none); CPU shares are always equal."""
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that change how bots play, when not the defaults."""
+        out: dict[str, Any] = {}
+        if self.limits != Limits():
+            out["limits"] = dataclasses.asdict(self.limits)
+        if self.cpu_cores:
+            out["cpu_cores"] = self.cpu_cores
+        if self.own_cores is not SandboxMode.AUTO:
+            out["own_cores"] = self.own_cores.value
+        return out
+
+
+class Replacement(enum.StrEnum):
+    """Who plays a disqualified bot's seats."""
+
+    RANDOM = "random"
+    GREEDY = "greedy"
+    FORFEIT = "forfeit"
+    """Nobody: the referee plays the seat by default (pass, or the lowest lead)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DisqualifyConfig:
+    """``[disqualify]``: when a bot is out of the tournament (all off by default)."""
+
+    crashes: int = 0
+    """At its this-many-th crash (0: never)."""
+    breaches: int = 0
+    """At its this-many-th sandbox limit breach (0: never)."""
+    fault_rate: float = 0.0
+    """When more than this share of its matches were faulty (0: never)."""
+    faulty_turns: int = 3
+    """Turns played by default for it (timeouts, illegal plays) that make a match faulty;
+    a crash or a breach always does."""
+    min_matches: int = 4
+    """Its fault rate is judged once it has this many matches."""
+    replacement: Replacement = Replacement.RANDOM
+
+    @property
+    def active(self) -> bool:
+        return bool(self.crashes or self.breaches or self.fault_rate)
+
+    def identity(self) -> dict[str, Any]:
+        if not self.active:
+            return {}
+        out = dataclasses.asdict(self)
+        out["replacement"] = self.replacement.value
+        return out
+
+
+class RemoteDeals(enum.StrEnum):
+    """Which deals a remote (unsandboxed) bot is dealt in a duplicate tournament."""
+
+    SHARED = "shared"
+    """Those of its group, like everyone: it sees each deal once per seating."""
+    UNSEEN = "unseen"
+    """Never one it has seen: its seatings of a group take other tables' deals."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -262,6 +449,10 @@ class TournamentConfig:
     referee: RefereeConfig
     sprt: SprtConfig | None = None
     """The gauntlet's sequential test, if any: the tournament stops when it decides."""
+    execution: ExecutionConfig = ExecutionConfig()
+    sandbox: SandboxConfig = SandboxConfig()
+    disqualify: DisqualifyConfig = DisqualifyConfig()
+    remote_deals: RemoteDeals = RemoteDeals.SHARED
 
     def bot(self, name: str) -> BotConfig:
         return next(b for b in self.bots if b.name == name)
@@ -269,6 +460,10 @@ class TournamentConfig:
     @property
     def remote_bots(self) -> tuple[BotConfig, ...]:
         return tuple(b for b in self.bots if b.kind is BotKind.REMOTE)
+
+    def limits_for(self, bot: BotConfig) -> Limits:
+        """A spawned bot's sandbox limits: its own over the ``[sandbox]`` ones."""
+        return self.sandbox.limits.merged(dict(bot.limits))
 
     def tables(self) -> list[tuple[str, str, str, str]]:
         """The tables, each four bot names in configuration order."""
@@ -307,12 +502,18 @@ class TournamentConfig:
         """Everything that decides which matches are played and how, as plain JSON.
 
         Left out on purpose: the name, concurrency, output folder, listen address, lobby
-        wait, log verification and remote bots' keys, which may change between runs.
+        wait, log verification, the execution backend and remote bots' keys, which may
+        change between runs.
         """
+        rules = {"profile": self.rules.profile, **self.rules.options()}
+        if not rules["max_hands"]:
+            # Unset (the referee's cap applies): left out, so that folders started before
+            # the option existed still resume.
+            del rules["max_hands"]
         identity: dict[str, Any] = {
             "version": IDENTITY_VERSION,
             "bots": [b.identity() for b in self.bots],
-            "rules": {"profile": self.rules.profile, **self.rules.options()},
+            "rules": rules,
             "format": self.format.value,
             "rounds": self.rounds,
             "hero": self.hero,
@@ -326,6 +527,15 @@ class TournamentConfig:
                 "match_timeout_s": self.time.match_timeout_s,
             },
             "faults": dataclasses.asdict(self.faults),
+            # Newer sections only when they differ from the defaults, so that a
+            # tournament started before they existed keeps its hash and resumes.
+            **({"sandbox": sb} if (sb := self.sandbox.identity()) else {}),
+            **({"disqualify": dq} if (dq := self.disqualify.identity()) else {}),
+            **(
+                {"remote_deals": self.remote_deals.value}
+                if self.remote_deals is not RemoteDeals.SHARED
+                else {}
+            ),
         }
         if self.sprt is not None:
             # Only when set, so that the identity of a tournament without one is unchanged.
@@ -451,6 +661,9 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     f = top.table("faults")
     ref = top.table("referee")
     sp = top.table("sprt") if top.has("sprt") else None
+    ex = top.table("execution")
+    sb = top.table("sandbox")
+    dq = top.table("disqualify")
     raw_bots = top.raw("bot")
     top.done()
 
@@ -478,6 +691,9 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     has_rounds, has_matches = t.has("rounds"), t.has("matches")
     rounds = t.whole("rounds", 1, low=1)
     wanted = t.whole("matches", 0, low=1)
+    remote_deals = _enum(
+        RemoteDeals, t.text("remote_deals", "shared") or "", "tournament.remote_deals"
+    )
     t.done()
 
     if len(bots) < 4:
@@ -523,17 +739,66 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         ),
     )
     f.done()
+
+    def file(key: str) -> Path | None:
+        text = ref.text(key)
+        if text is None:
+            return None
+        path = base / text
+        if not path.is_file():
+            raise ConfigError(f"referee.{key}", f"no such file: {path}")
+        return path
+
     referee = RefereeConfig(
         address=ref.text("address", DEFAULT_ADDRESS) or DEFAULT_ADDRESS,
         server=ref.text("server", "") or "",
         lobby_wait_s=ref.number("lobby_wait_s", DEFAULT_LOBBY_WAIT_S),
         verify_logs=ref.flag("verify_logs", True),
+        tls_cert=file("tls_cert"),
+        tls_key=file("tls_key"),
+        tls_client_ca=file("tls_client_ca"),
+        insecure=ref.flag("insecure", False),
+        organiser_token_file=file("organiser_token_file"),
+        organiser_address=ref.text("organiser_address", "") or "",
+        ca_file=file("ca_file"),
+        client_cert=file("client_cert"),
+        client_key=file("client_key"),
+        server_name=ref.text("server_name", "") or "",
     )
     ref.done()
+    if (referee.tls_cert is None) != (referee.tls_key is None):
+        raise ConfigError("referee.tls_cert", "tls_cert and tls_key go together")
+    if referee.tls_client_ca and not referee.tls_cert:
+        raise ConfigError("referee.tls_client_ca", "mutual TLS needs tls_cert and tls_key")
+    if (referee.client_cert is None) != (referee.client_key is None):
+        raise ConfigError("referee.client_cert", "client_cert and client_key go together")
+    if referee.tls_cert and not referee.ca_file:
+        raise ConfigError(
+            "referee.ca_file",
+            "with tls_cert, name the CA that signed it: the tournament's own clients "
+            "(built-in bots, the organiser) check the referee's certificate against it",
+        )
+    if referee.tls_client_ca and not referee.client_cert:
+        raise ConfigError(
+            "referee.client_cert",
+            "with tls_client_ca, give the certificate the tournament's own clients show",
+        )
+    if referee.server and referee.tls_cert:
+        raise ConfigError(
+            "referee.tls_cert", "is for the tournament's own referee, not for a server"
+        )
+    if referee.server and not referee.organiser_token_file:
+        raise ConfigError(
+            "referee.organiser_token_file",
+            "a running referee server needs its organiser token (the file `referee "
+            "serve` names when it starts)",
+        )
     if ":" not in referee.address:
         raise ConfigError("referee.address", f"should be host:port, got {referee.address!r}")
     if referee.server and ":" not in referee.server:
         raise ConfigError("referee.server", f"should be host:port, got {referee.server!r}")
+    sandbox = _parse_sandbox(sb, base)
+    disqualify = _parse_disqualify(dq)
     remote = [b.name for b in bots if b.kind is BotKind.REMOTE]
     if referee.server and remote:
         raise ConfigError(
@@ -543,6 +808,13 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         )
 
     sprt = _parse_sprt(sp, fmt, hero, names) if sp is not None else None
+    execution = _parse_execution(ex, referee, remote)
+    if execution.backend is Backend.RAY and sandbox.mode is SandboxMode.ON:
+        raise ConfigError(
+            "sandbox.enabled",
+            'bots on Ray workers are not sandboxed yet: use backend = "local" for a '
+            'sandboxed tournament, or sandbox.enabled = "auto" to run them as they are',
+        )
 
     config = TournamentConfig(
         source=Path(source),
@@ -561,6 +833,10 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         faults=faults,
         referee=referee,
         sprt=sprt,
+        execution=execution,
+        sandbox=sandbox,
+        disqualify=disqualify,
+        remote_deals=remote_deals,
     )
     if has_rounds and has_matches:
         raise ConfigError("tournament.matches", "give either rounds or matches, not both")
@@ -604,6 +880,129 @@ def _parse_sprt(sp: _Table, fmt: Format, hero: str, names: Sequence[str]) -> Spr
         if not 0 < value < 0.5:
             raise ConfigError(f"sprt.{key}", f"should be between 0 and 0.5, got {value:g}")
     return SprtConfig(baseline, delta1, delta0, alpha, beta, min_groups)
+
+
+def _parse_execution(ex: _Table, referee: RefereeConfig, remote: Sequence[str]) -> ExecutionConfig:
+    backend = _enum(Backend, ex.text("backend", Backend.LOCAL.value) or "", "execution.backend")
+    address = ex.text("address")
+    cpus = ex.number("cpus_per_match", 1.0)
+    attempts = ex.whole("max_attempts", DEFAULT_MAX_ATTEMPTS, low=1, high=100)
+    ex.done()
+    if backend is Backend.LOCAL:
+        for key in ("address", "cpus_per_match", "max_attempts"):
+            if ex.has(key):
+                raise ConfigError(f"execution.{key}", 'only for backend = "ray"')
+        return ExecutionConfig()
+    if (
+        address is not None
+        and address != "auto"
+        and not re.fullmatch(r"[\w.\-\[\]:]+:\d+", address)
+    ):
+        raise ConfigError(
+            "execution.address",
+            f'should be "auto" or a Ray cluster\'s host:port, got {address!r} (leave it out '
+            "for a Ray started by the tournament)",
+        )
+    if cpus <= 0:
+        raise ConfigError("execution.cpus_per_match", "should be more than 0")
+    if remote:
+        raise ConfigError(
+            "execution.backend",
+            f"remote bots ({', '.join(remote)}) join the lobby of the tournament's own referee, "
+            'which only the local backend has: use backend = "local", or give them a command',
+        )
+    if referee.server:
+        raise ConfigError(
+            "execution.backend",
+            "with Ray each match task runs its own referee: leave out referee.server",
+        )
+    if not referee.verify_logs:
+        raise ConfigError(
+            "referee.verify_logs",
+            "logs played on Ray workers are always verified when they arrive: leave it out",
+        )
+    return ExecutionConfig(Backend.RAY, address, cpus, attempts)
+
+
+_LIMIT_RANGES: dict[str, tuple[int, int]] = {
+    "memory_mb": (16, 1 << 20),
+    "processes": (1, 100_000),
+    "open_files": (16, 1 << 20),
+    "tmp_mb": (1, 1 << 20),
+    "stderr_kb": (1, 1 << 20),
+}
+
+
+def _parse_limits(t: _Table, keys: Sequence[str]) -> dict[str, float]:
+    """The limits among ``keys`` that the table sets."""
+    out: dict[str, float] = {}
+    for key in keys:
+        if not t.has(key):
+            continue
+        if key == "cpu_s":
+            out[key] = t.number(key, 0.0)
+        else:
+            low, high = _LIMIT_RANGES[key]
+            out[key] = t.whole(key, 0, low=low, high=high)
+    return out
+
+
+def _paths(t: _Table, key: str, base: Path) -> tuple[Path, ...]:
+    raw = t.raw(key)
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(x, str) and x for x in raw):
+        raise ConfigError(t._at(key), "should be a list of paths")
+    out = []
+    for text in raw:
+        path = (base / text).resolve()
+        if not path.exists():
+            raise ConfigError(t._at(key), f"{path} does not exist")
+        out.append(path)
+    return tuple(out)
+
+
+def _mode(t: _Table, key: str) -> SandboxMode:
+    raw = t.raw(key)
+    if raw is None or raw == "auto":
+        return SandboxMode.AUTO
+    if isinstance(raw, bool):
+        return SandboxMode.ON if raw else SandboxMode.OFF
+    raise ConfigError(t._at(key), f'should be true, false or "auto", got {raw!r}')
+
+
+def _parse_sandbox(t: _Table, base: Path) -> SandboxConfig:
+    limits = Limits().merged(_parse_limits(t, LIMIT_FIELDS))
+    config = SandboxConfig(
+        mode=_mode(t, "enabled"),
+        limits=limits,
+        read_only=_paths(t, "read_only", base),
+        own_cores=_mode(t, "own_cores"),
+        cpu_cores=t.number("cpu_cores", 0.0),
+    )
+    if config.cpu_cores and config.cpu_cores < 0.01:
+        raise ConfigError("sandbox.cpu_cores", "should be 0 (no quota) or at least 0.01")
+    t.done()
+    return config
+
+
+def _parse_disqualify(t: _Table) -> DisqualifyConfig:
+    replacement = _enum(
+        Replacement, t.text("replacement", "random") or "", "disqualify.replacement"
+    )
+    rate = t.number("fault_rate", 0.0)
+    if rate >= 1:
+        raise ConfigError("disqualify.fault_rate", f"should be below 1, got {rate}")
+    config = DisqualifyConfig(
+        crashes=t.whole("crashes", 0, high=1_000_000),
+        breaches=t.whole("breaches", 0, high=1_000_000),
+        fault_rate=rate,
+        faulty_turns=t.whole("faulty_turns", 3, low=1, high=1_000_000),
+        min_matches=t.whole("min_matches", 4, low=1, high=1_000_000),
+        replacement=replacement,
+    )
+    t.done()
+    return config
 
 
 def _enum(kind: type[_E], text: str, where: str) -> _E:
@@ -676,6 +1075,12 @@ def _parse_bots(raw: Any, base: Path) -> list[BotConfig]:
         kinds = [k for k in ("builtin", "command", "stdio", "key") if b.has(k)]
         if len(kinds) != 1:
             raise ConfigError(where, "give exactly one of builtin, command, stdio or key")
+        if kinds[0] not in ("command", "stdio"):
+            for key in ("limits", "read_only"):
+                if b.has(key):
+                    raise ConfigError(
+                        f"{where}.{key}", "only spawned (command, stdio) bots run in a sandbox"
+                    )
         if kinds[0] == "builtin":
             builtin = b.text("builtin") or ""
             if builtin not in BUILTIN_BOTS:
@@ -739,7 +1144,18 @@ def _parse_command(
     _check_program(argv, cwd, f"{where}.{kind}")
     if kind == "stdio":
         argv = bridge_argv(argv, name="{name}", python="{python}")
-    return BotConfig(name, BotKind.COMMAND, argv=tuple(argv), env=tuple(sorted(env)), cwd=cwd)
+    limits_table = b.table("limits")
+    limits = _parse_limits(limits_table, LIMIT_FIELDS)
+    limits_table.done()
+    return BotConfig(
+        name,
+        BotKind.COMMAND,
+        argv=tuple(argv),
+        env=tuple(sorted(env)),
+        cwd=cwd,
+        limits=tuple(sorted(limits.items())),
+        read_only=_paths(b, "read_only", base),
+    )
 
 
 def _check_program(argv: Sequence[str], cwd: Path, where: str) -> None:
@@ -752,12 +1168,19 @@ def _check_program(argv: Sequence[str], cwd: Path, where: str) -> None:
 __all__ = [
     "BUILTIN_BOTS",
     "PLACEHOLDERS",
+    "Backend",
     "BotConfig",
     "BotKind",
     "ConfigError",
+    "DisqualifyConfig",
+    "ExecutionConfig",
     "FaultConfig",
     "Format",
     "RefereeConfig",
+    "RemoteDeals",
+    "Replacement",
+    "SandboxConfig",
+    "SandboxMode",
     "Seatings",
     "SprtConfig",
     "TimeConfig",

@@ -11,6 +11,10 @@ wait for the end, stop the bots, collect the log), then records the result:
 2. its line is appended to results.jsonl (fsynced) and its rows to results.csv;
 3. standings.json and standings.csv are rewritten (atomically).
 
+With ``[execution] backend = "ray"`` the matches are played by Ray tasks on a cluster
+instead (``referee.tournament.backends``): the same table code runs on a worker, and the
+log it sends back is written to ``logs/``, verified and recorded here exactly as above.
+
 Only results.jsonl is trusted on resume; results.csv and the standings are rebuilt from
 it. Log verification, the one costly step, runs in a worker process so that the event
 loop, which hosts the referee and the built-in bots, keeps serving the other matches.
@@ -19,14 +23,21 @@ A director killed at any point loses at most the matches that were being played:
 next run with the same configuration and folder, ``prepare`` drops their partial logs,
 kills the bot processes the dead run left (``ProcessLedger``), and plays them again;
 matches with a results line are never played twice.
+
+Fair play (issue 10) has two hooks here, each in its own module: the sandboxes of the
+spawned bots (``referee.tournament.isolation``, handed to every table) and the
+disqualification policy (``referee.tournament.disqualify``: who sits in a seat, and
+after each match whether a bot is out).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import json
 import multiprocessing
+import os
 import shutil
 import sys
 import tempfile
@@ -43,17 +54,29 @@ import structlog
 from referee.log.summary import SeatSummary
 from referee.log.verify import verify_log
 from referee.rules import new_seed
+from referee.server.auth import TokenError, load_or_create_token
 from referee.server.lobby import Lobby
-from referee.table.bots import Seat
+from referee.table.bots import EmptySeat, Seat
 from referee.table.procs import ProcessLedger
 from referee.table.referees import (
     LocalReferee,
     Referee,
     RefereeUnavailable,
     ServerReferee,
+    state_signer,
 )
-from referee.table.table import BOT_EXIT_GRACE_S, BotExit, Table
-from referee.tournament.config import TournamentConfig, identity_changes
+from referee.table.table import BOT_EXIT_GRACE_S, BotExit, SeatReport, Table
+from referee.tournament.backends import MatchJob, RayBackend, RayNotInstalled, require_ray
+from referee.tournament.config import (
+    Backend,
+    RemoteDeals,
+    SandboxMode,
+    Seatings,
+    TournamentConfig,
+    identity_changes,
+)
+from referee.tournament.disqualify import Disqualifier
+from referee.tournament.isolation import Isolation, SandboxUnavailable
 from referee.tournament.progress import Counts, Progress
 from referee.tournament.ratings import (
     PAIRWISE_UNIT,
@@ -117,9 +140,30 @@ class Plan:
     test: SequentialTest | None
 
 
-def _log_verifies(path: str) -> bool:
-    """Runs in the verification worker."""
-    return verify_log(Path(path)).ok
+def _remote_warnings(config: TournamentConfig) -> list[str]:
+    """Remote bots run outside any sandbox: say what that means for duplicate deals."""
+    remote = [b.name for b in config.remote_bots]
+    if not remote or config.seatings is Seatings.NONE:
+        return []
+    if config.remote_deals is RemoteDeals.UNSEEN:
+        return [
+            f"remote bots ({', '.join(remote)}) are not sandboxed; they are dealt only deals "
+            'they have not seen (remote_deals = "unseen"), so the luck of the cards does '
+            "not cancel out within their groups"
+        ]
+    return [
+        f"remote bots ({', '.join(remote)}) are not sandboxed and see each deal of their "
+        f"groups {config.seatings.per_group} times: they can remember it and know every "
+        'hand in the later matches of a group. Set [tournament] remote_deals = "unseen" '
+        "to deal them only deals they have not seen"
+    ]
+
+
+def _log_verifies(path: str, public_key: str = "") -> bool:
+    """Runs in the verification worker: the rules, and the signature of ``public_key``
+    (base64) when given."""
+    key = base64.b64decode(public_key) if public_key else None
+    return verify_log(Path(path), key).ok
 
 
 def _now() -> str:
@@ -138,6 +182,18 @@ def _result_of(spec: MatchSpec, **outcome: Any) -> MatchResult:
         seed=spec.seed,
         **outcome,
     )
+
+
+def _sandbox_fields(seat: SeatReport) -> dict[str, Any]:
+    """A seat's result fields from what its sandbox measured (none when it had none)."""
+    out: dict[str, Any] = {}
+    if seat.sandbox is not None:
+        out["breach"] = seat.sandbox.breach.value if seat.sandbox.breach else ""
+        out["cpu_s"] = seat.sandbox.cpu_s
+        out["memory_mb"] = seat.sandbox.memory_peak_mb
+    if seat.turns_cpu_ms is not None:
+        out["cpu_turns_ms"], out["cpu_turn_max_ms"] = seat.turns_cpu_ms
+    return out
 
 
 class Tournament:
@@ -159,6 +215,8 @@ class Tournament:
         self.progress = progress or Progress(sys.stderr, tty=False)
         self.address = ""
         """The referee's address once it is listening (remote bots connect there)."""
+        self.public_key = ""
+        """The key the referee signs logs with (base64), once it is started."""
         self.ready = asyncio.Event()
         self.master_seed = ""
         self.schedule: list[MatchSpec] = []
@@ -177,6 +235,14 @@ class Tournament:
         self._wake = asyncio.Event()
         self._prepared = False
         self._pool: ProcessPoolExecutor | None = None
+        self._ray: RayBackend | None = None
+        """The Ray backend, when matches are played on a cluster; None: at tables here."""
+        self.isolation = Isolation(config, self.folder, self.concurrency)
+        """hook: the spawned bots' sandboxes (each table gets it)."""
+        self.disqualifier = Disqualifier(config.disqualify)
+        """hook: who sits in a disqualified bot's seat; who is out after each match."""
+        self.warnings: list[str] = []
+        """To print before the first match (``preflight``)."""
 
     # -- before anything starts ---------------------------------------------------
 
@@ -187,6 +253,7 @@ class Tournament:
         else altogether)."""
         cfg = self.config
         folder = self.folder
+        self.warnings = self.preflight()  # before the folder is touched
         state_path = folder / "tournament.json"
         identity = cfg.identity()
         digest = cfg.identity_hash()
@@ -225,7 +292,10 @@ class Tournament:
             for path in logs.glob("*.jsonl"):
                 if path.stem not in self.results:
                     path.unlink()
+            for path in logs.glob("*.jsonl.part"):  # a log from a worker, half written
+                path.unlink()
         self.pending = [s for s in self.schedule if s.match_id not in self.results]
+        self.disqualifier.replay(loaded)
         self.test = for_schedule(cfg, self.schedule, loaded)
         if self.test is not None and self.test.decision is not None:
             self.pending = []  # decided in an earlier run: the tournament is over
@@ -272,25 +342,41 @@ class Tournament:
         if any(r.match_id not in ids for r in loaded):
             raise TournamentError(f"{self.files.jsonl_path} lists matches not in the schedule")
 
+    def preflight(self) -> list[str]:
+        """hook: the warnings to print before anything starts (remote bots and duplicate
+        deals, a sandbox that cannot work here); TournamentError when the configuration
+        requires what this machine cannot do. Touches no file."""
+        if self.config.execution.backend is Backend.RAY:
+            if self.config.sandbox.mode is SandboxMode.OFF:
+                return []
+            return ["bots on Ray workers run without the sandbox (not supported there yet)"]
+        try:
+            return _remote_warnings(self.config) + self.isolation.check()
+        except SandboxUnavailable as exc:
+            raise TournamentError(str(exc)) from None
+
     # -- hook: --dry-run -----------------------------------------------------------
 
     async def dry_run(self) -> Plan:
         """Every check a run makes before its first match, changing nothing: the folder
         against the configuration (the resume identity check), the recorded results
-        against the schedule, and the referee (its listen address can be bound, or the
-        referee server answers). Raises TournamentError like ``prepare`` and ``run``."""
+        against the schedule, the referee (its listen address can be bound, or the
+        referee server answers), and the sandbox (``preflight``, whose warnings it keeps).
+        Raises TournamentError like ``prepare`` and ``run``."""
+        self.warnings = self.preflight()
         state = self._check_folder()
         seed = str(state["master_seed"]) if state is not None else self.config.seed or "dry-run"
         schedule = build_schedule(self.config, seed)
         loaded = self.files.read() if state is not None else []
         self._check_recorded(loaded, {s.match_id for s in schedule})
         test = for_schedule(self.config, schedule, loaded)
+        if self.config.execution.backend is Backend.RAY:
+            try:
+                require_ray()
+            except RayNotInstalled as exc:
+                raise TournamentError(str(exc)) from None
         with tempfile.TemporaryDirectory(prefix="referee-dry-run-") as scratch:
-            referee: Referee = (
-                ServerReferee(self.config.referee.server)
-                if self.config.referee.server
-                else LocalReferee(self.listen, Path(scratch))
-            )
+            referee = self._make_referee(Path(scratch) / "logs", Path(scratch) / "state")
             try:
                 await referee.start()
             except RefereeUnavailable as exc:
@@ -307,6 +393,28 @@ class Tournament:
             test=test,
         )
 
+    def _make_referee(self, log_dir: Path, state_dir: Path) -> Referee:
+        """The referee server named by the config (with its organiser token), or one in
+        this process that logs to ``log_dir`` and keeps its signing key in ``state_dir``."""
+        ref = self.config.referee
+        if not ref.server:
+            return LocalReferee(
+                self.listen,
+                log_dir,
+                state_dir,
+                tls=ref.server_tls,
+                insecure=ref.insecure,
+                bot_listen=self.isolation.listen_addresses(),
+            )
+        assert ref.organiser_token_file is not None  # the config requires it
+        try:
+            token, _ = load_or_create_token(ref.organiser_token_file)
+        except TokenError as exc:
+            raise TournamentError(str(exc)) from None
+        return ServerReferee(
+            ref.server, token, organiser_address=ref.organiser_address, tls=ref.client_tls
+        )
+
     # -- the run ------------------------------------------------------------------
 
     async def run(self) -> TournamentSummary:
@@ -315,15 +423,22 @@ class Tournament:
             self.prepare()
         started = time.monotonic()
         played_before = self.counts.done
-        if self.config.referee.server:
-            self.referee = ServerReferee(self.config.referee.server)
-        else:
-            self.referee = LocalReferee(self.listen, self.work / "referee")
+        if self.config.execution.backend is Backend.RAY:
+            await self._run_on_ray()
+            return self._summary(started, played_before)
+        self.referee = self._make_referee(self.work / "referee", self.folder / "state")
         try:
             await self.referee.start()
-        except RefereeUnavailable as exc:
+            await self.isolation.start(self.referee.address, local=not self.config.referee.server)
+        except (RefereeUnavailable, OSError) as exc:
+            await self.isolation.close()
             raise TournamentError(str(exc)) from None
         self.address = self.referee.address
+        self.public_key = self.referee.public_key
+        if self.public_key:
+            write_atomic(self.folder / "signing-key.pub", self.public_key + "\n", sync=False)
+        for warning in self.warnings:
+            self.progress.message(f"warning: {warning}")
         lobby = self.referee.lobby
         if lobby is not None:
             lobby.tournament = self.config.name
@@ -357,6 +472,62 @@ class Tournament:
             if lobby is not None:
                 lobby.close("the tournament is over")
             await self.referee.stop()
+            if self.referee.metrics is not None:  # this run's figures, as /metrics has them
+                self.referee.metrics.write(self.folder / "metrics.prom")
+            await self.isolation.close()
+        return self._summary(started, played_before)
+
+    async def _run_on_ray(self) -> None:
+        """``run`` with the Ray backend: no referee here (each task runs its own), no
+        lobby (refused by the configuration); the same dispatch and recording."""
+        execution = self.config.execution
+        try:
+            # The workers' referees sign with keys of their own; each log is signed again
+            # with the tournament's key when it arrives, as a local run signs it.
+            signer = state_signer(self.folder / "state")
+        except RefereeUnavailable as exc:
+            raise TournamentError(str(exc)) from None
+        self.public_key = signer.public_key_text
+        write_atomic(self.folder / "signing-key.pub", self.public_key + "\n", sync=False)
+        self._ray = RayBackend(execution, on_retry=self._retry_notice, signer=signer)
+        try:
+            if self.pending:  # nothing left to play: no cluster needed
+                self._ray.start()
+        except (RayNotInstalled, RefereeUnavailable) as exc:
+            raise TournamentError(str(exc)) from None
+        self.files.open()
+        if self.pending:
+            # Every log of the cluster is verified here: with no referee or bots in this
+            # process, each core can verify one (a cluster's logs arrive faster than one
+            # process verifies them: about 0.1 s a one-hand log).
+            self._pool = ProcessPoolExecutor(
+                max(1, os.cpu_count() or 1), mp_context=multiprocessing.get_context("spawn")
+            )
+        self.ready.set()
+        ticker = asyncio.create_task(self._tick(), name="progress")
+        where = execution.address or "a Ray started on this machine"
+        self.progress.message(f"playing matches on Ray ({where})")
+        try:
+            await self._dispatch(None)
+        except RefereeUnavailable as exc:
+            raise TournamentError(
+                f"{exc}. The matches finished so far are saved: run the same command again "
+                "(with a cluster that answers) to play the rest."
+            ) from None
+        finally:
+            ticker.cancel()
+            self.files.close()
+            if self._pool is not None:
+                self._pool.shutdown(cancel_futures=True)
+                self._pool = None
+            self._ray.stop()
+
+    def _retry_notice(self, match_id: str, why: str, attempt: int) -> None:
+        self.progress.message(
+            f"{match_id}: {why}; playing it again from scratch (attempt {attempt})"
+        )
+
+    def _summary(self, started: float, played_before: int) -> TournamentSummary:
         final = self._write_standings(final=True)
         self.progress.close(self.counts, final[0] if final else None)
         return TournamentSummary(
@@ -434,6 +605,8 @@ class Tournament:
         for i, spec in enumerate(queue):
             ready = True
             for name in self._remote_names(spec):
+                if name in self.disqualifier.out:
+                    continue  # hook: its replacement plays, nothing to wait for
                 bot = lobby.bot(name)
                 if bot.connection is not None:
                     ready = self._remote_busy[name] < bot.capacity
@@ -453,24 +626,47 @@ class Tournament:
     async def _play(self, spec: MatchSpec) -> MatchResult:
         """Play one match to its end; never raises but CancelledError."""
         started, t0 = _now(), time.monotonic()
-        referee = self.referee
-        assert referee is not None
-        table = Table(
-            referee,
-            on_exit=self._bot_exit_notice(spec),
-            ledger=self.ledger,
-            exit_grace_s=BOT_EXIT_GRACE_S,
-        )
-        seats = [Seat(name, self.config.bot(name).table_bot()) for name in spec.bots]
+        seats = [self._seat_of(name) for name in spec.bots]
+        replaced = [self.disqualifier.replacement_name(name) for name in spec.bots]
+        settings = self.config.match_settings(spec.seed, spec.bots)
+        log_path = self.folder / "logs" / f"{spec.match_id}.jsonl"
+        table: Table | None = None
+        retries: tuple[str, ...] = ()
         try:
-            report = await table.play(
-                self.config.match_settings(spec.seed, spec.bots),
-                seats,
-                label=spec.match_id,
-                log_path=lambda _: self.folder / "logs" / f"{spec.match_id}.jsonl",
-                stderr_path=lambda _, seat, name: self._stderr_path(spec, seat, name),
-                time_limit_s=self.config.time.match_timeout_s,
-            )
+            if self._ray is not None:
+                job = MatchJob(
+                    spec.match_id, settings, tuple(seats), self.config.time.match_timeout_s
+                )
+                arrived = await self._ray.play(
+                    job,
+                    log_path=log_path,
+                    stderr_path=lambda seat, name: self._stderr_path(spec, seat, name),
+                )
+                report, retries = arrived.report, arrived.retries
+                notice = self._bot_exit_notice(spec)
+                for seat in report.seats:
+                    if seat.exit is not None:
+                        notice(seat.exit)  # told on arrival: the worker cannot tell at once
+            else:
+                assert self.referee is not None
+                table = Table(
+                    self.referee,
+                    on_exit=self._bot_exit_notice(spec),
+                    ledger=self.ledger,
+                    exit_grace_s=BOT_EXIT_GRACE_S,
+                    tls=self.config.referee.client_tls,
+                    sandbox=self.isolation if self.isolation.active else None,
+                )
+                report = await table.play(
+                    settings,
+                    seats,
+                    label=spec.match_id,
+                    log_path=lambda _: log_path,
+                    stderr_path=lambda _, seat, name: self._stderr_path(spec, seat, name),
+                    time_limit_s=self.config.time.match_timeout_s,
+                )
+            # The log is in logs/, signed with the tournament's key, whichever backend
+            # played it; it is verified here (signature included) and recorded by _record.
             verify = self.config.referee.verify_logs
             verified = await self._verify(report.log_path) if verify else None
             return _result_of(
@@ -483,6 +679,7 @@ class Tournament:
                 verified=verified,
                 started=started,
                 duration_s=time.monotonic() - t0,
+                retries=retries,
                 seats=tuple(
                     SeatResult(
                         bot=spec.bots[r.seat],
@@ -491,9 +688,13 @@ class Tournament:
                         exit_code=r.exit_code,
                         crash=r.exit.what if r.exit is not None else "",
                         stderr=self._relative(r.stderr_path),
+                        replaced_by=replaced[r.seat],
+                        **_sandbox_fields(r),
                     )
                     for r in report.seats
                 ),
+                final_hash=report.final_hash,
+                signed_by=report.signed_by,
             )
         except (asyncio.CancelledError, RefereeUnavailable):
             raise  # not the match's fault: the tournament stops, and resumes it later
@@ -503,14 +704,23 @@ class Tournament:
                 spec,
                 status=STATUS_FAILED,
                 error=f"{type(exc).__name__}: {exc}",
-                referee_match_id=table.match_id,
+                referee_match_id=table.match_id if table is not None else "",
                 log="",
                 hands=0,
                 verified=None,
                 started=started,
                 duration_s=time.monotonic() - t0,
+                retries=retries,
                 seats=tuple(SeatResult(spec.bots[s], SeatSummary(seat=s)) for s in range(4)),
             )
+
+    def _seat_of(self, name: str) -> Seat:
+        """hook: the seat of a bot, or of its replacement once it is disqualified."""
+        stand_in = self.disqualifier.stand_in(self.config.bot(name))
+        if stand_in is None:
+            reason = f"forfeited: {name} is disqualified ({self.disqualifier.out[name]})"
+            return Seat(name, EmptySeat(reason))
+        return Seat(name, stand_in.table_bot())
 
     def _stderr_path(self, spec: MatchSpec, seat: int, name: str) -> Path:
         return self.folder / "stderr" / spec.match_id / f"seat{seat}-{name}.txt"
@@ -533,15 +743,21 @@ class Tournament:
         if self._pool is not None:
             try:
                 loop = asyncio.get_running_loop()
-                return await loop.run_in_executor(self._pool, _log_verifies, str(path))
+                return await loop.run_in_executor(
+                    self._pool, _log_verifies, str(path), self.public_key
+                )
             except BrokenProcessPool:
                 log.warning("the verification worker died; verifying in-process")
                 self._pool = None
-        return _log_verifies(str(path))
+        return _log_verifies(str(path), self.public_key)
 
     # -- recording ------------------------------------------------------------------
 
     def _record(self, result: MatchResult) -> None:
+        result = self.disqualifier.judge(result)  # hook: is a bot out after this match?
+        for sr in result.seats:
+            if sr.disqualified:
+                self.progress.message(f"{sr.bot} is disqualified: {sr.disqualified}")
         self.files.append(result)
         self.results[result.match_id] = result
         assert self.standings is not None

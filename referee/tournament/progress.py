@@ -12,6 +12,7 @@ import dataclasses
 import time
 from typing import TextIO
 
+from referee.text import printable
 from referee.tournament.ratings import StandingRow
 
 
@@ -83,7 +84,7 @@ class Progress:
         if not force and now - self._last < self.interval:
             return
         self._last = now
-        line = self.status(counts, leader)
+        line = printable(self.status(counts, leader))
         pad = max(0, self._width - len(line))
         self._width = len(line)
         self.out.write("\r" + line + " " * pad)
@@ -94,7 +95,7 @@ class Progress:
         if self.tty:
             self.update(counts, leader)
             return
-        self.out.write(f"{text} [{self.status(counts, leader)}]\n")
+        self.out.write(printable(f"{text} [{self.status(counts, leader)}]") + "\n")
         self.out.flush()
 
     def message(self, text: str) -> None:
@@ -102,7 +103,7 @@ class Progress:
         if self.tty and self._width:
             self.out.write("\r" + " " * self._width + "\r")
             self._width = 0
-        self.out.write(text + "\n")
+        self.out.write(printable(text) + "\n")
         self.out.flush()
 
     def close(self, counts: Counts, leader: StandingRow | None) -> None:

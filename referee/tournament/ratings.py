@@ -12,8 +12,9 @@ happened to end first, on concurrency or on a resume.
 Per bot, besides the rating: matches, wins (first place, shared or not), the average
 place, the average score per hand with a 95% confidence interval (Student's t over the
 bot's hands), and the faults the referee recorded: timeouts, turns defaulted after
-rejected attempts, rejected actions, disconnects, crashes, turns played while absent.
-Bots are ordered by the conservative rating ``mu - 3 sigma`` (the sort key, shown);
+rejected attempts, rejected actions, disconnects, crashes, sandbox limit breaches, turns
+played while absent. Bots are ordered by the conservative rating ``mu - 3 sigma`` (the
+sort key, shown), disqualified bots last;
 each rating has a 95% interval ``mu ± 1.96 sigma``, and a row whose interval overlaps
 the row above is marked: those two are not significantly different.
 
@@ -22,6 +23,9 @@ same deals, one value per deal group in which both played and every match finish
 (``group_scores``), summarised by ``referee.tournament.stats.paired``: mean, 95%
 confidence interval, number of groups, likelihood of superiority. Positive means the
 first bot of the pair did better (fewer penalty points, or more chips).
+
+A seat played by a disqualified bot's replacement counts for nobody: not in the bot's
+statistics, its group's rating event or the head to head.
 """
 
 from __future__ import annotations
@@ -59,8 +63,11 @@ class BotStats:
     disconnects: int = 0
     crashes: int = 0
     absent_turns: int = 0
+    breaches: int = 0
     groups: int = 0
     """Deal groups rated."""
+    disqualified: str = ""
+    """Why the bot was disqualified ("" while it is in)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -92,6 +99,8 @@ class StandingRow:
     crashes: int
     absent_turns: int
     failed: int
+    breaches: int = 0
+    disqualified: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return _finite(dataclasses.asdict(self))
@@ -160,13 +169,15 @@ def group_scores(group: Sequence[MatchResult], scoring: Scoring) -> dict[str, fl
     sign = -1 if scoring is Scoring.PENALTY else 1
     points: dict[str, int] = defaultdict(int)
     hands: dict[str, int] = defaultdict(int)
+    replaced = {sr.bot for r in group for sr in r.seats if sr.replaced_by}
     for r in group:
         for sr in r.seats:
             points[sr.bot] += sum(sr.summary.scores)
             hands[sr.bot] += len(sr.summary.scores)
     if not all(hands.values()):
         return None
-    return {bot: sign * points[bot] / hands[bot] for bot in points}
+    # A disqualified bot's replacement played some of its seats: not its own result.
+    return {bot: sign * points[bot] / hands[bot] for bot in points if bot not in replaced}
 
 
 class Standings:
@@ -189,7 +200,11 @@ class Standings:
     def add(self, result: MatchResult) -> None:
         self.results += 1
         for sr in result.seats:
+            if sr.replaced_by:
+                continue  # its replacement played: not the bot's result
             st = self.stats[sr.bot]
+            st.disqualified = sr.disqualified or st.disqualified
+            st.breaches += bool(sr.breach)
             s = sr.summary
             if not result.finished:
                 st.failed += 1
@@ -225,9 +240,13 @@ class Standings:
         keys: dict[str, tuple[int, int]] = {}
         for r in finished:
             for sr in r.seats:
+                if sr.replaced_by:
+                    continue
                 places, points = keys.get(sr.bot, (0, 0))
                 keys[sr.bot] = (places + sr.summary.place, points + sign * sr.summary.total)
         names = sorted(keys)
+        if len(names) < 2:
+            return
         ranks = [1 + sum(keys[o] < keys[n] for o in names) for n in names]
         teams = [[self.ratings[n]] for n in names]
         rated = self.model.rate(teams, ranks=[float(x) for x in ranks])
@@ -250,7 +269,7 @@ class Standings:
                     high,
                 )
             )
-        rows.sort(key=lambda x: (-x[0], -x[1].mu, x[2].name))
+        rows.sort(key=lambda x: (bool(x[2].disqualified), -x[0], -x[1].mu, x[2].name))
         intervals = [rating_interval(r[1].mu, r[1].sigma) for r in rows]
         marks = overlaps(intervals)
         return [
@@ -277,6 +296,8 @@ class Standings:
                 crashes=st.crashes,
                 absent_turns=st.absent_turns,
                 failed=st.failed,
+                breaches=st.breaches,
+                disqualified=st.disqualified,
             )
             for i, (ordinal, rating, st, mean, low, high) in enumerate(rows)
         ]

@@ -51,6 +51,7 @@ def format_standings(rows: Sequence[StandingRow], scoring: str) -> str:
             "~ its rating interval (mu ± 1.96 sigma) overlaps the one above: "
             "not significantly different"
         )
+    out += [f"disqualified: {r.name} ({r.disqualified})" for r in rows if r.disqualified]
     return "\n".join(out)
 
 
@@ -105,18 +106,19 @@ def referee_program() -> str:
     return f"{shlex.quote(sys.executable)} -m referee.cli"
 
 
-def verify_command(program: str, logs: Path, cwd: Path | None = None) -> str:
-    """A shell command that re-checks every log in ``logs``: the folder quoted, the
-    ``*.jsonl`` left for the shell to expand; relative to ``cwd`` when inside it.
+def verify_command(program: str, folder: Path, cwd: Path | None = None) -> str:
+    """A shell command that re-checks the whole tournament in ``folder``: every log, the
+    schedule, the shared deals of each group (``referee verify --tournament``); the folder
+    quoted, relative to ``cwd`` when inside it.
 
-    >>> verify_command("referee", Path("/home/me/club night/logs"), Path("/home/me"))
-    "referee verify 'club night/logs'/*.jsonl"
+    >>> verify_command("referee", Path("/home/me/club night"), Path("/home/me"))
+    "referee verify --tournament 'club night'"
     """
     here = Path.cwd() if cwd is None else cwd
-    shown = logs
-    if logs.is_absolute() and logs.is_relative_to(here):
-        shown = logs.relative_to(here)
-    return f"{program} verify {shlex.quote(str(shown))}/*.jsonl"
+    shown = folder
+    if folder.is_absolute() and folder.is_relative_to(here):
+        shown = folder.relative_to(here)
+    return f"{program} verify --tournament {shlex.quote(str(shown))}"
 
 
 __all__ = [

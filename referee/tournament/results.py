@@ -12,7 +12,11 @@ The folder of a tournament::
     results.csv         the same, one row per seat (rebuilt from results.jsonl on start)
     standings.json      ratings and statistics per bot, rewritten after every match
     standings.csv       the same table
-    logs/ID.jsonl       each match's event log (``referee verify`` checks it)
+    logs/ID.jsonl       each match's event log (``referee verify`` checks it), whichever
+                        backend played it (a Ray worker's log is written here on arrival)
+    signing-key.pub     the public key the referee signed the logs with (base64)
+    state/              the tournament's own referee's signing key (mode 0700; never
+                        publish it; never under logs/)
     stderr/ID/          each spawned bot's stdout and stderr, one file per seat
     work/               the referee's logs of matches being played, and live processes
 
@@ -38,6 +42,14 @@ STATUS_CANCELLED = "cancelled"
 STATUS_FAILED = "failed"
 
 
+def _rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class SeatResult:
     """One bot's part in one match."""
@@ -53,6 +65,31 @@ class SeatResult:
     started: ...``); empty when it did not."""
     stderr: str = ""
     """A spawned bot's output file, relative to the tournament folder."""
+    breach: str = ""
+    """The sandbox limit the bot broke and was killed for ("memory limit", ...)."""
+    cpu_s: float | None = None
+    """CPU time of a sandboxed bot over the match (all its processes); None otherwise."""
+    cpu_turns_ms: float | None = None
+    """A sandboxed bot's CPU time within its own turns (``referee.sandbox.turnclock``)."""
+    cpu_turn_max_ms: float | None = None
+    memory_mb: float | None = None
+    """Peak memory of a sandboxed bot; None otherwise."""
+    replaced_by: str = ""
+    """The bot was disqualified before this match: who played its seat (a built-in
+    bot, or "forfeit" for nobody)."""
+    disqualified: str = ""
+    """Set on the match that got the bot disqualified: why."""
+
+    @property
+    def wall_ms_per_turn(self) -> float | None:
+        s = self.summary
+        return round(s.think_ms / s.turns, 1) if s.turns else None
+
+    @property
+    def cpu_ms_per_turn(self) -> float | None:
+        if self.cpu_turns_ms is None or not self.summary.turns:
+            return None
+        return round(self.cpu_turns_ms / self.summary.turns, 1)
 
     def to_json(self) -> dict[str, Any]:
         s = self.summary
@@ -75,6 +112,18 @@ class SeatResult:
             "exit_code": self.exit_code,
             "crash": self.crash,
             "stderr": self.stderr,
+            "breach": self.breach,
+            "turns": s.turns,
+            "think_ms": s.think_ms,
+            "wall_ms_per_turn": self.wall_ms_per_turn,
+            "wall_ms_max_turn": s.think_max_ms,
+            "cpu_s": _rounded(self.cpu_s, 3),
+            "cpu_turns_ms": _rounded(self.cpu_turns_ms, 1),
+            "cpu_ms_per_turn": self.cpu_ms_per_turn,
+            "cpu_ms_max_turn": _rounded(self.cpu_turn_max_ms, 1),
+            "memory_mb": _rounded(self.memory_mb, 1),
+            "replaced_by": self.replaced_by,
+            "disqualified": self.disqualified,
         }
 
     @classmethod
@@ -93,6 +142,9 @@ class SeatResult:
             rejected=int(d["rejected"]),
             disconnects=int(d["disconnects"]),
             late=int(d.get("late", 0)),  # results written before late answers were apart
+            turns=int(d.get("turns", 0)),
+            think_ms=int(d.get("think_ms", 0)),
+            think_max_ms=int(d.get("wall_ms_max_turn", 0)),
         )
         code = d.get("exit_code")
         return cls(
@@ -102,6 +154,13 @@ class SeatResult:
             None if code is None else int(code),
             str(d.get("crash", "")),
             str(d.get("stderr", "")),
+            breach=str(d.get("breach", "")),
+            cpu_s=_number(d.get("cpu_s")),
+            cpu_turns_ms=_number(d.get("cpu_turns_ms")),
+            cpu_turn_max_ms=_number(d.get("cpu_ms_max_turn")),
+            memory_mb=_number(d.get("memory_mb")),
+            replaced_by=str(d.get("replaced_by", "")),
+            disqualified=str(d.get("disqualified", "")),
         )
 
 
@@ -128,6 +187,14 @@ class MatchResult:
     started: str
     duration_s: float
     seats: tuple[SeatResult, ...]
+    retries: tuple[str, ...] = ()
+    """Earlier attempts at the match that were lost with their node (Ray backend), and
+    why, oldest first; the recorded match is the one attempt that came back whole."""
+    final_hash: str = ""
+    """SHA-256 of the log's last entry line (what its signature covers): published so
+    that a log rewritten later no longer matches; empty when there is no log."""
+    signed_by: str = ""
+    """The key (base64 Ed25519) that signed the log; empty: unsigned."""
 
     @property
     def finished(self) -> bool:
@@ -151,6 +218,9 @@ class MatchResult:
             "started": self.started,
             "duration_s": round(self.duration_s, 3),
             "seats": [s.to_json() for s in self.seats],
+            "retries": list(self.retries),
+            "final_hash": self.final_hash,
+            "signed_by": self.signed_by,
         }
 
     @classmethod
@@ -173,6 +243,9 @@ class MatchResult:
             started=str(d.get("started", "")),
             duration_s=float(d.get("duration_s", 0.0)),
             seats=tuple(SeatResult.from_json(s) for s in d["seats"]),
+            retries=tuple(str(x) for x in d.get("retries", ())),
+            final_hash=str(d.get("final_hash", "")),
+            signed_by=str(d.get("signed_by", "")),
         )
 
 
@@ -199,6 +272,11 @@ CSV_COLUMNS = (
     "verified",
     "duration_s",
     "log",
+    "breach",
+    "turns",
+    "wall_ms_per_turn",
+    "cpu_ms_per_turn",
+    "replaced_by",
 )
 
 
@@ -228,6 +306,11 @@ def csv_rows(result: MatchResult) -> Iterator[list[Any]]:
             "" if result.verified is None else int(result.verified),
             round(result.duration_s, 3),
             result.log,
+            sr.breach,
+            s.turns,
+            "" if sr.wall_ms_per_turn is None else sr.wall_ms_per_turn,
+            "" if sr.cpu_ms_per_turn is None else sr.cpu_ms_per_turn,
+            sr.replaced_by,
         ]
 
 

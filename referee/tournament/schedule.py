@@ -12,6 +12,15 @@ the seed ``SHA-256(master seed + ":" + g)`` in lower-case hex; match ``i`` (coun
 hash>-<i, six digits>``. Both are recomputed identically on every run of the same
 configuration, which is what makes a tournament resumable.
 
+Remote bots cannot be sandboxed, so in a duplicate tournament they would see each deal
+of their groups once per seating and could remember it. With ``remote_deals =
+"unseen"``, a match with a remote bot takes instead the first deal of its round that
+none of its remote bots has been dealt yet, trying the tables in turn from its own
+(table + seating, cyclically): so seating 0 keeps its group's deal, and the others play
+deals that other tables play as duplicates. When every deal of the round has been seen
+(fewer tables than seatings, or the remote bot sits at every table), the match gets a
+deal of its own, ``SHA-256("<master seed>:<group>:<seating>")``, played nowhere else.
+
 >>> [s for s in seatings(Seatings.ROTATIONS)]
 [(0, 1, 2, 3), (1, 2, 3, 0), (2, 3, 0, 1), (3, 0, 1, 2)]
 >>> group_seed("master", 0)[:16]
@@ -22,9 +31,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Sequence
 from itertools import permutations
 
-from referee.tournament.config import Seatings, TournamentConfig
+from referee.tournament.config import BotKind, RemoteDeals, Seatings, TournamentConfig
 
 Seating = tuple[int, int, int, int]
 """Which of the table's four bots sits in seats 0..3 (indexes into the table)."""
@@ -69,23 +79,63 @@ def match_id(config_hash: str, index: int) -> str:
     return f"{config_hash[:8]}-{index:06d}"
 
 
+def own_seed(master_seed: str, group: int, seating: int) -> str:
+    """A deal for one match only (remote bots, when every deal of the round was seen)."""
+    return hashlib.sha256(f"{master_seed}:{group}:{seating}".encode()).hexdigest()
+
+
 def build_schedule(config: TournamentConfig, master_seed: str) -> list[MatchSpec]:
     """Every match of the tournament, in the order they are started."""
-    config_hash = config.identity_hash()
-    tables = config.tables()
-    orders = seatings(config.seatings)
+    return plan(
+        config.tables(),
+        config.rounds,
+        config.seatings,
+        master_seed,
+        config.identity_hash(),
+        remote={b.name for b in config.remote_bots if b.kind is BotKind.REMOTE},
+        unseen=config.remote_deals is RemoteDeals.UNSEEN,
+    )
+
+
+def plan(
+    tables: Sequence[Sequence[str]],
+    rounds: int,
+    kind: Seatings,
+    master_seed: str,
+    config_hash: str,
+    *,
+    remote: set[str] | frozenset[str] = frozenset(),
+    unseen: bool = False,
+) -> list[MatchSpec]:
+    """The schedule from what defines it (``referee verify --tournament`` rebuilds it
+    from a folder's tournament.json this way)."""
+    orders = seatings(kind)
     specs: list[MatchSpec] = []
+    seen: dict[str, set[str]] = {name: set() for name in remote}
     group = 0
-    for rnd in range(config.rounds):
+    for rnd in range(rounds):
+        first = group
+        round_seeds = [group_seed(master_seed, first + t) for t in range(len(tables))]
         for t, table in enumerate(tables):
-            seed = group_seed(master_seed, group)
+            seed = round_seeds[t]
             group_orders = orders
-            if config.seatings is Seatings.NONE:
+            if kind is Seatings.NONE:
                 # One match per seed: rotate the seats from group to group instead.
                 group_orders = (ROTATIONS[group % 4],)
             for s, order in enumerate(group_orders):
                 index = len(specs)
                 bots = (table[order[0]], table[order[1]], table[order[2]], table[order[3]])
+                deal = seed
+                remotes = [n for n in bots if n in seen]
+                if unseen and remotes:
+                    n_tables = len(tables)
+                    candidates = [round_seeds[(t + s + k) % n_tables] for k in range(n_tables)]
+                    deal = next(
+                        (c for c in candidates if all(c not in seen[n] for n in remotes)),
+                        own_seed(master_seed, group, s),
+                    )
+                for n in remotes:
+                    seen[n].add(deal)
                 specs.append(
                     MatchSpec(
                         index=index,
@@ -95,11 +145,20 @@ def build_schedule(config: TournamentConfig, master_seed: str) -> list[MatchSpec
                         table=t,
                         seating=s,
                         bots=bots,
-                        seed=seed,
+                        seed=deal,
                     )
                 )
             group += 1
     return specs
 
 
-__all__ = ["ROTATIONS", "MatchSpec", "Seating", "build_schedule", "group_seed", "seatings"]
+__all__ = [
+    "ROTATIONS",
+    "MatchSpec",
+    "Seating",
+    "build_schedule",
+    "group_seed",
+    "own_seed",
+    "plan",
+    "seatings",
+]

@@ -8,12 +8,11 @@ everyone then). Built on the viewer's ops, so the legal plays are the engine's.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 
+from referee import text
 from referee.view.fold import Op
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 CAUSES = {
     "timeout": "timed out",
     "illegal_attempts": "too many rejected attempts",
@@ -28,7 +27,7 @@ def printable(value: object) -> str:
     >>> printable("bot\\x1b[2J")
     'bot\\\\x1b[2J'
     """
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+    return text.printable(str(value))
 
 
 def _cards(cards: Sequence[str]) -> str:

@@ -140,3 +140,28 @@ def test_kit_recovers_from_a_rejection_and_a_dropped_stream(tmp_path, kit):
     connects = [e.reconnect for e in events(log, "seat_connected") if e.seat == 0]
     assert connects[:2] == [False, True], f"the bot did not reconnect: {connects}"
     assert any(e.seat == 0 for e in events(log, "seat_disconnected"))
+
+
+BATCHING_KITS = ["python", "typescript", "go", "rust"]
+
+
+def test_four_kits_batching_their_events_play_a_full_match(tmp_path):
+    """One table where every seat asks for batched events (Hello.batch_events), one kit
+    each; each also misbehaves once a hand, so the rejection path runs while batching."""
+    bots = [f"{build(kit)} --batch-events --misbehave" for kit in BATCHING_KITS]
+    log = referee_match(
+        tmp_path, bots, "--profile", "pusoy-dos", "--hands", "2", "--seed", "batched-kits"
+    )
+    report = verify_log(log)
+    assert report.ok, report.summary()
+    ended = events(log, "match_ended")[0]
+    assert ended.status == common.MATCH_STATUS_FINISHED
+    connected = events(log, "seat_connected")
+    assert sorted(e.seat for e in connected) == [0, 1, 2, 3], "a bot reconnected or never came"
+    assert all(e.batch_events for e in connected), [(e.seat, e.bot_name) for e in connected]
+    # Each seat's deliberate bad answers were rejected and it then played for itself.
+    rejected = events(log, "action_rejected")
+    assert {e.seat for e in rejected} == {0, 1, 2, 3}
+    for kind in ("played", "passed"):
+        assert not [e for e in events(log, kind) if e.default_cause], f"default actions in {log}"
+    assert list(ended.strikes) == [0, 0, 0, 0]

@@ -79,4 +79,7 @@ def test_the_python_kit_installs_alone_and_plays_a_match(tmp_path: Path) -> None
     log = next(logs.glob("*.jsonl"))
     report = verify_log(log)
     assert report.ok, report.summary()
-    assert "seat 0" in done.stdout
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith("   ")]
+    seat0 = [row for row in rows if len(row) > 2 and row[1] == "0"]
+    assert seat0, done.stdout
+    assert not seat0[0][2].startswith(("greedy", "random")), done.stdout

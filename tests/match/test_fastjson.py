@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
+from google.protobuf.timestamp_pb2 import Timestamp
 from sim import T0, Sim, settings, write_log
 
+from referee.log import fastjson
 from referee.log.fastjson import ParseError, parse_entry, to_dict
 from referee.protocol import common
 
@@ -66,3 +68,29 @@ def test_what_json_format_refuses_is_refused(data):
         slow(data)
     with pytest.raises(ParseError):
         parse_entry(data)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-12-01T18:32:08.696430Z",
+        "2026-12-01T18:32:08Z",
+        "2026-12-01T18:32:08.1Z",
+        "2026-12-01T18:32:08.123456789Z",
+        "1970-01-01T00:00:00Z",
+        "2024-02-29T23:59:59.5Z",
+        "9999-12-31T23:59:59.999999999Z",
+    ],
+)
+def test_timestamps_read_as_protobuf_reads_them(text):
+    want = Timestamp()
+    want.FromJsonString(text)
+    got = Timestamp()
+    fastjson._fill(got, text)
+    assert (got.seconds, got.nanos) == (want.seconds, want.nanos)
+
+
+@pytest.mark.parametrize("text", ["2026-02-30T00:00:00Z", "2026-12-01T24:00:00Z", "x"])
+def test_bad_timestamps_are_refused(text):
+    with pytest.raises(ParseError):
+        fastjson._fill(Timestamp(), text)

@@ -256,3 +256,21 @@ def test_a_match_ends_exactly_after_the_first_hand_that_meets_its_end(
     assert sum(match.hands_won) == len(match.results)
     first = match.standings()[0]
     assert set(first.seats) <= set(match.winners())
+
+
+def test_max_hands_ends_a_threshold_match_nobody_reaches():
+    from referee.rules import MatchState, Rules, deal
+
+    rules = Rules.for_profile("pusoy-dos", {"match_end": "threshold 1000000000", "max_hands": 3})
+    match = MatchState(rules)
+    number = 0
+    while not match.over:
+        number += 1
+        hand = match.start_hand(deal("cap", number))
+        while not hand.is_over:
+            from referee.match.actions import default_action
+
+            assert hand.turn is not None
+            match.apply(hand.turn, default_action(hand))
+    assert match.hand_number == 3
+    assert max(match.totals) < 1000000000

@@ -36,8 +36,19 @@ async def server(tmp_path: Path) -> AsyncIterator[RefereeServer]:
 
 @pytest.fixture
 async def organiser(server: RefereeServer) -> AsyncIterator[match_service_grpc.MatchServiceStub]:
-    async with grpc.aio.insecure_channel(server.address) as channel:
+    """The organiser's stub: its channel sends the server's organiser token."""
+    async with server.organiser_channel() as channel:
         yield match_service_grpc.MatchServiceStub(channel)
+
+
+def log_path(server: RefereeServer, match_id: str) -> Path:
+    """Where the server writes a match's log (the server itself never says)."""
+    return server.matches.log_path(match_id)
+
+
+def entry_lines(path: Path) -> list[str]:
+    """A log's entry lines, without the signature trailer."""
+    return [ln for ln in path.read_text().splitlines() if not ln.startswith('{"trailer"')]
 
 
 async def create(

@@ -16,7 +16,7 @@ from referee.log.verify import verify_log
 from referee.protocol import common, match_service
 from referee.server.app import RefereeServer
 
-from .conftest import create, rechained
+from .conftest import create, entry_lines, log_path, rechained
 
 
 async def play_sample_match(
@@ -79,8 +79,11 @@ async def test_os_random_seed_when_none_given(server, organiser):
 
 @pytest.fixture
 async def finished_log(server, organiser, tmp_path) -> Path:
+    """A finished match's log without its signature trailer (the rules' checks alone)."""
     info = await play_sample_match(server, organiser, "big-two", hands=2, seed="tamper")
-    return server.matches.log_path(info.match_id)
+    path = tmp_path / "unsigned.jsonl"
+    path.write_text("".join(line + "\n" for line in entry_lines(log_path(server, info.match_id))))
+    return path
 
 
 def _rewrite(path: Path, lines: list[str], tmp_path: Path) -> Path:
@@ -168,7 +171,8 @@ async def test_organiser_can_list_get_cancel_and_fetch_the_log(server, organiser
             match_service.GetMatchLogRequest(match_id=created.match_id)
         )
     ]
-    last = json.loads(lines[-1])["event"]["match_ended"]
+    assert json.loads(lines[-1])["trailer"]["lines"] == str(len(lines) - 1)
+    last = json.loads(lines[-2])["event"]["match_ended"]
     assert last["status"] == "MATCH_STATUS_CANCELLED" and last["cancel_reason"] == "testing"
     assert last["seed"] == "cancel me"
     assert verify_log(server.matches.log_path(got.match.match_id)).ok
@@ -207,7 +211,9 @@ async def test_a_match_whose_log_cannot_be_created_is_refused_and_the_server_goe
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await create(organiser, seed="nolog")
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
-    assert "cannot create the match log" in (err.value.details() or "")
+    details = err.value.details() or ""
+    assert "cannot create the match's event log" in details
+    assert str(log_dir) not in details  # no server path in an answer
     listed = await organiser.ListMatches(match_service.ListMatchesRequest())
     assert not listed.matches  # nothing half-made is left behind
 

@@ -132,7 +132,7 @@ def test_a_log_damaged_before_its_end_is_set_aside_and_reported(tmp_path):
         assert not bad.exists() and bad.with_suffix(".jsonl.unresumable").exists()
         with grpc.insecure_channel(serve.address) as channel:
             listed = match_service_grpc.MatchServiceStub(channel).ListMatches(
-                match_service.ListMatchesRequest()
+                match_service.ListMatchesRequest(), metadata=serve.organiser
             )
         [info] = [m for m in listed.matches if m.match_id == "20261201-000000-0badc0de"]
         assert info.status == common.MATCH_STATUS_CANCELLED and info.failure
@@ -146,7 +146,7 @@ async def test_resumed_seats_are_shown_only_their_own_cards(tmp_path):
     logs, state = tmp_path / "logs", tmp_path / "state"
     first = RefereeServer("127.0.0.1:0", logs, state_dir=state, resume=True)
     await first.start()
-    async with grpc.aio.insecure_channel(first.address) as channel:
+    async with first.organiser_channel() as channel:
         created = await create(match_service_grpc.MatchServiceStub(channel), hands=2, seed="snap")
     seats = [Seat(first.address, t) for t in created.seat_tokens]
     for s in seats:

@@ -32,6 +32,7 @@ from referee.protocol import (
     play_service_grpc,
 )
 from referee.server.app import RefereeServer
+from referee.server.auth import organiser_channel
 
 from .conftest import create
 
@@ -54,7 +55,7 @@ async def test_a_full_disk_ends_the_match_cleanly_and_new_matches_are_refused(tm
         server = RefereeServer("127.0.0.1:0", logs, state_dir=tmp_path / "state")
         await server.start()
         try:
-            async with grpc.aio.insecure_channel(server.address) as channel:
+            async with server.organiser_channel() as channel:
                 organiser = match_service_grpc.MatchServiceStub(channel)
                 created = await create(organiser, profile="pusoy-dos", hands=50, seed="full")
                 outcomes = await asyncio.wait_for(
@@ -157,6 +158,7 @@ async def test_spectators_that_never_read_keep_the_servers_memory_bounded(tmp_pa
             *(sys.executable, "-m", "referee.cli", "serve", "--address", "127.0.0.1:0"),
             *("--log-dir", str(tmp_path / "logs"), "--state-dir", str(tmp_path / "state")),
             *("--log-level", "error"),
+            *("--max-spectators-per-match", "200"),  # all of the crowd gets in
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -166,7 +168,8 @@ async def test_spectators_that_never_read_keep_the_servers_memory_bounded(tmp_pa
         assert serve.stdout is not None
         line = await asyncio.to_thread(serve.stdout.readline)
         address = line.split()[3].rstrip(";")
-        async with grpc.aio.insecure_channel(address) as channel:
+        token = (tmp_path / "state" / "organiser-token").read_text().strip()
+        async with organiser_channel(address, token) as channel:
             organiser = match_service_grpc.MatchServiceStub(channel)
             created = await create(organiser, profile="pusoy-dos", hands=100, seed="crowd")
             before = _rss_kb(serve.pid)

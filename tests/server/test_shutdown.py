@@ -7,11 +7,11 @@ import signal
 import sys
 from pathlib import Path
 
-import grpc
-
 from referee.log import read_log
+from referee.log.signing import load_public_key
 from referee.log.verify import verify_log
 from referee.protocol import common, match_service, match_service_grpc
+from referee.server.auth import organiser_channel
 
 from .conftest import Seat
 
@@ -29,6 +29,8 @@ async def test_sigterm_cancels_running_matches_and_closes_their_logs(tmp_path: P
         str(logs),
         "--log-format",
         "json",
+        "--state-dir",
+        str(tmp_path / "state"),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -36,7 +38,8 @@ async def test_sigterm_cancels_running_matches_and_closes_their_logs(tmp_path: P
         assert proc.stdout is not None
         line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
         address = line.split("listening on ")[1].split(";")[0]
-        async with grpc.aio.insecure_channel(address) as ch:
+        token = (tmp_path / "state" / "organiser-token").read_text().strip()
+        async with organiser_channel(address, token) as ch:
             stub = match_service_grpc.MatchServiceStub(ch)
             created = await stub.CreateMatch(
                 match_service.CreateMatchRequest(profile="big-two", hands=50, seed="sigterm")
@@ -55,7 +58,7 @@ async def test_sigterm_cancels_running_matches_and_closes_their_logs(tmp_path: P
         ended = read.lines[-1].entry.event.match_ended
         assert ended.status == common.MATCH_STATUS_CANCELLED
         assert ended.cancel_reason == "server shutting down"
-        assert verify_log(path).ok
+        assert verify_log(path, load_public_key(tmp_path / "state" / "signing-key.pub")).ok
         assert all(s.events("match_ended") for s in seats)
     finally:
         if proc.returncode is None:

@@ -14,6 +14,7 @@ import pytest
 
 from referee.log.verify import verify_log
 from referee.protocol import match_service, match_service_grpc
+from referee.server.auth import bearer_metadata
 
 from .conftest import ROOT, build_samples, referee
 
@@ -23,6 +24,7 @@ BRIDGE = [sys.executable, "-m", "referee.cli", "stdio-bot"]
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
     serve = ["serve", "--address", "127.0.0.1:0", "--log-dir", str(tmp_path / "logs")]
+    serve += ["--state-dir", str(tmp_path / "state")]
     proc = subprocess.Popen(
         [sys.executable, "-m", "referee.cli", *serve],
         stdout=subprocess.PIPE,
@@ -40,15 +42,21 @@ def server(tmp_path: Path) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-def create_match(address: str, **fields) -> match_service.CreateMatchResponse:
+def create_match(address: str, state: Path, **fields) -> match_service.CreateMatchResponse:
+    """As the organiser: with the token the server keeps in its state folder."""
+    token = (state / "organiser-token").read_text().strip()
     with grpc.insecure_channel(address) as channel:
         stub = match_service_grpc.MatchServiceStub(channel)
-        return stub.CreateMatch(match_service.CreateMatchRequest(**fields), timeout=10)
+        return stub.CreateMatch(  # type: ignore[no-any-return]
+            match_service.CreateMatchRequest(**fields),
+            timeout=10,
+            metadata=bearer_metadata(token),
+        )
 
 
 def test_four_remote_stdio_bots_play_a_match_on_a_server(server, tmp_path):
     samples = build_samples()
-    created = create_match(server, profile="pusoy-dos", seed="remote", hands=2)
+    created = create_match(server, tmp_path / "state", profile="pusoy-dos", seed="remote", hands=2)
     commands = [samples["c"], samples["perl"], samples["c"], samples["perl"]]
     bots = [
         subprocess.Popen(

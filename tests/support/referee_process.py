@@ -8,12 +8,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import grpc
 
 from referee.protocol import common, match_service, match_service_grpc
+from referee.server.auth import bearer_metadata
+from referee.server.tls import ClientTls
 
 
 def free_port() -> int:
@@ -24,10 +26,19 @@ def free_port() -> int:
 
 class Serve:
     """``referee serve`` on a fixed port (so bots find it again after a restart), with its
-    log and state folders under ``tmp``."""
+    log and state folders under ``tmp``. ``args``: more options of ``referee serve`` (its
+    TLS certificate, say), and ``tls``: how ``create`` reaches it then."""
 
-    def __init__(self, tmp: Path, port: int | None = None) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        port: int | None = None,
+        *,
+        args: Sequence[str] = (),
+        tls: ClientTls | None = None,
+    ) -> None:
         self.tmp, self.port = tmp, port or free_port()
+        self.args, self.tls = list(args), tls
         self.proc: subprocess.Popen[str] | None = None
 
     @property
@@ -41,6 +52,7 @@ class Serve:
                 *(sys.executable, "-m", "referee.cli", "serve", "--address", self.address),
                 *("--log-dir", str(self.tmp / "logs"), "--state-dir", str(self.tmp / "state")),
                 *("--log-level", "error"),
+                *self.args,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -54,6 +66,11 @@ class Serve:
             if line.startswith("referee listening"):
                 return lines
             lines.append(line)
+
+    @property
+    def organiser(self) -> tuple[tuple[str, str]]:
+        """The organiser's credential (the token ``referee serve`` keeps in its state)."""
+        return bearer_metadata((self.tmp / "state" / "organiser-token").read_text().strip())
 
     def kill(self) -> None:
         assert self.proc is not None
@@ -71,13 +88,19 @@ class Serve:
     def create(self, **kw: object) -> match_service.CreateMatchResponse:
         kw.setdefault("profile", "pusoy-dos")
         kw.setdefault("hands", 2)
-        with grpc.insecure_channel(self.address) as channel:
+        channel = (
+            grpc.secure_channel(self.address, self.tls.credentials(), options=self.tls.options())
+            if self.tls is not None
+            else grpc.insecure_channel(self.address)
+        )
+        with channel:
             stub = match_service_grpc.MatchServiceStub(channel)
             return stub.CreateMatch(  # type: ignore[no-any-return]
                 match_service.CreateMatchRequest(
                     time_control=common.TimeControl(turn_time_ms=3000, resume_grace_ms=15000),
                     **kw,  # type: ignore[arg-type]
-                )
+                ),
+                metadata=self.organiser,
             )
 
 

@@ -6,6 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from referee.sandbox import SandboxUnavailable, probe
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 BOTS = Path(__file__).resolve().parent / "bots"
@@ -33,13 +37,16 @@ def write_config(
     time: dict[str, Any] | None = None,
     referee: dict[str, Any] | None = None,
     name: str = "t.toml",
+    more: dict[str, dict[str, Any]] | None = None,
 ) -> Path:
-    """A config file; bots are ``bot_entry`` texts. Defaults keep matches short."""
+    """A config file; bots are ``bot_entry`` texts; ``more`` adds sections such as
+    ``{"sandbox": {...}}``. Defaults keep matches short."""
     sections = {
         "tournament": {"seed": "test-seed", "output": "out", **(tournament or {})},
         "rules": {"profile": "pusoy-dos", "hands": 2, **(rules or {})},
         "time": {"turn_time_ms": 400, "connect_timeout_ms": 5000, **(time or {})},
         "referee": {**(referee or {})},
+        **(more or {}),
     }
     text = []
     for section, values in sections.items():
@@ -67,3 +74,12 @@ def example_bot(script: str, **env: str) -> dict[str, Any]:
 
 def spawned_bot(script: str) -> dict[str, Any]:
     return {"command": f"{{python}} {BOTS / script}"}
+
+
+def require_sandbox() -> None:
+    """Skip where this machine cannot sandbox bots, with the typed error's own words
+    (what is missing); nothing is faked in its place."""
+    try:
+        probe().require()
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))

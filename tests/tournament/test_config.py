@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from referee.tournament.config import ConfigError, Format, Seatings, load_config
+from referee.sandbox import Limits
+from referee.tournament.config import (
+    ConfigError,
+    Format,
+    RemoteDeals,
+    Replacement,
+    SandboxMode,
+    Seatings,
+    load_config,
+)
 
 from .conftest import bot_entry, example_bot, write_config
 
@@ -158,3 +167,82 @@ def test_identity_leaves_out_what_may_change_between_runs(tmp_path):
     assert a.identity_hash() == b.identity_hash()
     c = load_config(write_config(tmp_path, FOUR, rules={"hands": 3}, name="c.toml"))
     assert c.identity_hash() != a.identity_hash()
+
+
+def test_sandbox_limits_and_disqualification_parse(tmp_path):
+    (tmp_path / "data").mkdir()
+    bots = [
+        *FOUR[:3],
+        bot_entry(
+            "mine",
+            **example_bot("weak_bot.py"),
+            limits={"memory_mb": 2048, "cpu_s": 30},
+            read_only=["data"],
+        ),
+    ]
+    cfg = load_config(
+        write_config(
+            tmp_path,
+            bots,
+            tournament={"remote_deals": "unseen"},
+            more={
+                "sandbox": {"enabled": True, "processes": 64, "tmp_mb": 16, "cpu_cores": 0.5},
+                "disqualify": {"crashes": 2, "fault_rate": 0.25, "replacement": "forfeit"},
+            },
+        )
+    )
+    assert cfg.sandbox.mode is SandboxMode.ON and cfg.sandbox.cpu_cores == 0.5
+    mine = cfg.limits_for(cfg.bot("mine"))
+    assert (mine.memory_mb, mine.cpu_s, mine.processes, mine.tmp_mb) == (2048, 30, 64, 16)
+    assert cfg.limits_for(cfg.bot("a")).memory_mb == Limits().memory_mb
+    assert cfg.bot("mine").read_only == ((tmp_path / "data").resolve(),)
+    assert cfg.disqualify.active and cfg.disqualify.replacement is Replacement.FORFEIT
+    assert cfg.remote_deals is RemoteDeals.UNSEEN
+    identity = cfg.identity()
+    assert identity["sandbox"]["limits"]["processes"] == 64
+    assert identity["disqualify"]["crashes"] == 2 and identity["remote_deals"] == "unseen"
+    assert identity["bots"][3]["limits"] == {"cpu_s": 30.0, "memory_mb": 2048}
+
+
+def test_defaults_leave_the_identity_as_it_was(tmp_path):
+    """A tournament started before sandboxes existed keeps its hash, so it resumes."""
+    cfg = load_config(
+        write_config(tmp_path, [*FOUR[:3], bot_entry("w", **example_bot("weak_bot.py"))])
+    )
+    identity = cfg.identity()
+    assert not {"sandbox", "disqualify", "remote_deals"} & set(identity)
+    assert set(identity["bots"][3]) == {"name", "kind", "argv", "env", "cwd"}
+    off = load_config(
+        write_config(
+            tmp_path,
+            [*FOUR[:3], bot_entry("w", **example_bot("weak_bot.py"))],
+            more={"sandbox": {"enabled": False}},
+            name="off.toml",
+        )
+    )
+    assert off.identity_hash() == cfg.identity_hash()  # on or off is the machine's business
+
+
+@pytest.mark.parametrize(
+    ("more", "bot_fields", "where", "says"),
+    [
+        ({"sandbox": {"enabled": "yes"}}, {}, "sandbox.enabled", 'true, false or "auto"'),
+        ({"sandbox": {"memory_mb": 1}}, {}, "sandbox.memory_mb", "between 16"),
+        ({"sandbox": {"swap": 1}}, {}, "sandbox.swap", "unknown key"),
+        ({"sandbox": {"read_only": ["nope"]}}, {}, "sandbox.read_only", "does not exist"),
+        ({}, {"limits": {"memory": 5}}, "bot 'p'.limits.memory", "unknown key"),
+        ({}, {"limits": {"processes": 0}}, "bot 'p'.limits.processes", "between 1"),
+        ({"disqualify": {"replacement": "nobody"}}, {}, "disqualify.replacement", "forfeit"),
+        ({"disqualify": {"fault_rate": 1.5}}, {}, "disqualify.fault_rate", "below 1"),
+    ],
+)
+def test_sandbox_and_disqualify_errors(tmp_path, more, bot_fields, where, says):
+    bots = [*FOUR[:3], bot_entry("p", **example_bot("weak_bot.py"), **bot_fields)]
+    err = error_of(write_config(tmp_path, bots, more=more))
+    assert err.where == where and says in err.message, str(err)
+
+
+def test_only_spawned_bots_have_limits(tmp_path):
+    bots = [*FOUR[:3], bot_entry("g", builtin="greedy", limits={"memory_mb": 64})]
+    err = error_of(write_config(tmp_path, bots))
+    assert err.where == "bot 'g'.limits" and "spawned" in err.message

@@ -58,21 +58,14 @@ def test_head_to_head_as_a_matrix_and_as_neighbours():
 
 
 def test_the_verify_command_works_when_pasted(tmp_path):
-    logs = tmp_path / "club night's results" / "logs"
-    logs.mkdir(parents=True)
-    (logs / "a.jsonl").write_text("{}\n")
-    (logs / "b.jsonl").write_text("{}\n")
-    command = verify_command("printf '%s\\n'", logs, Path("/"))
-    assert command.endswith("/*.jsonl")
-    assert shlex.split(command)[-1].endswith("logs/*.jsonl")
+    folder = tmp_path / "club night's results"
+    folder.mkdir()
+    command = verify_command("printf '%s\\n'", folder, Path("/"))
     out = subprocess.run(
         ["bash", "-c", command], cwd="/", capture_output=True, text=True, check=True
     )
-    # "verify" is printf's first argument, then the two logs, the shell's glob expanded
-    # (relative to "/", the working folder given).
-    expected = [str((logs / n).relative_to("/")) for n in ("a.jsonl", "b.jsonl")]
-    assert out.stdout.splitlines() == ["verify", *expected]
-    inside = verify_command("referee", logs, tmp_path)
-    assert inside == 'referee verify "club night\'s results/logs"/*.jsonl' or inside.startswith(
-        "referee verify 'club night'"
-    )
+    # printf's arguments: the words a pasted command gives referee (relative to "/").
+    expected = ["verify", "--tournament", str(folder.relative_to("/"))]
+    assert out.stdout.splitlines() == expected
+    inside = verify_command("referee", folder, tmp_path)
+    assert shlex.split(inside) == ["referee", "verify", "--tournament", folder.name]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 import time
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.log.signing import load_public_key, public_key_text
 from referee.log.verify import verify_log
 
 from .conftest import ROOT, bot_entry, example_bot, read_results, write_config
@@ -17,12 +19,14 @@ from .test_resume import referee
 from .test_tournament import check_results_match_logs
 
 
-def start_serve(logs: Path) -> tuple[subprocess.Popen[str], str]:
-    """``referee serve`` in its own process on a free port, and its address."""
+def start_serve(logs: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    """``referee serve`` in its own process on a free port, and its address. Its state
+    folder (organiser token, signing key) is next to the log folder (``state_of``)."""
     proc = subprocess.Popen(
         [
             *(sys.executable, "-m", "referee.cli", "serve", "--address", "127.0.0.1:0"),
             *("--log-dir", str(logs), "--log-level", "warning"),
+            *("--state-dir", str(state_of(logs)), *extra),
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
@@ -56,13 +60,22 @@ def four_bots() -> list[str]:
     ]
 
 
+def state_of(logs: Path) -> Path:
+    return logs.with_name(logs.name + "-state")
+
+
+def server_referee(address: str, logs: Path) -> dict[str, str]:
+    """The [referee] keys of a tournament that uses the ``referee serve`` of ``logs``."""
+    return {"server": address, "organiser_token_file": str(state_of(logs) / "organiser-token")}
+
+
 def test_a_tournament_on_a_running_referee_server(tmp_path, serve):
     address, server_logs = serve
     path = write_config(
         tmp_path,
         four_bots(),
         tournament={"rounds": 1, "concurrency": 2},
-        referee={"server": address},
+        referee=server_referee(address, server_logs),
     )
     done = referee("tournament", str(path))
     assert done.returncode == 0, done.stdout + done.stderr
@@ -70,9 +83,13 @@ def test_a_tournament_on_a_running_referee_server(tmp_path, serve):
     results = check_results_match_logs(out)
     assert len(results) == 4 and all(r["status"] == "finished" for r in results)
     assert not any(s["crashed"] for r in results for s in r["seats"])
+    key = load_public_key(state_of(server_logs) / "signing-key.pub")
+    assert (out / "signing-key.pub").read_text().strip() == public_key_text(key)
     for r in results:
         mine = out / r["log"]
-        assert verify_log(mine).ok
+        report = verify_log(mine, key)
+        assert report.ok and report.signed_by, report.summary()
+        assert r["signed_by"] == public_key_text(key) and len(r["final_hash"]) == 64
         # The tournament's copy is the server's log, byte for byte.
         theirs = server_logs / f"{r['referee_match_id']}.jsonl"
         assert mine.read_bytes() == theirs.read_bytes()
@@ -85,15 +102,24 @@ def test_a_tournament_on_a_running_referee_server(tmp_path, serve):
 
 def test_remote_bots_need_the_tournaments_own_referee(tmp_path):
     bots = [*four_bots(), bot_entry("far", key="far-away-key")]
-    path = write_config(tmp_path, bots, referee={"server": "127.0.0.1:50051"})
+    (tmp_path / "token").write_text("x" * 32)
+    path = write_config(
+        tmp_path, bots, referee={"server": "127.0.0.1:50051", "organiser_token_file": "token"}
+    )
     done = referee("tournament", str(path), "--dry-run")
     assert done.returncode == 2
     assert "referee.server: remote bots (far) connect to the lobby" in done.stderr
 
 
 def test_an_unreachable_referee_server_is_reported_before_any_match(tmp_path):
+    token = tmp_path / "token"
+    token.write_text("x" * 32)
+    token.chmod(0o600)
     path = write_config(
-        tmp_path, four_bots(), referee={"server": "127.0.0.1:1"}, tournament={"rounds": 1}
+        tmp_path,
+        four_bots(),
+        referee={"server": "127.0.0.1:1", "organiser_token_file": "token"},
+        tournament={"rounds": 1},
     )
     done = referee("tournament", str(path), "--dry-run")  # a dry run checks it too
     assert done.returncode == 2 and "cannot reach the referee at 127.0.0.1:1" in done.stderr
@@ -107,7 +133,8 @@ def test_an_unreachable_referee_server_is_reported_before_any_match(tmp_path):
 def test_a_lost_referee_server_stops_the_tournament_which_resumes_on_another(tmp_path):
     first, address = start_serve(tmp_path / "logs-a")
     settings = {"tournament": {"rounds": 3, "concurrency": 1}, "rules": {"hands": 3}}
-    path = write_config(tmp_path, four_bots(), referee={"server": address}, **settings)
+    referee_a = server_referee(address, tmp_path / "logs-a")
+    path = write_config(tmp_path, four_bots(), referee=referee_a, **settings)
     out = tmp_path / "out"
     run = subprocess.Popen(
         [sys.executable, "-m", "referee.cli", "tournament", str(path)],
@@ -134,7 +161,8 @@ def test_a_lost_referee_server_stops_the_tournament_which_resumes_on_another(tmp
 
     second, other = start_serve(tmp_path / "logs-b")
     try:
-        write_config(tmp_path, four_bots(), referee={"server": other}, **settings)
+        referee_b = server_referee(other, tmp_path / "logs-b")
+        write_config(tmp_path, four_bots(), referee=referee_b, **settings)
         done = referee("tournament", str(path))
     finally:
         second.terminate()
@@ -143,3 +171,8 @@ def test_a_lost_referee_server_stops_the_tournament_which_resumes_on_another(tmp
     results = check_results_match_logs(out)
     assert len(results) == 12 and len({r["match_id"] for r in results}) == 12
     assert all(verify_log(out / r["log"]).ok for r in results)
+    # Resumed on another server: each result names the key its log is signed with.
+    keys = {r["signed_by"] for r in results}
+    assert len(keys) == 2
+    for r in results:
+        assert verify_log(out / r["log"], base64.b64decode(r["signed_by"])).ok

@@ -223,14 +223,14 @@ async def test_a_match_over_its_time_limit_is_cancelled_and_not_rated(tmp_path):
         tmp_path,
         bots,
         tournament={"format": "fixed", "seatings": "none"},
-        rules={"hands": 5000},
+        rules={"hands": 1000},
         time={"match_timeout_s": 1},
     )
     summary = await Tournament(load_config(path)).run()
     assert (summary.done, summary.failed) == (1, 1)
     (result,) = read_results(tmp_path / "out")
     assert result["status"] == "cancelled" and "limit" in result["error"]
-    assert 0 < result["hands"] < 5000
+    assert 0 < result["hands"] < 1000
     assert verify_log(tmp_path / "out" / result["log"]).ok
     assert all(r.matches == 0 and r.failed == 1 and r.mu == 25 for r in summary.standings)
 

@@ -176,7 +176,8 @@ def test_seat_replay_text_shows_only_what_the_seat_knew(match_logs):
 
 
 def test_printable_escapes_terminal_controls():
-    assert printable("a\x1b[2Jb\u202ec\x00") == "a\\x1b[2Jb\\x202ec\\x00"
+    # U+202E (right-to-left override) is shown as \u202e, not as \x20 followed by "2e".
+    assert printable("a\x1b[2Jb\u202ec\x00") == "a\\x1b[2Jb\\u202ec\\x00"
 
 
 def test_view_cli_writes_next_to_the_log(match_logs, tmp_path):

@@ -78,7 +78,7 @@ async def test_live_page_follows_the_match_and_never_holds_a_hidden_card(tmp_pat
     records: list[dict[str, Any]] = []
     try:
         created = await create_match(
-            server.address,
+            server,
             profile="big-two",
             hands=1,
             seed="live-view",

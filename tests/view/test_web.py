@@ -53,7 +53,7 @@ async def sse(response: aiohttp.ClientResponse) -> AsyncIterator[tuple[str, str]
 async def test_pages_stream_and_bounds(stack):
     server, web = stack
     created = await create_match(
-        server.address,
+        server,
         profile="pusoy-dos",
         hands=1,
         seed="web",
@@ -152,7 +152,7 @@ async def test_connections_past_the_limit_get_503(stack):
 async def test_a_viewer_that_falls_behind_is_cut_off(stack):
     server, _ = stack
     created = await create_match(
-        server.address, profile="big-two", hands=1, seed="slow", names=["a", "b", "c", "d"]
+        server, profile="big-two", hands=1, seed="slow", names=["a", "b", "c", "d"]
     )
     runner = server.registry.get(created.match_id)
     assert runner is not None
@@ -179,7 +179,9 @@ def test_serve_http_from_the_command_line(tmp_path):
             "--http",
             "127.0.0.1:0",
             "--log-dir",
-            str(tmp_path),
+            str(tmp_path / "logs"),
+            "--state-dir",
+            str(tmp_path / "state"),
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
@@ -221,7 +223,7 @@ async def test_viewers_of_a_match_share_one_feed(tmp_path):
     await web.start()
     try:
         created = await create_match(
-            server.address,
+            server,
             profile="big-two",
             hands=1,
             seed="share",

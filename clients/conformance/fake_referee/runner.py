@@ -190,6 +190,10 @@ class Script:
         self.failures: list[str] = []
         self.finished = threading.Event()  # every listed stream has run its steps
         self.restart: queue.Queue[int] = queue.Queue()
+        # Set from a scripted restart's end until the new server listens: a stream the bot
+        # opens in between (before the old server has stopped) is refused as a stopped
+        # referee would, and is not one of the transcript's streams.
+        self.down = threading.Event()
         if not transcript.streams:
             self.finished.set()
 
@@ -217,6 +221,8 @@ class Servicer(play_service_grpc.PlayServiceServicer):
         request_iterator: Iterator[play_service.PlayRequest],
         context: grpc.ServicerContext,
     ) -> Iterator[play_service.PlayResponse]:
+        if self.script.down.is_set():
+            context.abort(grpc.StatusCode.UNAVAILABLE, "conformance: the referee is restarting")
         n, stream = self.script.next_stream()
         if stream is None:
             listed = len(self.script.transcript.streams)
@@ -262,6 +268,7 @@ class Servicer(play_service_grpc.PlayServiceServicer):
                 elif "end" in step:
                     down = step.get("then_down_ms")
                     if down:
+                        self.script.down.set()
                         self.script.restart.put(int(down))
                     if last:
                         self.script.finished.set()
@@ -380,6 +387,7 @@ def run_one(t: Transcript, bot: list[str], verbose: bool) -> tuple[bool, str]:
                         server.stop(0).wait()
                     time.sleep(down / 1000)
                     server, _ = start_server(script, port)
+                    script.down.clear()
                 if proc.poll() is not None:
                     break
             if proc.poll() is None:

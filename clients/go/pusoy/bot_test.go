@@ -38,6 +38,25 @@ func TestHelloRequest(t *testing.T) {
 	if HelloRequest(Options{NoLegalPlays: true}).GetHello().GetWantLegalPlays() {
 		t.Error("NoLegalPlays still asks for legal plays")
 	}
+	if h.GetBatchEvents() || !HelloRequest(Options{BatchEvents: true}).GetHello().GetBatchEvents() {
+		t.Error("batch_events does not follow Options.BatchEvents")
+	}
+}
+
+func TestBatchEventsFromTheFlagOrTheEnvironment(t *testing.T) {
+	t.Setenv("PUSOY_TOKEN", "t")
+	t.Setenv("PUSOY_BATCH_EVENTS", "")
+	for _, c := range []struct {
+		args []string
+		env  string
+		want bool
+	}{{nil, "", false}, {[]string{"--batch-events"}, "", true}, {nil, "1", true}, {nil, "0", false}} {
+		t.Setenv("PUSOY_BATCH_EVENTS", c.env)
+		o, err := ParseCommandLine("t", c.args, nil)
+		if err != nil || o.BatchEvents != c.want {
+			t.Errorf("%v with PUSOY_BATCH_EVENTS=%q: BatchEvents %v (%v), want %v", c.args, c.env, o.BatchEvents, err, c.want)
+		}
+	}
 }
 
 func TestFallback(t *testing.T) {

@@ -184,6 +184,7 @@ func HelloRequest(opts Options) *refereev1.PlayRequest {
 		Token:           opts.Token,
 		WantLegalPlays:  !opts.NoLegalPlays,
 		BotName:         opts.Name,
+		BatchEvents:     opts.BatchEvents,
 	}}}
 }
 
@@ -404,6 +405,9 @@ func (s *session) playOnce(ctx context.Context) (outcome *Outcome, seated bool, 
 			snap := NewSnapshot(kind.Snapshot)
 			s.work.push(func() { s.guard("OnSnapshot", func() { s.bot.OnSnapshot(snap) }) })
 		case *refereev1.PlayResponse_Prompt:
+			for _, ev := range kind.Prompt.GetEvents() { // batched: the bot sees them first
+				s.deliver(ev)
+			}
 			p := NewPrompt(kind.Prompt)
 			p.Budget = NewBudget(p, received, s.opts.SafetyMargin, !s.opts.NoTimeBank)
 			s.mu.Lock()
@@ -430,29 +434,45 @@ func (s *session) playOnce(ctx context.Context) (outcome *Outcome, seated bool, 
 			}
 			s.mu.Unlock()
 		case *refereev1.PlayResponse_Event:
-			ev := kind.Event
-			s.work.push(func() { s.guard("OnEvent", func() { s.bot.OnEvent(ev) }) })
-			var id uint64
-			var ends bool
-			if p := ev.GetPlayed(); p != nil {
-				id, ends = p.GetTurnId(), true
-			} else if p := ev.GetPassed(); p != nil {
-				id, ends = p.GetTurnId(), true
+			if ended := s.deliver(kind.Event); ended != nil {
+				return s.end(ended), seated, nil
 			}
-			s.mu.Lock()
-			if ends && s.cur != nil && s.cur.prompt.TurnID == id {
-				s.closeTurn()
-			}
-			s.mu.Unlock()
-			if ended := ev.GetMatchEnded(); ended != nil {
-				drained := make(chan struct{})
-				s.work.push(func() { close(drained) })
-				select {
-				case <-drained:
-				case <-time.After(drainTime):
+		case *refereev1.PlayResponse_Batch:
+			for _, ev := range kind.Batch.GetEvents() {
+				if ended := s.deliver(ev); ended != nil {
+					return s.end(ended), seated, nil
 				}
-				return &Outcome{Seat: s.seat, MatchID: s.matchID, Ended: ended}, seated, nil
 			}
 		}
 	}
+}
+
+// deliver hands one event to the bot's OnEvent, live or batched alike, and closes the
+// open turn on its played or passed. It returns the match's end, if it is one.
+func (s *session) deliver(ev *refereev1.Event) *refereev1.MatchEnded {
+	s.work.push(func() { s.guard("OnEvent", func() { s.bot.OnEvent(ev) }) })
+	var id uint64
+	var ends bool
+	if p := ev.GetPlayed(); p != nil {
+		id, ends = p.GetTurnId(), true
+	} else if p := ev.GetPassed(); p != nil {
+		id, ends = p.GetTurnId(), true
+	}
+	s.mu.Lock()
+	if ends && s.cur != nil && s.cur.prompt.TurnID == id {
+		s.closeTurn()
+	}
+	s.mu.Unlock()
+	return ev.GetMatchEnded()
+}
+
+// end lets the bot's last hooks run (within drainTime) and makes the outcome.
+func (s *session) end(ended *refereev1.MatchEnded) *Outcome {
+	drained := make(chan struct{})
+	s.work.push(func() { close(drained) })
+	select {
+	case <-drained:
+	case <-time.After(drainTime):
+	}
+	return &Outcome{Seat: s.seat, MatchID: s.matchID, Ended: ended}
 }

@@ -42,6 +42,10 @@ type Options struct {
 	ReconnectWindow time.Duration
 	// SafetyMargin overrides DefaultSafetyMargin when positive.
 	SafetyMargin time.Duration
+	// BatchEvents asks for the events batched into the prompts (Hello.batch_events,
+	// docs/protocol.md 3.5): fewer messages; OnEvent still sees every event, just
+	// before the bot's turn.
+	BatchEvents bool
 
 	// TLS turns on TLS with the system's CAs; TLSCA, TLSCert and TLSKey imply it.
 	TLS           bool
@@ -150,6 +154,7 @@ func ParseCommandLine(name string, args []string, extra func(fs *flag.FlagSet)) 
 	fs.DurationVar(&o.ReconnectWindow, "reconnect-window", window, "how long to retry after losing the seat")
 	windowMs := fs.Int("reconnect-window-ms", -1, "the same in ms (PUSOY_RECONNECT_WINDOW_MS, 60000)")
 	marginMs := fs.Int("safety-margin-ms", -1, "answer this long before the budget ends (PUSOY_SAFETY_MARGIN_MS, 50)")
+	fs.BoolVar(&o.BatchEvents, "batch-events", EnvBool("PUSOY_BATCH_EVENTS"), "events batched into the prompts (PUSOY_BATCH_EVENTS=1)")
 	fs.BoolVar(&o.TLS, "tls", EnvBool("PUSOY_TLS"), "TLS with the system's CAs (PUSOY_TLS=1)")
 	fs.StringVar(&o.TLSCA, "tls-ca", os.Getenv("PUSOY_TLS_CA"), "CA file of the referee's certificate (PUSOY_TLS_CA)")
 	fs.StringVar(&o.TLSCert, "tls-cert", os.Getenv("PUSOY_TLS_CERT"), "client certificate for mutual TLS (PUSOY_TLS_CERT)")

@@ -162,9 +162,7 @@ def _caller(fn: Callable[[Any], T], arg: Any) -> Callable[[], T]:
 
 
 def _same(a: list[str] | None, b: list[str] | None) -> bool:
-    return (a is None and b is None) or (
-        a is not None and b is not None and sorted(a) == sorted(b)
-    )
+    return (a is None and b is None) or (a is not None and b is not None and sorted(a) == sorted(b))
 
 
 async def _awaited(aw: Any) -> Any:

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pusoy-referee/pusoy-referee/clients/go/gen/refereev1"
@@ -29,9 +30,72 @@ type script struct {
 	OnRejected     map[string]step `json:"on_rejected"`
 	ThrowIn        []string        `json:"throw_in"`
 	WantLegalPlays *bool           `json:"want_legal_plays"`
+	Tracker        bool            `json:"tracker"`
+	EventsBefore   map[string]int  `json:"events_before"`
+	EventsTotal    *int            `json:"events_total"`
 }
 
-type bot struct{ s script }
+type bot struct {
+	s       script
+	tracker *pusoy.Tracker // with "tracker": fed by the hooks, checked in Choose
+	events  int            // OnEvent calls so far
+}
+
+// exitCheckFailed ends the bot when a scripted check fails (the transcript then fails).
+const exitCheckFailed = 70
+
+func checkFailed(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "go-conformance: check failed: "+format+"\n", args...)
+	os.Exit(exitCheckFailed)
+}
+
+// trackerDiffers says what the tracker holds that differs from the prompt's state.
+func trackerDiffers(t *pusoy.Tracker, p *pusoy.Prompt) string {
+	st := p.State
+	var table []string
+	if st.Table != nil {
+		table = st.Table.Cards
+	}
+	trick := func(ts []pusoy.TrickPlay) []string {
+		out := []string{}
+		for _, x := range ts {
+			if x.Pass {
+				out = append(out, fmt.Sprintf("%d:pass", x.Seat))
+			} else {
+				out = append(out, fmt.Sprintf("%d:%v", x.Seat, x.Play.Cards))
+			}
+		}
+		return out
+	}
+	pairs := []struct {
+		name        string
+		mine, their any
+	}{
+		{"hand_number", t.HandNumber, st.HandNumber},
+		{"hand", t.Hand, p.Hand},
+		{"card_counts", t.CardCounts, st.CardCounts},
+		{"played_cards", t.PlayedCards, st.PlayedCards},
+		{"table", t.Table, table},
+		{"table_seat", t.TableSeat, st.TableSeat},
+		{"locked_out", t.LockedOut, st.LockedOut},
+		{"revolution", t.Revolution, st.Revolution},
+		{"trick", trick(t.Trick), trick(st.Trick)},
+		{"totals", t.Totals, st.Totals},
+		{"hands_won", t.HandsWon, st.HandsWon},
+	}
+	for _, c := range pairs {
+		if norm(c.mine) != norm(c.their) {
+			return fmt.Sprintf("turn %d: tracker %s %v, the referee's %v", p.TurnID, c.name, c.mine, c.their)
+		}
+	}
+	return ""
+}
+
+// norm makes nil and empty slices equal.
+func norm(v any) string {
+	b, _ := json.Marshal(v)
+	return strings.ReplaceAll(string(b), "null", "[]")
+}
 
 func (b *bot) run(st step, p *pusoy.Prompt) pusoy.Choice {
 	if st.BlockMs != nil {
@@ -58,6 +122,15 @@ func (b *bot) throws(hook string) {
 }
 
 func (b *bot) Choose(_ context.Context, p *pusoy.Prompt) pusoy.Choice {
+	turn := strconv.FormatUint(p.TurnID, 10)
+	if want, ok := b.s.EventsBefore[turn]; ok && want != b.events {
+		checkFailed("turn %d: %d events before choose, not %d", p.TurnID, b.events, want)
+	}
+	if b.tracker != nil {
+		if why := trackerDiffers(b.tracker, p); why != "" {
+			checkFailed("%s", why)
+		}
+	}
 	st, ok := b.s.Choose[strconv.FormatUint(p.TurnID, 10)]
 	if !ok {
 		if len(p.LegalPlays) == 0 {
@@ -76,9 +149,27 @@ func (b *bot) OnRejected(_ context.Context, p *pusoy.Prompt, _ *pusoy.Rejection)
 	return pusoy.Fallback(p)
 }
 
-func (b *bot) OnWelcome(*pusoy.Welcome)   { b.throws("on_welcome") }
-func (b *bot) OnSnapshot(*pusoy.Snapshot) { b.throws("on_snapshot") }
-func (b *bot) OnEvent(*refereev1.Event)   { b.throws("on_event") }
+func (b *bot) OnWelcome(w *pusoy.Welcome) {
+	if b.tracker != nil {
+		b.tracker.OnWelcome(w)
+	}
+	b.throws("on_welcome")
+}
+
+func (b *bot) OnSnapshot(s *pusoy.Snapshot) {
+	if b.tracker != nil {
+		b.tracker.OnSnapshot(s)
+	}
+	b.throws("on_snapshot")
+}
+
+func (b *bot) OnEvent(e *refereev1.Event) {
+	b.events++
+	if b.tracker != nil {
+		b.tracker.OnEvent(e)
+	}
+	b.throws("on_event")
+}
 
 func main() {
 	var s script
@@ -92,5 +183,13 @@ func main() {
 		os.Exit(pusoy.ExitCode(err))
 	}
 	opts.NoLegalPlays = s.WantLegalPlays != nil && !*s.WantLegalPlays
-	os.Exit(pusoy.Main(&bot{s: s}, opts))
+	b := &bot{s: s}
+	if s.Tracker {
+		b.tracker = pusoy.NewTracker()
+	}
+	code := pusoy.Main(b, opts)
+	if code == pusoy.ExitOK && s.EventsTotal != nil && *s.EventsTotal != b.events {
+		checkFailed("%d events in the run, not %d", b.events, *s.EventsTotal)
+	}
+	os.Exit(code)
 }

@@ -11,7 +11,7 @@ pub const DEFAULT_ADDRESS: &str = "127.0.0.1:50051";
 
 /// The command line's help text.
 pub const USAGE: &str = "\
-usage: BOT [--address HOST:PORT] [--token TOKEN] [--misbehave] [--quiet]
+usage: BOT [--address HOST:PORT] [--token TOKEN] [--misbehave] [--batch-events] [--quiet]
            [--reconnect-window-ms N] [--safety-margin-ms N]
            [--tls] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] [--tls-server-name NAME]
 
@@ -19,6 +19,7 @@ usage: BOT [--address HOST:PORT] [--token TOKEN] [--misbehave] [--quiet]
   --token T                the seat's token ($PUSOY_TOKEN)
   --misbehave              a card not in the hand as the first answer of each hand,
                            to show the recovery from a rejection ($PUSOY_MISBEHAVE=1)
+  --batch-events           events batched into the prompts ($PUSOY_BATCH_EVENTS=1)
   --reconnect-window-ms N  retry this long after losing the seat ($PUSOY_RECONNECT_WINDOW_MS, 60000)
   --safety-margin-ms N     answer this long before the budget ends ($PUSOY_SAFETY_MARGIN_MS, 50)
   --tls                    TLS with the system's CAs ($PUSOY_TLS=1)
@@ -48,6 +49,8 @@ pub struct Args {
     pub misbehave: bool,
     /// Whether to keep stderr quiet.
     pub quiet: bool,
+    /// Whether to ask for the events batched into the prompts.
+    pub batch_events: bool,
 }
 
 /// What the command line asks for.
@@ -60,7 +63,8 @@ pub enum Parsed {
 }
 
 /// Reads the arguments (without the program name); options win over the environment
-/// (`PUSOY_ADDRESS`, `PUSOY_TOKEN`, `PUSOY_MISBEHAVE`), read through `env`.
+/// (`PUSOY_ADDRESS`, `PUSOY_TOKEN`, `PUSOY_MISBEHAVE`, `PUSOY_BATCH_EVENTS`, ...), read
+/// through `env`.
 pub fn parse_args<I, E>(args: I, env: E) -> Result<Parsed, String>
 where
     I: IntoIterator<Item = String>,
@@ -87,6 +91,7 @@ where
     let mut reconnect_window = millis("PUSOY_RECONNECT_WINDOW_MS", env("PUSOY_RECONNECT_WINDOW_MS"))?;
     let mut safety_margin = millis("PUSOY_SAFETY_MARGIN_MS", env("PUSOY_SAFETY_MARGIN_MS"))?;
     let mut tls_on = on(env("PUSOY_TLS"));
+    let mut batch_events = on(env("PUSOY_BATCH_EVENTS"));
     let mut tls = Tls {
         ca: nonempty(env("PUSOY_TLS_CA")),
         cert: nonempty(env("PUSOY_TLS_CERT")),
@@ -111,6 +116,7 @@ where
             "--address" => address = Some(value("--address")?),
             "--token" => token = Some(value("--token")?),
             "--misbehave" => misbehave = true,
+            "--batch-events" => batch_events = true,
             "--reconnect-window-ms" => {
                 reconnect_window = millis("--reconnect-window-ms", Some(value("--reconnect-window-ms")?))?
             }
@@ -137,6 +143,7 @@ where
         token,
         misbehave,
         quiet,
+        batch_events,
         reconnect_window,
         safety_margin,
         tls: uses_tls.then_some(tls),
@@ -160,6 +167,7 @@ pub fn main<B: Bot>(bot: B) -> ExitCode {
     };
     let mut config = Config::new(&args.address, &args.token);
     config.verbose = !args.quiet;
+    config.batch_events = args.batch_events;
     if let Some(window) = args.reconnect_window {
         config.reconnect_window = window;
     }
@@ -239,6 +247,18 @@ mod tests {
         assert_eq!(parse(&[], &env), Ok(run_args(DEFAULT_ADDRESS, "t", true)));
         let env = [("PUSOY_TOKEN", "t"), ("PUSOY_MISBEHAVE", "0")];
         assert_eq!(parse(&[], &env), Ok(run_args(DEFAULT_ADDRESS, "t", false)));
+    }
+
+    #[test]
+    fn batch_events_from_the_flag_or_the_environment() {
+        let batched = |args: &[&str], env: &[(&str, &str)]| match parse(args, env) {
+            Ok(Parsed::Run(a)) => a.batch_events,
+            other => panic!("{other:?}"),
+        };
+        assert!(!batched(&[], &[("PUSOY_TOKEN", "t")]));
+        assert!(batched(&["--batch-events"], &[("PUSOY_TOKEN", "t")]));
+        assert!(batched(&[], &[("PUSOY_TOKEN", "t"), ("PUSOY_BATCH_EVENTS", "1")]));
+        assert!(!batched(&[], &[("PUSOY_TOKEN", "t"), ("PUSOY_BATCH_EVENTS", "0")]));
     }
 
     #[test]

@@ -3,14 +3,21 @@
 use crate::pb::{self, action, play_request};
 use crate::{Choice, PROTOCOL_VERSION};
 
-/// The first message of every stream: protocol version, seat token, bot name.
-pub fn hello_request(token: &str, bot_name: &str, want_legal_plays: bool) -> pb::PlayRequest {
+/// The first message of every stream: protocol version, seat token, bot name, and whether
+/// the events come batched into the prompts (docs/protocol.md 3.5).
+pub fn hello_request(
+    token: &str,
+    bot_name: &str,
+    want_legal_plays: bool,
+    batch_events: bool,
+) -> pb::PlayRequest {
     pb::PlayRequest {
         kind: Some(play_request::Kind::Hello(pb::Hello {
             protocol_version: PROTOCOL_VERSION,
             token: token.to_owned(),
             want_legal_plays,
             bot_name: bot_name.to_owned(),
+            batch_events,
         })),
     }
 }
@@ -71,14 +78,19 @@ mod tests {
 
     #[test]
     fn builds_the_hello() {
-        let request = hello_request("tok", "rust-random", true);
+        let request = hello_request("tok", "rust-random", true, false);
         match request.kind {
             Some(play_request::Kind::Hello(hello)) => {
                 assert_eq!(hello.protocol_version, 1);
                 assert_eq!(hello.token, "tok");
                 assert_eq!(hello.bot_name, "rust-random");
                 assert!(hello.want_legal_plays);
+                assert!(!hello.batch_events);
             }
+            other => panic!("not a hello: {other:?}"),
+        }
+        match hello_request("tok", "b", true, true).kind {
+            Some(play_request::Kind::Hello(hello)) => assert!(hello.batch_events),
             other => panic!("not a hello: {other:?}"),
         }
     }

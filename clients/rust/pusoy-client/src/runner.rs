@@ -31,6 +31,10 @@ pub struct Config {
     pub connect_timeout: Duration,
     /// Write connection progress (connected, dropped, rejections) to stderr.
     pub verbose: bool,
+    /// Ask for the events batched into the prompts (`Hello.batch_events`,
+    /// docs/protocol.md 3.5): fewer messages; [`Bot::on_event`] still sees every event,
+    /// just before the bot's turn.
+    pub batch_events: bool,
 }
 
 /// TLS to the referee: trust the system's CAs, or those of `ca`; show a client
@@ -76,7 +80,7 @@ impl Tls {
 
 impl Config {
     /// The defaults: 60 s reconnect window, 50 ms safety margin, 2 s connect timeout,
-    /// plaintext.
+    /// plaintext, live events.
     pub fn new(address: impl Into<String>, token: impl Into<String>) -> Self {
         Config {
             address: address.into(),
@@ -86,6 +90,7 @@ impl Config {
             tls: None,
             connect_timeout: Duration::from_secs(2),
             verbose: true,
+            batch_events: false,
         }
     }
 }
@@ -231,7 +236,12 @@ pub async fn play<B: Bot>(bot: B, config: &Config) -> Result<MatchOutcome, Error
             .map_err(|e| Error::Usage(format!("TLS: {}", error_chain(&e))))?;
     }
     let use_time_bank = bot.use_time_bank();
-    let hello = hello_request(&config.token, bot.name(), bot.want_legal_plays());
+    let hello = hello_request(
+        &config.token,
+        bot.name(),
+        bot.want_legal_plays(),
+        config.batch_events,
+    );
     let bot = Worker::spawn(bot);
     let mut seat = SeatState::default();
     let mut backoff = Backoff::new();
@@ -400,16 +410,24 @@ where
                 bot.tell(move |bot| bot.on_snapshot(&snapshot));
             }
             play_response::Kind::Event(event) => {
-                let ended = match &event.kind {
-                    Some(event::Kind::MatchEnded(ended)) => Some(ended.clone()),
-                    _ => None,
-                };
-                bot.tell(move |bot| bot.on_event(&event));
-                if ended.is_some() {
-                    return Ok(Some(seat.outcome(ended)));
+                if let Some(ended) = deliver(bot, event) {
+                    drain(bot).await;
+                    return Ok(Some(seat.outcome(Some(ended))));
                 }
             }
-            play_response::Kind::Prompt(prompt) => {
+            play_response::Kind::Batch(batch) => {
+                for event in batch.events {
+                    if let Some(ended) = deliver(bot, event) {
+                        drain(bot).await;
+                        return Ok(Some(seat.outcome(Some(ended))));
+                    }
+                }
+            }
+            play_response::Kind::Prompt(mut prompt) => {
+                // Batched: the events since the last prompt reach the bot before its turn.
+                for event in std::mem::take(&mut prompt.events) {
+                    deliver(bot, event);
+                }
                 let prompt = Arc::new(Prompt::received(
                     prompt,
                     Instant::now(),
@@ -456,6 +474,25 @@ where
         }
     }
     Ok(None)
+}
+
+/// Hands one event to the bot's `on_event`, live or batched alike; the match's end, if
+/// it is one.
+fn deliver<B: Bot>(bot: &Worker<B>, event: pb::Event) -> Option<pb::MatchEnded> {
+    let ended = match &event.kind {
+        Some(event::Kind::MatchEnded(ended)) => Some(ended.clone()),
+        _ => None,
+    };
+    bot.tell(move |bot| bot.on_event(&event));
+    ended
+}
+
+/// At the match's end, how long the bot's last hooks may take before the run returns.
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// Lets the calls queued so far (the last events) run, within [`DRAIN`].
+async fn drain<B: Bot>(bot: &Worker<B>) {
+    let _ = bot.ask(DRAIN, |_| ()).await;
 }
 
 fn same_cards(a: &Choice, b: &Choice) -> bool {
@@ -530,6 +567,7 @@ mod tests {
         events: usize,
         welcomes: usize,
         snapshots: usize,
+        events_at_choose: Vec<usize>,
     }
 
     /// Plays the weakest legal play, napping first as long as `naps` says (one entry per
@@ -556,6 +594,11 @@ mod tests {
 
     impl Bot for Recorder {
         fn choose(&mut self, prompt: &Prompt) -> Choice {
+            {
+                let mut seen = self.seen.lock().unwrap();
+                let events = seen.events;
+                seen.events_at_choose.push(events);
+            }
             std::thread::sleep(self.naps.pop().unwrap_or_default());
             prompt
                 .legal_plays
@@ -632,6 +675,12 @@ mod tests {
                 ..Default::default()
             })),
         }))
+    }
+
+    fn trick_cleared() -> pb::Event {
+        pb::Event {
+            kind: Some(event::Kind::TrickCleared(pb::TrickCleared { leader: 1 })),
+        }
     }
 
     fn match_event() -> Result<pb::PlayResponse, Status> {
@@ -728,6 +777,38 @@ mod tests {
         let seen = run.seen.lock().unwrap();
         assert_eq!((seen.welcomes, seen.snapshots, seen.events), (1, 1, 1));
         assert_eq!(run.seat.welcomes, 1);
+    }
+
+    #[test]
+    fn batched_events_reach_the_hooks_before_the_turn_and_a_batch_ends_the_match() {
+        let Ok(pb::PlayResponse {
+            kind: Some(play_response::Kind::Prompt(mut prompt)),
+        }) = prompt_in(Duration::from_secs(10))
+        else {
+            unreachable!()
+        };
+        prompt.events = vec![trick_cleared(), trick_cleared()];
+        let Ok(pb::PlayResponse {
+            kind: Some(play_response::Kind::Event(ended)),
+        }) = match_ended()
+        else {
+            unreachable!()
+        };
+        let script = vec![
+            welcome(2),
+            response(play_response::Kind::Prompt(prompt)),
+            response(play_response::Kind::Batch(pb::EventBatch {
+                events: vec![trick_cleared(), ended],
+            })),
+            welcome(2), // never read: the batch ended the match
+        ];
+        let run = drive_script(Recorder::default(), script, SeatState::default());
+        let outcome = run.result.unwrap().expect("the batch ended the match");
+        assert_eq!(outcome.place(), Some(2));
+        assert_eq!(run.sent.len(), 1);
+        let seen = run.seen.lock().unwrap();
+        assert_eq!(seen.events_at_choose, [2]);
+        assert_eq!((seen.welcomes, seen.events), (1, 4));
     }
 
     #[test]

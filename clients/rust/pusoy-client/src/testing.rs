@@ -46,6 +46,7 @@ pub(crate) fn raw_prompt() -> pb::TurnPrompt {
         can_pass: true,
         attempts_left: 3,
         is_lead: false,
+        events: vec![],
     }
 }
 

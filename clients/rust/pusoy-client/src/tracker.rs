@@ -44,6 +44,8 @@ pub struct Tracker {
     pub revolution: bool,
     /// Match totals.
     pub totals: Vec<i32>,
+    /// Hands won by each seat so far.
+    pub hands_won: Vec<u32>,
 }
 
 impl Tracker {
@@ -75,6 +77,7 @@ impl Tracker {
         self.locked_out = if st.locked_out.is_empty() { vec![false; 4] } else { st.locked_out };
         self.revolution = st.revolution;
         self.totals = if st.totals.is_empty() { vec![0; 4] } else { st.totals };
+        self.hands_won = or4(st.hands_won);
     }
 
     /// Keeps the view up to date.
@@ -124,7 +127,15 @@ impl Tracker {
                 self.table_seat = None;
                 self.locked_out = vec![false; 4];
             }
-            Some(event::Kind::HandEnded(h)) => self.totals = h.totals.clone(),
+            Some(event::Kind::HandEnded(h)) => {
+                self.totals = h.totals.clone();
+                if self.hands_won.len() < 4 {
+                    self.hands_won = vec![0; 4];
+                }
+                if let Some(won) = self.hands_won.get_mut(h.winner as usize) {
+                    *won += 1;
+                }
+            }
             _ => {}
         }
     }

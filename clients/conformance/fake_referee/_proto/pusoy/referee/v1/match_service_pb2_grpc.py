@@ -28,6 +28,15 @@ if _version_not_supported:
 
 class MatchServiceStub:
     """Matches: the organiser creates one, hands each seat's token to a bot, and watches.
+
+    The organiser's calls (CreateMatch, ListMatches, CancelMatch, and GetMatchLog of a
+    match that is not over) need the organiser's credential, sent as the metadata
+    `authorization: Bearer <token>` (the token is in the file `referee serve` names at
+    start). Without it they fail with UNAUTHENTICATED, with a wrong one with
+    PERMISSION_DENIED. GetMatch, GetServerInfo and GetMatchLog of a match that is over
+    serve public facts only and need no credential. A server started with an organiser
+    listener of its own (`--organiser-address`) serves the organiser's calls only there:
+    on the bots' address they fail with PERMISSION_DENIED.
     """
 
     def __init__(self, channel):
@@ -61,30 +70,47 @@ class MatchServiceStub:
                 request_serializer=pusoy_dot_referee_dot_v1_dot_match__service__pb2.GetMatchLogRequest.SerializeToString,
                 response_deserializer=pusoy_dot_referee_dot_v1_dot_match__service__pb2.GetMatchLogResponse.FromString,
                 _registered_method=True)
+        self.GetServerInfo = channel.unary_unary(
+                '/pusoy.referee.v1.MatchService/GetServerInfo',
+                request_serializer=pusoy_dot_referee_dot_v1_dot_match__service__pb2.GetServerInfoRequest.SerializeToString,
+                response_deserializer=pusoy_dot_referee_dot_v1_dot_match__service__pb2.GetServerInfoResponse.FromString,
+                _registered_method=True)
 
 
 class MatchServiceServicer:
     """Matches: the organiser creates one, hands each seat's token to a bot, and watches.
+
+    The organiser's calls (CreateMatch, ListMatches, CancelMatch, and GetMatchLog of a
+    match that is not over) need the organiser's credential, sent as the metadata
+    `authorization: Bearer <token>` (the token is in the file `referee serve` names at
+    start). Without it they fail with UNAUTHENTICATED, with a wrong one with
+    PERMISSION_DENIED. GetMatch, GetServerInfo and GetMatchLog of a match that is over
+    serve public facts only and need no credential. A server started with an organiser
+    listener of its own (`--organiser-address`) serves the organiser's calls only there:
+    on the bots' address they fail with PERMISSION_DENIED.
     """
 
     def CreateMatch(self, request, context):
-        """Creates a match and returns one secret token per seat. Errors: INVALID_ARGUMENT for
-        an unknown profile or option, bad seat names or a bad clock; UNAVAILABLE while the
-        server is shutting down or when it cannot create the match's event log.
+        """Creates a match and returns one secret token per seat. Organiser only. Errors:
+        INVALID_ARGUMENT for an unknown profile or option, bad seat names, a bad clock or a
+        value over the server's limits; RESOURCE_EXHAUSTED when the server holds as many
+        live (or waiting) matches as its limit allows; UNAVAILABLE while the server is
+        shutting down or when it cannot create the match's event log.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetMatch(self, request, context):
-        """Returns a match's status and scores. Errors: NOT_FOUND.
+        """Returns a match's public summary: status, configuration, scores, and once it is over
+        its standings and the final hash of its log. Anyone may call it. Errors: NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListMatches(self, request, context):
-        """Lists the matches this server knows, newest first.
+        """Lists the matches this server holds, newest first. Organiser only.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -92,7 +118,8 @@ class MatchServiceServicer:
 
     def CancelMatch(self, request, context):
         """Cancels a match that has not ended; its log is closed with a match_ended event that
-        reveals the seed. Errors: NOT_FOUND; FAILED_PRECONDITION when already over.
+        reveals the seed. Organiser only. Errors: NOT_FOUND; FAILED_PRECONDITION when already
+        over; INVALID_ARGUMENT for a reason over 500 characters.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -100,7 +127,18 @@ class MatchServiceServicer:
 
     def GetMatchLog(self, request, context):
         """Streams a match's event log, line by line, exactly as written (so the hash chain
-        can be checked). Errors: NOT_FOUND.
+        can be checked), its signature trailer included once the log is closed. The log of
+        a match that is not over holds every hidden card: organiser only. Errors: NOT_FOUND;
+        UNAUTHENTICATED / PERMISSION_DENIED for a live match without the credential;
+        DATA_LOSS when the file cannot be read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetServerInfo(self, request, context):
+        """The server's public facts: the key its logs are signed with, its version and its
+        limits. Anyone may call it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -134,6 +172,11 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     request_deserializer=pusoy_dot_referee_dot_v1_dot_match__service__pb2.GetMatchLogRequest.FromString,
                     response_serializer=pusoy_dot_referee_dot_v1_dot_match__service__pb2.GetMatchLogResponse.SerializeToString,
             ),
+            'GetServerInfo': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetServerInfo,
+                    request_deserializer=pusoy_dot_referee_dot_v1_dot_match__service__pb2.GetServerInfoRequest.FromString,
+                    response_serializer=pusoy_dot_referee_dot_v1_dot_match__service__pb2.GetServerInfoResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'pusoy.referee.v1.MatchService', rpc_method_handlers)
@@ -144,6 +187,15 @@ def add_MatchServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class MatchService:
     """Matches: the organiser creates one, hands each seat's token to a bot, and watches.
+
+    The organiser's calls (CreateMatch, ListMatches, CancelMatch, and GetMatchLog of a
+    match that is not over) need the organiser's credential, sent as the metadata
+    `authorization: Bearer <token>` (the token is in the file `referee serve` names at
+    start). Without it they fail with UNAUTHENTICATED, with a wrong one with
+    PERMISSION_DENIED. GetMatch, GetServerInfo and GetMatchLog of a match that is over
+    serve public facts only and need no credential. A server started with an organiser
+    listener of its own (`--organiser-address`) serves the organiser's calls only there:
+    on the bots' address they fail with PERMISSION_DENIED.
     """
 
     @staticmethod
@@ -271,6 +323,33 @@ class MatchService:
             '/pusoy.referee.v1.MatchService/GetMatchLog',
             pusoy_dot_referee_dot_v1_dot_match__service__pb2.GetMatchLogRequest.SerializeToString,
             pusoy_dot_referee_dot_v1_dot_match__service__pb2.GetMatchLogResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetServerInfo(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pusoy.referee.v1.MatchService/GetServerInfo',
+            pusoy_dot_referee_dot_v1_dot_match__service__pb2.GetServerInfoRequest.SerializeToString,
+            pusoy_dot_referee_dot_v1_dot_match__service__pb2.GetServerInfoResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -289,6 +289,7 @@ class Rules(_message.Message):
     MATCH_END_FIELD_NUMBER: _builtins.int
     SCORING_FIELD_NUMBER: _builtins.int
     TIE_BREAK_FIELD_NUMBER: _builtins.int
+    MAX_HANDS_FIELD_NUMBER: _builtins.int
     profile: _builtins.str
     """The profile the options start from: "pusoy-dos", "pusoy-dos-chips" or "big-two"."""
     suit_order: _builtins.str
@@ -323,6 +324,13 @@ class Rules(_message.Message):
     """"penalty" (lowest total wins) or "chips" (zero-sum, highest total wins)."""
     tie_break: _builtins.str
     """How equal totals are ordered: "hands-won-then-seat" or "shared"."""
+    max_hands: _builtins.int
+    """A cap on the hands of the match, whatever match_end says: the match also ends
+    (FINISHED, standings from the totals) once this many hands have been played. The
+    referee sets it on every match created over gRPC (its --max-hands limit when the
+    request leaves it out), so that a threshold match that nobody reaches still ends.
+    0: no cap.
+    """
     def __init__(
         self,
         *,
@@ -343,10 +351,11 @@ class Rules(_message.Message):
         match_end: _builtins.str = ...,
         scoring: _builtins.str = ...,
         tie_break: _builtins.str = ...,
+        max_hands: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bomb", b"bomb", "direction", b"direction", "first_lead", b"first_lead", "five_card_categories", b"five_card_categories", "five_card_hands", b"five_card_hands", "lowest_straight_beats_straights", b"lowest_straight_beats_straights", "match_end", b"match_end", "multiplier_from", b"multiplier_from", "no_finish_on_lone_two", b"no_finish_on_lone_two", "pass_locks_out", b"pass_locks_out", "profile", b"profile", "revolution", b"revolution", "scoring", b"scoring", "straights", b"straights", "suit_order", b"suit_order", "teams", b"teams", "tie_break", b"tie_break"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bomb", b"bomb", "direction", b"direction", "first_lead", b"first_lead", "five_card_categories", b"five_card_categories", "five_card_hands", b"five_card_hands", "lowest_straight_beats_straights", b"lowest_straight_beats_straights", "match_end", b"match_end", "max_hands", b"max_hands", "multiplier_from", b"multiplier_from", "no_finish_on_lone_two", b"no_finish_on_lone_two", "pass_locks_out", b"pass_locks_out", "profile", b"profile", "revolution", b"revolution", "scoring", b"scoring", "straights", b"straights", "suit_order", b"suit_order", "teams", b"teams", "tie_break", b"tie_break"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -26,7 +26,7 @@ _sym_db = _symbol_database.Default()
 from pusoy_client._proto.pusoy.referee.v1 import common_pb2 as pusoy_dot_referee_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$pusoy/referee/v1/match_service.proto\x12\x10pusoy.referee.v1\x1a\x1dpusoy/referee/v1/common.proto\"\xf1\x02\n\x12\x43reateMatchRequest\x12\x0f\n\x07profile\x18\x01 \x01(\t\x12\x42\n\x07options\x18\x02 \x03(\x0b\x32\x31.pusoy.referee.v1.CreateMatchRequest.OptionsEntry\x12\x12\n\nseat_names\x18\x03 \x03(\t\x12\x0c\n\x04seed\x18\x04 \x01(\t\x12\r\n\x05hands\x18\x05 \x01(\r\x12\x11\n\tthreshold\x18\x06 \x01(\r\x12\x33\n\x0ctime_control\x18\x07 \x01(\x0b\x32\x1d.pusoy.referee.v1.TimeControl\x12\x33\n\x0c\x66\x61ult_policy\x18\x08 \x01(\x0b\x32\x1d.pusoy.referee.v1.FaultPolicy\x12(\n\x06\x64rills\x18\t \x01(\x0b\x32\x18.pusoy.referee.v1.Drills\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x81\x01\n\x13\x43reateMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0bseat_tokens\x18\x02 \x03(\t\x12\x17\n\x0fseed_commitment\x18\x03 \x01(\t\x12*\n\x05match\x18\x04 \x01(\x0b\x32\x1b.pusoy.referee.v1.MatchInfo\"\x9f\x02\n\tMatchInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12-\n\x06status\x18\x02 \x01(\x0e\x32\x1d.pusoy.referee.v1.MatchStatus\x12-\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x1d.pusoy.referee.v1.MatchConfig\x12\x11\n\tconnected\x18\x04 \x03(\x08\x12\x14\n\x0chands_played\x18\x05 \x01(\r\x12\x0e\n\x06totals\x18\x06 \x03(\x05\x12-\n\tstandings\x18\x07 \x03(\x0b\x32\x1a.pusoy.referee.v1.Standing\x12\x10\n\x08log_path\x18\x08 \x01(\t\x12\x17\n\x0fseed_commitment\x18\t \x01(\t\x12\x0f\n\x07\x66\x61ilure\x18\x0b \x01(\t\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\">\n\x10GetMatchResponse\x12*\n\x05match\x18\x01 \x01(\x0b\x32\x1b.pusoy.referee.v1.MatchInfo\"C\n\x12ListMatchesRequest\x12-\n\x06status\x18\x01 \x01(\x0e\x32\x1d.pusoy.referee.v1.MatchStatus\"C\n\x13ListMatchesResponse\x12,\n\x07matches\x18\x01 \x03(\x0b\x32\x1b.pusoy.referee.v1.MatchInfo\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"A\n\x13\x43\x61ncelMatchResponse\x12*\n\x05match\x18\x01 \x01(\x0b\x32\x1b.pusoy.referee.v1.MatchInfo\"&\n\x12GetMatchLogRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"#\n\x13GetMatchLogResponse\x12\x0c\n\x04line\x18\x01 \x01(\t2\xd3\x03\n\x0cMatchService\x12Z\n\x0b\x43reateMatch\x12$.pusoy.referee.v1.CreateMatchRequest\x1a%.pusoy.referee.v1.CreateMatchResponse\x12Q\n\x08GetMatch\x12!.pusoy.referee.v1.GetMatchRequest\x1a\".pusoy.referee.v1.GetMatchResponse\x12Z\n\x0bListMatches\x12$.pusoy.referee.v1.ListMatchesRequest\x1a%.pusoy.referee.v1.ListMatchesResponse\x12Z\n\x0b\x43\x61ncelMatch\x12$.pusoy.referee.v1.CancelMatchRequest\x1a%.pusoy.referee.v1.CancelMatchResponse\x12\\\n\x0bGetMatchLog\x12$.pusoy.referee.v1.GetMatchLogRequest\x1a%.pusoy.referee.v1.GetMatchLogResponse0\x01\x42h\n\x1aio.pusoyreferee.referee.v1P\x01ZHgithub.com/pusoy-referee/pusoy-referee/gen/go/pusoy/referee/v1;refereev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$pusoy/referee/v1/match_service.proto\x12\x10pusoy.referee.v1\x1a\x1dpusoy/referee/v1/common.proto\"\xf1\x02\n\x12\x43reateMatchRequest\x12\x0f\n\x07profile\x18\x01 \x01(\t\x12\x42\n\x07options\x18\x02 \x03(\x0b\x32\x31.pusoy.referee.v1.CreateMatchRequest.OptionsEntry\x12\x12\n\nseat_names\x18\x03 \x03(\t\x12\x0c\n\x04seed\x18\x04 \x01(\t\x12\r\n\x05hands\x18\x05 \x01(\r\x12\x11\n\tthreshold\x18\x06 \x01(\r\x12\x33\n\x0ctime_control\x18\x07 \x01(\x0b\x32\x1d.pusoy.referee.v1.TimeControl\x12\x33\n\x0c\x66\x61ult_policy\x18\x08 \x01(\x0b\x32\x1d.pusoy.referee.v1.FaultPolicy\x12(\n\x06\x64rills\x18\t \x01(\x0b\x32\x18.pusoy.referee.v1.Drills\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x81\x01\n\x13\x43reateMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0bseat_tokens\x18\x02 \x03(\t\x12\x17\n\x0fseed_commitment\x18\x03 \x01(\t\x12*\n\x05match\x18\x04 \x01(\x0b\x32\x1b.pusoy.referee.v1.MatchInfo\"\xc4\x02\n\tMatchInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12-\n\x06status\x18\x02 \x01(\x0e\x32\x1d.pusoy.referee.v1.MatchStatus\x12-\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x1d.pusoy.referee.v1.MatchConfig\x12\x11\n\tconnected\x18\x04 \x03(\x08\x12\x14\n\x0chands_played\x18\x05 \x01(\r\x12\x0e\n\x06totals\x18\x06 \x03(\x05\x12-\n\tstandings\x18\x07 \x03(\x0b\x32\x1a.pusoy.referee.v1.Standing\x12\x17\n\x0fseed_commitment\x18\t \x01(\t\x12\x0f\n\x07\x66\x61ilure\x18\x0b \x01(\t\x12\x12\n\nfinal_hash\x18\x0c \x01(\t\x12\x11\n\tlog_lines\x18\r \x01(\x04J\x04\x08\x08\x10\tR\x08log_path\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\">\n\x10GetMatchResponse\x12*\n\x05match\x18\x01 \x01(\x0b\x32\x1b.pusoy.referee.v1.MatchInfo\"C\n\x12ListMatchesRequest\x12-\n\x06status\x18\x01 \x01(\x0e\x32\x1d.pusoy.referee.v1.MatchStatus\"C\n\x13ListMatchesResponse\x12,\n\x07matches\x18\x01 \x03(\x0b\x32\x1b.pusoy.referee.v1.MatchInfo\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"A\n\x13\x43\x61ncelMatchResponse\x12*\n\x05match\x18\x01 \x01(\x0b\x32\x1b.pusoy.referee.v1.MatchInfo\"\x16\n\x14GetServerInfoRequest\"\xb3\x01\n\x15GetServerInfoResponse\x12\x18\n\x10software_version\x18\x01 \x01(\t\x12\x19\n\x11protocol_versions\x18\x02 \x03(\r\x12\x19\n\x11signing_algorithm\x18\x03 \x01(\t\x12\x1a\n\x12signing_public_key\x18\x04 \x01(\t\x12.\n\x06limits\x18\x05 \x01(\x0b\x32\x1e.pusoy.referee.v1.ServerLimits\"\x96\x02\n\x0cServerLimits\x12\x11\n\tmax_hands\x18\x01 \x01(\r\x12\x1b\n\x13max_waiting_matches\x18\x02 \x01(\r\x12\x18\n\x10max_live_matches\x18\x03 \x01(\r\x12\x1e\n\x16max_connect_timeout_ms\x18\x04 \x01(\r\x12 \n\x18max_spectators_per_match\x18\x05 \x01(\r\x12\x16\n\x0emax_spectators\x18\x06 \x01(\r\x12!\n\x19max_reconnects_per_minute\x18\x07 \x01(\r\x12$\n\x1cmax_failed_hellos_per_minute\x18\x08 \x01(\r\x12\x19\n\x11max_message_bytes\x18\t \x01(\r\"&\n\x12GetMatchLogRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"#\n\x13GetMatchLogResponse\x12\x0c\n\x04line\x18\x01 \x01(\t2\xb5\x04\n\x0cMatchService\x12Z\n\x0b\x43reateMatch\x12$.pusoy.referee.v1.CreateMatchRequest\x1a%.pusoy.referee.v1.CreateMatchResponse\x12Q\n\x08GetMatch\x12!.pusoy.referee.v1.GetMatchRequest\x1a\".pusoy.referee.v1.GetMatchResponse\x12Z\n\x0bListMatches\x12$.pusoy.referee.v1.ListMatchesRequest\x1a%.pusoy.referee.v1.ListMatchesResponse\x12Z\n\x0b\x43\x61ncelMatch\x12$.pusoy.referee.v1.CancelMatchRequest\x1a%.pusoy.referee.v1.CancelMatchResponse\x12\\\n\x0bGetMatchLog\x12$.pusoy.referee.v1.GetMatchLogRequest\x1a%.pusoy.referee.v1.GetMatchLogResponse0\x01\x12`\n\rGetServerInfo\x12&.pusoy.referee.v1.GetServerInfoRequest\x1a\'.pusoy.referee.v1.GetServerInfoResponseBh\n\x1aio.pusoyreferee.referee.v1P\x01ZHgithub.com/pusoy-referee/pusoy-referee/gen/go/pusoy/referee/v1;refereev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,23 +43,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CREATEMATCHRESPONSE']._serialized_start=462
   _globals['_CREATEMATCHRESPONSE']._serialized_end=591
   _globals['_MATCHINFO']._serialized_start=594
-  _globals['_MATCHINFO']._serialized_end=881
-  _globals['_GETMATCHREQUEST']._serialized_start=883
-  _globals['_GETMATCHREQUEST']._serialized_end=918
-  _globals['_GETMATCHRESPONSE']._serialized_start=920
-  _globals['_GETMATCHRESPONSE']._serialized_end=982
-  _globals['_LISTMATCHESREQUEST']._serialized_start=984
-  _globals['_LISTMATCHESREQUEST']._serialized_end=1051
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=1053
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=1120
-  _globals['_CANCELMATCHREQUEST']._serialized_start=1122
-  _globals['_CANCELMATCHREQUEST']._serialized_end=1176
-  _globals['_CANCELMATCHRESPONSE']._serialized_start=1178
-  _globals['_CANCELMATCHRESPONSE']._serialized_end=1243
-  _globals['_GETMATCHLOGREQUEST']._serialized_start=1245
-  _globals['_GETMATCHLOGREQUEST']._serialized_end=1283
-  _globals['_GETMATCHLOGRESPONSE']._serialized_start=1285
-  _globals['_GETMATCHLOGRESPONSE']._serialized_end=1320
-  _globals['_MATCHSERVICE']._serialized_start=1323
-  _globals['_MATCHSERVICE']._serialized_end=1790
+  _globals['_MATCHINFO']._serialized_end=918
+  _globals['_GETMATCHREQUEST']._serialized_start=920
+  _globals['_GETMATCHREQUEST']._serialized_end=955
+  _globals['_GETMATCHRESPONSE']._serialized_start=957
+  _globals['_GETMATCHRESPONSE']._serialized_end=1019
+  _globals['_LISTMATCHESREQUEST']._serialized_start=1021
+  _globals['_LISTMATCHESREQUEST']._serialized_end=1088
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=1090
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=1157
+  _globals['_CANCELMATCHREQUEST']._serialized_start=1159
+  _globals['_CANCELMATCHREQUEST']._serialized_end=1213
+  _globals['_CANCELMATCHRESPONSE']._serialized_start=1215
+  _globals['_CANCELMATCHRESPONSE']._serialized_end=1280
+  _globals['_GETSERVERINFOREQUEST']._serialized_start=1282
+  _globals['_GETSERVERINFOREQUEST']._serialized_end=1304
+  _globals['_GETSERVERINFORESPONSE']._serialized_start=1307
+  _globals['_GETSERVERINFORESPONSE']._serialized_end=1486
+  _globals['_SERVERLIMITS']._serialized_start=1489
+  _globals['_SERVERLIMITS']._serialized_end=1767
+  _globals['_GETMATCHLOGREQUEST']._serialized_start=1769
+  _globals['_GETMATCHLOGREQUEST']._serialized_end=1807
+  _globals['_GETMATCHLOGRESPONSE']._serialized_start=1809
+  _globals['_GETMATCHLOGRESPONSE']._serialized_end=1844
+  _globals['_MATCHSERVICE']._serialized_start=1847
+  _globals['_MATCHSERVICE']._serialized_end=2412
 # @@protoc_insertion_point(module_scope)

@@ -156,23 +156,29 @@ class MatchInfo(_message.Message):
     HANDS_PLAYED_FIELD_NUMBER: _builtins.int
     TOTALS_FIELD_NUMBER: _builtins.int
     STANDINGS_FIELD_NUMBER: _builtins.int
-    LOG_PATH_FIELD_NUMBER: _builtins.int
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     FAILURE_FIELD_NUMBER: _builtins.int
+    FINAL_HASH_FIELD_NUMBER: _builtins.int
+    LOG_LINES_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match's id."""
     status: _common_pb2.MatchStatus.ValueType
     """Where it is in its life cycle."""
     hands_played: _builtins.int
     """Hands dealt so far."""
-    log_path: _builtins.str
-    """The log file's path on the server."""
     seed_commitment: _builtins.str
     """The seed commitment."""
     failure: _builtins.str
     """Why the match stopped without an end in its log (its log could not be written),
     or why a log found at start could not be resumed; empty otherwise.
     """
+    final_hash: _builtins.str
+    """Once the match is over: SHA-256 (lower-case hex) of the last entry line of its log,
+    the hash its signature trailer covers. Publish it, and a log rewritten afterwards
+    (even with its hash chain recomputed) no longer matches. Empty while it runs.
+    """
+    log_lines: _builtins.int
+    """Once the match is over: how many entry lines its log has."""
     @_builtins.property
     def config(self) -> _common_pb2.MatchConfig:
         """The configuration in force."""
@@ -199,13 +205,14 @@ class MatchInfo(_message.Message):
         hands_played: _builtins.int = ...,
         totals: _abc.Iterable[_builtins.int] | None = ...,
         standings: _abc.Iterable[_common_pb2.Standing] | None = ...,
-        log_path: _builtins.str = ...,
         seed_commitment: _builtins.str = ...,
         failure: _builtins.str = ...,
+        final_hash: _builtins.str = ...,
+        log_lines: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "connected", b"connected", "failure", b"failure", "hands_played", b"hands_played", "log_path", b"log_path", "match_id", b"match_id", "seed_commitment", b"seed_commitment", "standings", b"standings", "status", b"status", "totals", b"totals"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "connected", b"connected", "failure", b"failure", "final_hash", b"final_hash", "hands_played", b"hands_played", "log_lines", b"log_lines", "match_id", b"match_id", "seed_commitment", b"seed_commitment", "standings", b"standings", "status", b"status", "totals", b"totals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -352,6 +359,124 @@ class CancelMatchResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CancelMatchResponse: _TypeAlias = CancelMatchResponse  # noqa: Y015
+
+@_typing.final
+class GetServerInfoRequest(_message.Message):
+    """No fields."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetServerInfoRequest: _TypeAlias = GetServerInfoRequest  # noqa: Y015
+
+@_typing.final
+class GetServerInfoResponse(_message.Message):
+    """What a server publishes about itself."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOFTWARE_VERSION_FIELD_NUMBER: _builtins.int
+    PROTOCOL_VERSIONS_FIELD_NUMBER: _builtins.int
+    SIGNING_ALGORITHM_FIELD_NUMBER: _builtins.int
+    SIGNING_PUBLIC_KEY_FIELD_NUMBER: _builtins.int
+    LIMITS_FIELD_NUMBER: _builtins.int
+    software_version: _builtins.str
+    """The referee's software version."""
+    signing_algorithm: _builtins.str
+    """The algorithm its logs are signed with: "ed25519"."""
+    signing_public_key: _builtins.str
+    """The public key its logs are signed with: base64 of the raw 32-byte Ed25519 key (the
+    same text as LogTrailer.public_key). Save it to check logs with `referee verify
+    --public-key`.
+    """
+    @_builtins.property
+    def protocol_versions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The bot protocol versions it speaks."""
+
+    @_builtins.property
+    def limits(self) -> Global___ServerLimits:
+        """The limits this server enforces."""
+
+    def __init__(
+        self,
+        *,
+        software_version: _builtins.str = ...,
+        protocol_versions: _abc.Iterable[_builtins.int] | None = ...,
+        signing_algorithm: _builtins.str = ...,
+        signing_public_key: _builtins.str = ...,
+        limits: Global___ServerLimits | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["limits", b"limits"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limits", b"limits", "protocol_versions", b"protocol_versions", "signing_algorithm", b"signing_algorithm", "signing_public_key", b"signing_public_key", "software_version", b"software_version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetServerInfoResponse: _TypeAlias = GetServerInfoResponse  # noqa: Y015
+
+@_typing.final
+class ServerLimits(_message.Message):
+    """A server's limits (see `referee serve --help`); 0 means no limit."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MAX_HANDS_FIELD_NUMBER: _builtins.int
+    MAX_WAITING_MATCHES_FIELD_NUMBER: _builtins.int
+    MAX_LIVE_MATCHES_FIELD_NUMBER: _builtins.int
+    MAX_CONNECT_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
+    MAX_SPECTATORS_PER_MATCH_FIELD_NUMBER: _builtins.int
+    MAX_SPECTATORS_FIELD_NUMBER: _builtins.int
+    MAX_RECONNECTS_PER_MINUTE_FIELD_NUMBER: _builtins.int
+    MAX_FAILED_HELLOS_PER_MINUTE_FIELD_NUMBER: _builtins.int
+    MAX_MESSAGE_BYTES_FIELD_NUMBER: _builtins.int
+    max_hands: _builtins.int
+    """The most hands a match may have (threshold matches end at this many hands too)."""
+    max_waiting_matches: _builtins.int
+    """The most matches waiting for their bots at once."""
+    max_live_matches: _builtins.int
+    """The most matches not yet over (waiting or running) at once."""
+    max_connect_timeout_ms: _builtins.int
+    """The longest connect_timeout_ms a match may ask for."""
+    max_spectators_per_match: _builtins.int
+    """Spectator streams per match."""
+    max_spectators: _builtins.int
+    """Spectator streams on the whole server."""
+    max_reconnects_per_minute: _builtins.int
+    """Hellos per seat within a minute; past it a Hello fails with RESOURCE_EXHAUSTED."""
+    max_failed_hellos_per_minute: _builtins.int
+    """Failed hellos (unknown tokens or keys) per client address within a minute; past it
+    that address's hellos fail with RESOURCE_EXHAUSTED until the minute has passed.
+    """
+    max_message_bytes: _builtins.int
+    """The largest message the server accepts, in bytes."""
+    def __init__(
+        self,
+        *,
+        max_hands: _builtins.int = ...,
+        max_waiting_matches: _builtins.int = ...,
+        max_live_matches: _builtins.int = ...,
+        max_connect_timeout_ms: _builtins.int = ...,
+        max_spectators_per_match: _builtins.int = ...,
+        max_spectators: _builtins.int = ...,
+        max_reconnects_per_minute: _builtins.int = ...,
+        max_failed_hellos_per_minute: _builtins.int = ...,
+        max_message_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_connect_timeout_ms", b"max_connect_timeout_ms", "max_failed_hellos_per_minute", b"max_failed_hellos_per_minute", "max_hands", b"max_hands", "max_live_matches", b"max_live_matches", "max_message_bytes", b"max_message_bytes", "max_reconnects_per_minute", b"max_reconnects_per_minute", "max_spectators", b"max_spectators", "max_spectators_per_match", b"max_spectators_per_match", "max_waiting_matches", b"max_waiting_matches"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ServerLimits: _TypeAlias = ServerLimits  # noqa: Y015
 
 @_typing.final
 class GetMatchLogRequest(_message.Message):

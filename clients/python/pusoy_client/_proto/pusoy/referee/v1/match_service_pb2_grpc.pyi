@@ -27,55 +27,109 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class MatchServiceStub:
-    """Matches: the organiser creates one, hands each seat's token to a bot, and watches."""
+    """Matches: the organiser creates one, hands each seat's token to a bot, and watches.
+
+    The organiser's calls (CreateMatch, ListMatches, CancelMatch, and GetMatchLog of a
+    match that is not over) need the organiser's credential, sent as the metadata
+    `authorization: Bearer <token>` (the token is in the file `referee serve` names at
+    start). Without it they fail with UNAUTHENTICATED, with a wrong one with
+    PERMISSION_DENIED. GetMatch, GetServerInfo and GetMatchLog of a match that is over
+    serve public facts only and need no credential. A server started with an organiser
+    listener of its own (`--organiser-address`) serves the organiser's calls only there:
+    on the bots' address they fail with PERMISSION_DENIED.
+    """
 
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> MatchServiceAsyncStub: ...
     CreateMatch: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.CreateMatchRequest, _match_service_pb2.CreateMatchResponse]
-    """Creates a match and returns one secret token per seat. Errors: INVALID_ARGUMENT for
-    an unknown profile or option, bad seat names or a bad clock; UNAVAILABLE while the
-    server is shutting down or when it cannot create the match's event log.
+    """Creates a match and returns one secret token per seat. Organiser only. Errors:
+    INVALID_ARGUMENT for an unknown profile or option, bad seat names, a bad clock or a
+    value over the server's limits; RESOURCE_EXHAUSTED when the server holds as many
+    live (or waiting) matches as its limit allows; UNAVAILABLE while the server is
+    shutting down or when it cannot create the match's event log.
     """
     GetMatch: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.GetMatchRequest, _match_service_pb2.GetMatchResponse]
-    """Returns a match's status and scores. Errors: NOT_FOUND."""
+    """Returns a match's public summary: status, configuration, scores, and once it is over
+    its standings and the final hash of its log. Anyone may call it. Errors: NOT_FOUND.
+    """
     ListMatches: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.ListMatchesRequest, _match_service_pb2.ListMatchesResponse]
-    """Lists the matches this server knows, newest first."""
+    """Lists the matches this server holds, newest first. Organiser only."""
     CancelMatch: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.CancelMatchRequest, _match_service_pb2.CancelMatchResponse]
     """Cancels a match that has not ended; its log is closed with a match_ended event that
-    reveals the seed. Errors: NOT_FOUND; FAILED_PRECONDITION when already over.
+    reveals the seed. Organiser only. Errors: NOT_FOUND; FAILED_PRECONDITION when already
+    over; INVALID_ARGUMENT for a reason over 500 characters.
     """
     GetMatchLog: _grpc.UnaryStreamMultiCallable[_match_service_pb2.GetMatchLogRequest, _match_service_pb2.GetMatchLogResponse]
     """Streams a match's event log, line by line, exactly as written (so the hash chain
-    can be checked). Errors: NOT_FOUND.
+    can be checked), its signature trailer included once the log is closed. The log of
+    a match that is not over holds every hidden card: organiser only. Errors: NOT_FOUND;
+    UNAUTHENTICATED / PERMISSION_DENIED for a live match without the credential;
+    DATA_LOSS when the file cannot be read.
+    """
+    GetServerInfo: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.GetServerInfoRequest, _match_service_pb2.GetServerInfoResponse]
+    """The server's public facts: the key its logs are signed with, its version and its
+    limits. Anyone may call it.
     """
 
 @_typing.type_check_only
 class MatchServiceAsyncStub(MatchServiceStub):
-    """Matches: the organiser creates one, hands each seat's token to a bot, and watches."""
+    """Matches: the organiser creates one, hands each seat's token to a bot, and watches.
+
+    The organiser's calls (CreateMatch, ListMatches, CancelMatch, and GetMatchLog of a
+    match that is not over) need the organiser's credential, sent as the metadata
+    `authorization: Bearer <token>` (the token is in the file `referee serve` names at
+    start). Without it they fail with UNAUTHENTICATED, with a wrong one with
+    PERMISSION_DENIED. GetMatch, GetServerInfo and GetMatchLog of a match that is over
+    serve public facts only and need no credential. A server started with an organiser
+    listener of its own (`--organiser-address`) serves the organiser's calls only there:
+    on the bots' address they fail with PERMISSION_DENIED.
+    """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     CreateMatch: _aio.UnaryUnaryMultiCallable[_match_service_pb2.CreateMatchRequest, _match_service_pb2.CreateMatchResponse]  # type: ignore[assignment]
-    """Creates a match and returns one secret token per seat. Errors: INVALID_ARGUMENT for
-    an unknown profile or option, bad seat names or a bad clock; UNAVAILABLE while the
-    server is shutting down or when it cannot create the match's event log.
+    """Creates a match and returns one secret token per seat. Organiser only. Errors:
+    INVALID_ARGUMENT for an unknown profile or option, bad seat names, a bad clock or a
+    value over the server's limits; RESOURCE_EXHAUSTED when the server holds as many
+    live (or waiting) matches as its limit allows; UNAVAILABLE while the server is
+    shutting down or when it cannot create the match's event log.
     """
     GetMatch: _aio.UnaryUnaryMultiCallable[_match_service_pb2.GetMatchRequest, _match_service_pb2.GetMatchResponse]  # type: ignore[assignment]
-    """Returns a match's status and scores. Errors: NOT_FOUND."""
+    """Returns a match's public summary: status, configuration, scores, and once it is over
+    its standings and the final hash of its log. Anyone may call it. Errors: NOT_FOUND.
+    """
     ListMatches: _aio.UnaryUnaryMultiCallable[_match_service_pb2.ListMatchesRequest, _match_service_pb2.ListMatchesResponse]  # type: ignore[assignment]
-    """Lists the matches this server knows, newest first."""
+    """Lists the matches this server holds, newest first. Organiser only."""
     CancelMatch: _aio.UnaryUnaryMultiCallable[_match_service_pb2.CancelMatchRequest, _match_service_pb2.CancelMatchResponse]  # type: ignore[assignment]
     """Cancels a match that has not ended; its log is closed with a match_ended event that
-    reveals the seed. Errors: NOT_FOUND; FAILED_PRECONDITION when already over.
+    reveals the seed. Organiser only. Errors: NOT_FOUND; FAILED_PRECONDITION when already
+    over; INVALID_ARGUMENT for a reason over 500 characters.
     """
     GetMatchLog: _aio.UnaryStreamMultiCallable[_match_service_pb2.GetMatchLogRequest, _match_service_pb2.GetMatchLogResponse]  # type: ignore[assignment]
     """Streams a match's event log, line by line, exactly as written (so the hash chain
-    can be checked). Errors: NOT_FOUND.
+    can be checked), its signature trailer included once the log is closed. The log of
+    a match that is not over holds every hidden card: organiser only. Errors: NOT_FOUND;
+    UNAUTHENTICATED / PERMISSION_DENIED for a live match without the credential;
+    DATA_LOSS when the file cannot be read.
+    """
+    GetServerInfo: _aio.UnaryUnaryMultiCallable[_match_service_pb2.GetServerInfoRequest, _match_service_pb2.GetServerInfoResponse]  # type: ignore[assignment]
+    """The server's public facts: the key its logs are signed with, its version and its
+    limits. Anyone may call it.
     """
 
 class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
-    """Matches: the organiser creates one, hands each seat's token to a bot, and watches."""
+    """Matches: the organiser creates one, hands each seat's token to a bot, and watches.
+
+    The organiser's calls (CreateMatch, ListMatches, CancelMatch, and GetMatchLog of a
+    match that is not over) need the organiser's credential, sent as the metadata
+    `authorization: Bearer <token>` (the token is in the file `referee serve` names at
+    start). Without it they fail with UNAUTHENTICATED, with a wrong one with
+    PERMISSION_DENIED. GetMatch, GetServerInfo and GetMatchLog of a match that is over
+    serve public facts only and need no credential. A server started with an organiser
+    listener of its own (`--organiser-address`) serves the organiser's calls only there:
+    on the bots' address they fail with PERMISSION_DENIED.
+    """
 
     @_abc_1.abstractmethod
     def CreateMatch(
@@ -83,9 +137,11 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _match_service_pb2.CreateMatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_match_service_pb2.CreateMatchResponse, _abc.Awaitable[_match_service_pb2.CreateMatchResponse]]:
-        """Creates a match and returns one secret token per seat. Errors: INVALID_ARGUMENT for
-        an unknown profile or option, bad seat names or a bad clock; UNAVAILABLE while the
-        server is shutting down or when it cannot create the match's event log.
+        """Creates a match and returns one secret token per seat. Organiser only. Errors:
+        INVALID_ARGUMENT for an unknown profile or option, bad seat names, a bad clock or a
+        value over the server's limits; RESOURCE_EXHAUSTED when the server holds as many
+        live (or waiting) matches as its limit allows; UNAVAILABLE while the server is
+        shutting down or when it cannot create the match's event log.
         """
 
     @_abc_1.abstractmethod
@@ -94,7 +150,9 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _match_service_pb2.GetMatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_match_service_pb2.GetMatchResponse, _abc.Awaitable[_match_service_pb2.GetMatchResponse]]:
-        """Returns a match's status and scores. Errors: NOT_FOUND."""
+        """Returns a match's public summary: status, configuration, scores, and once it is over
+        its standings and the final hash of its log. Anyone may call it. Errors: NOT_FOUND.
+        """
 
     @_abc_1.abstractmethod
     def ListMatches(
@@ -102,7 +160,7 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _match_service_pb2.ListMatchesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_match_service_pb2.ListMatchesResponse, _abc.Awaitable[_match_service_pb2.ListMatchesResponse]]:
-        """Lists the matches this server knows, newest first."""
+        """Lists the matches this server holds, newest first. Organiser only."""
 
     @_abc_1.abstractmethod
     def CancelMatch(
@@ -111,7 +169,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_match_service_pb2.CancelMatchResponse, _abc.Awaitable[_match_service_pb2.CancelMatchResponse]]:
         """Cancels a match that has not ended; its log is closed with a match_ended event that
-        reveals the seed. Errors: NOT_FOUND; FAILED_PRECONDITION when already over.
+        reveals the seed. Organiser only. Errors: NOT_FOUND; FAILED_PRECONDITION when already
+        over; INVALID_ARGUMENT for a reason over 500 characters.
         """
 
     @_abc_1.abstractmethod
@@ -121,7 +180,20 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_match_service_pb2.GetMatchLogResponse], _abc.AsyncIterator[_match_service_pb2.GetMatchLogResponse]]:
         """Streams a match's event log, line by line, exactly as written (so the hash chain
-        can be checked). Errors: NOT_FOUND.
+        can be checked), its signature trailer included once the log is closed. The log of
+        a match that is not over holds every hidden card: organiser only. Errors: NOT_FOUND;
+        UNAUTHENTICATED / PERMISSION_DENIED for a live match without the credential;
+        DATA_LOSS when the file cannot be read.
+        """
+
+    @_abc_1.abstractmethod
+    def GetServerInfo(
+        self,
+        request: _match_service_pb2.GetServerInfoRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_match_service_pb2.GetServerInfoResponse, _abc.Awaitable[_match_service_pb2.GetServerInfoResponse]]:
+        """The server's public facts: the key its logs are signed with, its version and its
+        limits. Anyone may call it.
         """
 
 def add_MatchServiceServicer_to_server(servicer: MatchServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,41 @@
+"""Sandboxes for untrusted bot programs: bubblewrap namespaces and cgroup v1 limits.
+
+A sandboxed bot sees the system and its own files read-only, has a private /tmp that
+lives only as long as its match, runs as an unprivileged user in its own PID, IPC and
+network namespaces where 127.0.0.1:PORT is the referee and nothing else is reachable,
+and is held to limits on memory, CPU time, processes and open files; breaking one kills
+it, and the cause is reported (``Breach``). See docs/tournaments.md, "Sandbox".
+
+- ``limits``: what a bot may use (``Limits``) and the breaches;
+- ``cgroups``: the bot's control groups (v1: memory, pids, cpu, cpuacct, cpuset);
+- ``bwrap``: the command that runs a bot in bubblewrap;
+- ``jail``: one bot's sandbox for one match, from creation to its report;
+- ``bridge``: the referee's Unix socket, and cores for bots that get one each;
+- ``seccomp``: the filter against the kernel keyrings;
+- ``turnclock``: a bot's CPU time within its turns, read at the referee's turn events;
+- ``probe``: whether this machine can sandbox at all, and why not.
+"""
+
+from referee.sandbox.bridge import CoreAllocator, RefereeSocket
+from referee.sandbox.bwrap import JailSpec
+from referee.sandbox.cgroups import CgroupError, Cgroups
+from referee.sandbox.jail import Jail, Jailer, JailReport
+from referee.sandbox.limits import LIMIT_FIELDS, Breach, Limits
+from referee.sandbox.probe import SandboxUnavailable, Support, probe
+
+__all__ = [
+    "LIMIT_FIELDS",
+    "Breach",
+    "CgroupError",
+    "Cgroups",
+    "CoreAllocator",
+    "Jail",
+    "JailReport",
+    "JailSpec",
+    "Jailer",
+    "Limits",
+    "RefereeSocket",
+    "SandboxUnavailable",
+    "Support",
+    "probe",
+]

@@ -1,0 +1,272 @@
+"""Control groups (v1) for one bot: memory, processes, CPU time, CPU share and cores.
+
+Each sandboxed bot gets a group of its own in every hierarchy it uses, made next to
+each other under the tournament process's own group (``pusoy-bot-<runner pid>-<n>``),
+so that every bot weighs the same as any one process in the CPU scheduler and a
+bot's memory counts towards whatever limit the tournament itself runs under.
+
+- ``memory``: ``memory.limit_in_bytes`` (and the same for memory plus swap); the kernel
+  kills a process of the group when it is over (``oom_kill`` in ``memory.oom_control``).
+  Temporary files on the bot's tmpfs are charged here too.
+- ``pids``: ``pids.max`` bounds processes and threads; a refused fork counts in
+  ``pids.events``.
+- ``cpuacct``: ``cpuacct.usage``, the CPU time of every process of the group.
+- ``cpu``: ``cpu.shares`` (equal for every bot) and an optional CFS quota in cores.
+- ``cpuset``: the cores the bot may run on, when it has cores of its own.
+
+Breaking the memory, process or CPU-time limit is a ``Breach``: the sandbox kills the
+whole group and the tournament records the cause.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import signal
+import time
+from pathlib import Path
+
+from referee.sandbox.limits import HELPER_TASKS, Breach, Limits
+
+REQUIRED = ("memory", "pids", "cpu", "cpuacct")
+"""Controllers every sandbox needs; ``cpuset`` only for bots with cores of their own."""
+OPTIONAL = ("cpuset",)
+GROUP_PREFIX = "pusoy-bot-"
+CFS_PERIOD_US = 100_000
+
+
+class CgroupError(OSError):
+    """The cgroups a sandbox needs are missing or cannot be written."""
+
+
+def _read(path: Path) -> str:
+    with open(path, encoding="ascii") as f:
+        return f.read()
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w", encoding="ascii") as f:
+        f.write(value)
+
+
+def _field(text: str, name: str) -> int:
+    """A ``name value`` line of a cgroup file such as memory.oom_control (0 if absent).
+
+    >>> _field("oom_kill_disable 0\\nunder_oom 0\\noom_kill 2\\n", "oom_kill")
+    2
+    """
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == name:
+            return int(value)
+    return 0
+
+
+def own_cgroups(mountinfo: str | None = None, self_cgroup: str | None = None) -> dict[str, Path]:
+    """Controller -> this process's own group directory, for every mounted v1 hierarchy.
+
+    >>> mi = "30 25 0:26 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\\n"
+    >>> own_cgroups(mi, "4:memory:/session/a\\n0::/\\n")
+    {'memory': PosixPath('/sys/fs/cgroup/memory/session/a')}
+    """
+    if mountinfo is None:
+        mountinfo = _read(Path("/proc/self/mountinfo"))
+    if self_cgroup is None:
+        self_cgroup = _read(Path("/proc/self/cgroup"))
+    mounts: dict[str, tuple[str, Path]] = {}
+    for line in mountinfo.splitlines():
+        left, sep, right = line.partition(" - ")
+        if not sep:
+            continue
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or len(tail) < 3 or tail[0] != "cgroup":
+            continue
+        for option in tail[2].split(","):
+            mounts.setdefault(option, (fields[3], Path(fields[4])))
+    out: dict[str, Path] = {}
+    for line in self_cgroup.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3 or not parts[1]:
+            continue
+        for controller in parts[1].split(","):
+            if controller not in mounts:
+                continue
+            root, point = mounts[controller]
+            path = parts[2]
+            if root != "/" and path.startswith(root):
+                path = path[len(root) :]
+            out[controller] = point / path.lstrip("/")
+    return out
+
+
+@dataclasses.dataclass
+class BotCgroup:
+    """One bot's groups, one per controller (co-mounted controllers share one)."""
+
+    dirs: dict[str, Path]
+    limits: Limits
+
+    @property
+    def unique_dirs(self) -> list[Path]:
+        return sorted(set(self.dirs.values()))
+
+    def procs_files(self) -> list[Path]:
+        """What a process writes its pid to, to join the groups (before it forks)."""
+        return [d / "cgroup.procs" for d in self.unique_dirs]
+
+    def cpu_ns(self) -> int:
+        """CPU time of every process the group has had, in nanoseconds."""
+        try:
+            return int(_read(self.dirs["cpuacct"] / "cpuacct.usage"))
+        except (OSError, ValueError):
+            return 0
+
+    def memory_peak(self) -> int:
+        try:
+            return int(_read(self.dirs["memory"] / "memory.max_usage_in_bytes"))
+        except (OSError, ValueError):
+            return 0
+
+    def breach(self) -> Breach | None:
+        """The limit the bot has broken, if any (memory first: the kernel acts on it)."""
+        try:
+            control = _read(self.dirs["memory"] / "memory.oom_control")
+            if _field(control, "oom_kill") or _field(control, "under_oom"):
+                return Breach.MEMORY
+            if _field(_read(self.dirs["pids"] / "pids.events"), "max"):
+                return Breach.PROCESSES
+        except (OSError, ValueError):
+            pass
+        if self.limits.cpu_s and self.cpu_ns() > self.limits.cpu_s * 1e9:
+            return Breach.CPU
+        return None
+
+    def pids(self) -> list[int]:
+        found: set[int] = set()
+        for path in self.procs_files():
+            with contextlib.suppress(OSError, ValueError):
+                found.update(int(x) for x in _read(path).split())
+        return sorted(found)
+
+    def kill(self, rounds: int = 100) -> bool:
+        """SIGKILL every process of the group until none is left; whether it emptied.
+        The process limit bounds how many a bot can fork in between."""
+        for _ in range(rounds):
+            pids = self.pids()
+            if not pids:
+                return True
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.002)
+        return not self.pids()
+
+    def remove(self) -> bool:
+        """Remove the groups (they must be empty); whether all went."""
+        gone = True
+        for d in self.unique_dirs:
+            for attempt in range(50):
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if attempt == 49:
+                        gone = False
+                    time.sleep(0.002)  # tasks killed a moment ago are still leaving
+        return gone
+
+
+class Cgroups:
+    """The hierarchies this process can make bot groups in."""
+
+    def __init__(self, dirs: dict[str, Path]) -> None:
+        self.dirs = dirs
+        self._count = 0
+
+    @classmethod
+    def discover(cls) -> Cgroups:
+        """Find and check them; CgroupError says what is missing or read-only."""
+        try:
+            found = own_cgroups()
+        except OSError as exc:
+            raise CgroupError(f"cannot read this process's cgroups: {exc}") from None
+        missing = [c for c in REQUIRED if c not in found]
+        if missing:
+            raise CgroupError(
+                f"cgroup v1 controllers {', '.join(missing)} are not mounted "
+                "(the sandbox needs memory, pids, cpu and cpuacct under /sys/fs/cgroup)"
+            )
+        dirs = {c: found[c] for c in (*REQUIRED, *OPTIONAL) if c in found}
+        probe = f"{GROUP_PREFIX}probe-{os.getpid()}"
+        for controller, d in dirs.items():
+            try:
+                (d / probe).mkdir(exist_ok=True)
+                (d / probe).rmdir()
+            except OSError as exc:
+                raise CgroupError(
+                    f"cannot make a {controller} cgroup in {d}: {exc.strerror or exc}"
+                ) from None
+        return cls(dirs)
+
+    @property
+    def has_cpuset(self) -> bool:
+        return "cpuset" in self.dirs
+
+    def create(self, limits: Limits, *, cpus: str = "", cpu_cores: float = 0.0) -> BotCgroup:
+        """New groups for one bot, limits set, nobody in them yet. ``cpus`` (a cpuset
+        list such as "2" or "2-3") pins the bot; empty: any core."""
+        self._count += 1
+        name = f"{GROUP_PREFIX}{os.getpid()}-{self._count}"
+        controllers = [*REQUIRED, *(["cpuset"] if cpus else [])]
+        dirs = {c: self.dirs[c] / name for c in controllers}
+        group = BotCgroup(dirs, limits)
+        try:
+            for d in group.unique_dirs:
+                d.mkdir()
+            mem = dirs["memory"]
+            _write(mem / "memory.limit_in_bytes", str(limits.memory_bytes))
+            if (mem / "memory.memsw.limit_in_bytes").exists():
+                _write(mem / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
+            _write(dirs["pids"] / "pids.max", str(limits.processes + HELPER_TASKS))
+            _write(dirs["cpu"] / "cpu.shares", "1024")
+            if cpu_cores:
+                _write(dirs["cpu"] / "cpu.cfs_period_us", str(CFS_PERIOD_US))
+                _write(dirs["cpu"] / "cpu.cfs_quota_us", str(int(cpu_cores * CFS_PERIOD_US)))
+            if cpus:
+                cs = dirs["cpuset"]
+                _write(cs / "cpuset.mems", _read(self.dirs["cpuset"] / "cpuset.mems").strip())
+                _write(cs / "cpuset.cpus", cpus)
+        except OSError as exc:
+            group.remove()
+            raise CgroupError(f"cannot set up the bot's cgroups: {exc}") from None
+        return group
+
+    def reap(self, *, all_runners: bool = False) -> int:
+        """Kill and remove bot groups left by runners that are gone (or, with
+        ``all_runners``, by this one too); how many groups there were."""
+        removed = 0
+        mine = f"{GROUP_PREFIX}{os.getpid()}-"
+        for d in sorted(set(self.dirs.values())):
+            with contextlib.suppress(OSError):
+                for child in d.iterdir():
+                    if not child.name.startswith(GROUP_PREFIX) or not child.is_dir():
+                        continue
+                    owner = child.name[len(GROUP_PREFIX) :].split("-", 1)[0]
+                    if not owner.isdigit():
+                        continue
+                    alive = Path(f"/proc/{owner}").exists()
+                    if child.name.startswith(mine) and not all_runners:
+                        continue
+                    if alive and not child.name.startswith(mine):
+                        continue  # another runner's bots, still playing
+                    group = BotCgroup({"pids": child}, Limits())
+                    group.kill()
+                    group.remove()
+                    removed += 1
+        return removed
+
+
+__all__ = ["BotCgroup", "CgroupError", "Cgroups", "own_cgroups"]

@@ -1,0 +1,238 @@
+"""The organiser's authority: one secret token, checked at the edge of the server.
+
+Creating, cancelling and listing matches, and reading the log of a match that is not
+over (it holds every hidden card), need the organiser's token, sent by the client as
+the metadata ``authorization: Bearer <token>``. Bots and spectators never have it. The
+check is an interceptor, so the servicers stay thin; GetMatchLog, which is public once
+a match is over, asks the gate itself (``OrganiserGate.authorise``) when it is not.
+
+Without the header a call fails with UNAUTHENTICATED, with a wrong token with
+PERMISSION_DENIED; each refusal is logged (a few lines per client address per minute).
+A server with an organiser listener of its own refuses organiser calls everywhere else,
+token or not.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import hmac
+import os
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from referee.server.throttle import limited_log, peer_host
+from referee.server.tls import ClientTls, client_channel
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+_SERVICE = "/pusoy.referee.v1.MatchService/"
+
+
+class Access(enum.Enum):
+    PUBLIC = "public"
+    ORGANISER = "organiser"
+    ORGANISER_WHILE_LIVE = "organiser while the match is live"
+
+
+ACCESS: dict[str, Access] = {
+    _SERVICE + "CreateMatch": Access.ORGANISER,
+    _SERVICE + "ListMatches": Access.ORGANISER,
+    _SERVICE + "CancelMatch": Access.ORGANISER,
+    _SERVICE + "GetMatchLog": Access.ORGANISER_WHILE_LIVE,
+    _SERVICE + "GetMatch": Access.PUBLIC,
+    _SERVICE + "GetServerInfo": Access.PUBLIC,
+}
+"""Every MatchService method; any method of any other service is public."""
+
+MIN_TOKEN_CHARS = 16
+
+
+class TokenError(ValueError):
+    """An organiser token file that cannot be used; the message says why."""
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def load_or_create_token(path: Path) -> tuple[str, bool]:
+    """The token in ``path``, or a fresh one written there (mode 0600); True when created.
+
+    The file holds the token on one line. A file others can read is refused: the token
+    is the organiser's whole authority.
+    """
+    path = Path(path)
+    if not path.exists():
+        token = new_token()
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError as exc:
+            raise TokenError(
+                f"cannot create the organiser token file {path}: {exc.strerror}"
+            ) from None
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(token + "\n")
+        return token, True
+    try:
+        mode = path.stat().st_mode
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TokenError(f"cannot read the organiser token file {path}: {exc}") from None
+    if mode & 0o077:
+        raise TokenError(
+            f"the organiser token file {path} can be read by others (mode {mode & 0o777:o}): "
+            f"chmod 600 {path}"
+        )
+    token = text.strip()
+    if len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token):
+        raise TokenError(
+            f"the organiser token in {path} should be one word of at least "
+            f"{MIN_TOKEN_CHARS} characters"
+        )
+    return token, False
+
+
+def bearer_metadata(token: str) -> tuple[tuple[str, str]]:
+    """The metadata an organiser sends with each call."""
+    return (("authorization", f"Bearer {token}"),)
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", errors="replace")).digest()
+
+
+class OrganiserGate(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    """Checks the organiser's token on one listener.
+
+    ``here`` is False on the bots' listener of a server whose organiser API has a
+    listener of its own: organiser calls are then refused outright.
+    """
+
+    def __init__(self, token: str, *, here: bool = True) -> None:
+        self._digest = _digest(token)
+        self.here = here
+        self.log = limited_log("referee.auth")
+
+    async def authorise(self, context: Context, method: str) -> None:
+        """Return when the caller is the organiser; else abort the call (and log it)."""
+        peer = context.peer()
+        if not self.here:
+            self._refused(peer, method, "organiser call on the bots' listener")
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "the organiser API is served on the organiser's own address, not here",
+            )
+        values = [v for k, v in context.invocation_metadata() or () if k == "authorization"]
+        if not values:
+            self._refused(peer, method, "no credential")
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "this call needs the organiser's credential: metadata "
+                "'authorization: Bearer <token>'",
+            )
+        value = values[0] if isinstance(values[0], str) else values[0].decode("latin-1")
+        scheme, _, token = value.strip().partition(" ")
+        # Both sides hashed first, so the comparison takes the same time for any input.
+        good = scheme.lower() == "bearer" and hmac.compare_digest(
+            _digest(token.strip()), self._digest
+        )
+        if len(values) != 1 or not good:
+            self._refused(peer, method, "wrong credential")
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED, "the organiser's credential is wrong"
+            )
+
+    def _refused(self, peer: str, method: str, why: str) -> None:
+        self.log.warning(
+            peer_host(peer), "organiser call refused", peer=peer, method=method, why=why
+        )
+
+    async def intercept_service(
+        self,
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
+        ],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or ACCESS.get(method) is not Access.ORGANISER:
+            return handler
+        return self._guarded(handler, method.rsplit("/", 1)[-1])
+
+    def _guarded(
+        self, handler: grpc.RpcMethodHandler[Any, Any], method: str
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        gate = self
+        if handler.unary_unary is not None:
+            behaviour: Any = handler.unary_unary
+
+            async def unary(request: Any, context: Context) -> Any:
+                await gate.authorise(context, method)
+                return await behaviour(request, context)
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            stream_behaviour: Any = handler.unary_stream
+
+            async def stream(request: Any, context: Context) -> AsyncIterator[Any]:
+                await gate.authorise(context, method)
+                async for item in stream_behaviour(request, context):
+                    yield item
+
+            return grpc.unary_stream_rpc_method_handler(
+                stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        raise TypeError("organiser methods are unary requests")  # pragma: no cover
+
+
+# -- the organiser's side of the wire ----------------------------------------------
+
+
+class _Bearer:
+    """Adds the organiser's token to a call's metadata."""
+
+    def __init__(self, token: str) -> None:
+        self.pair = bearer_metadata(token)[0]
+
+    def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+        metadata = grpc.aio.Metadata(*(details.metadata or ()), self.pair)
+        return grpc.aio.ClientCallDetails(
+            details.method,
+            details.timeout,
+            metadata,
+            details.credentials,
+            details.wait_for_ready,
+        )
+
+
+# grpc.aio files an interceptor under the first kind of call it handles: one per kind.
+class _BearerUnary(_Bearer, grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
+    async def intercept_unary_unary(
+        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
+    ) -> Any:
+        return await continuation(self._details(client_call_details), request)
+
+
+class _BearerStream(_Bearer, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[type-arg]
+    async def intercept_unary_stream(
+        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
+    ) -> Any:
+        return await continuation(self._details(client_call_details), request)
+
+
+def organiser_channel(address: str, token: str, tls: ClientTls | None = None) -> grpc.aio.Channel:
+    """A channel whose every call carries the organiser's token (plaintext, or TLS)."""
+    interceptors: list[Any] = [_BearerUnary(token), _BearerStream(token)]
+    return client_channel(address, tls, interceptors=interceptors)

@@ -1,0 +1,132 @@
+"""Requests that are not the message they claim to be: INVALID_ARGUMENT, not a crash.
+
+gRPC Python parses a unary request before the servicer runs; bytes that do not parse
+raise inside grpc, which answers UNKNOWN with a Python class name, and when the client
+has already gone prints a traceback on the server's stderr. This interceptor parses
+first: a request that does not parse is refused with INVALID_ARGUMENT by the referee
+itself, quietly. In a request stream, a message that does not parse ends the stream
+there (as if the client had closed its side), and the call then ends with
+INVALID_ARGUMENT.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class _Malformed:
+    """The parsed value of bytes that are not the request's message."""
+
+
+MALFORMED = _Malformed()
+
+
+class MalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    async def intercept_service(
+        self,
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
+        ],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.request_deserializer is None:
+            return handler
+        parse = handler.request_deserializer
+        name = handler_call_details.method.rsplit("/", 1)[-1]
+
+        def safe_parse(data: bytes) -> Any:
+            try:
+                return parse(data)
+            except Exception:  # DecodeError, or anything a parser raises on garbage
+                return MALFORMED
+
+        async def refuse(context: Context) -> None:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"the request of {name} cannot be parsed"
+            )
+
+        if handler.request_streaming:
+            return _stream_requests(handler, safe_parse, refuse)
+        if handler.unary_unary is not None:
+            behaviour: Any = handler.unary_unary
+
+            async def unary(request: Any, context: Context) -> Any:
+                if request is MALFORMED:
+                    await refuse(context)
+                return await behaviour(request, context)
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary,
+                request_deserializer=safe_parse,
+                response_serializer=handler.response_serializer,
+            )
+        stream_behaviour: Any = handler.unary_stream
+        if inspect.isasyncgenfunction(stream_behaviour) or inspect.isasyncgenfunction(
+            getattr(stream_behaviour, "__func__", None)
+        ):
+
+            async def stream(request: Any, context: Context) -> AsyncIterator[Any]:
+                if request is MALFORMED:
+                    await refuse(context)
+                async for item in stream_behaviour(request, context):
+                    yield item
+
+            return grpc.unary_stream_rpc_method_handler(
+                stream,
+                request_deserializer=safe_parse,
+                response_serializer=handler.response_serializer,
+            )
+
+        async def writer(request: Any, context: Context) -> Any:  # writes with context.write
+            if request is MALFORMED:
+                await refuse(context)
+            return await stream_behaviour(request, context)
+
+        return grpc.unary_stream_rpc_method_handler(
+            writer,
+            request_deserializer=safe_parse,
+            response_serializer=handler.response_serializer,
+        )
+
+
+def _stream_requests(
+    handler: grpc.RpcMethodHandler[Any, Any],
+    safe_parse: Callable[[bytes], Any],
+    refuse: Callable[[Context], Awaitable[None]],
+) -> grpc.RpcMethodHandler[Any, Any]:
+    """A request stream cut at its first message that does not parse; the call then
+    ends with INVALID_ARGUMENT (for servicers written as async generators)."""
+    behaviour: Any = handler.stream_stream
+    if handler.stream_stream is None or not inspect.isasyncgenfunction(
+        getattr(behaviour, "__func__", behaviour)
+    ):
+        return handler
+
+    async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
+        bad = False
+
+        async def parsed() -> AsyncIterator[Any]:
+            nonlocal bad
+            async for item in requests:
+                if item is MALFORMED:
+                    bad = True
+                    return
+                yield item
+
+        async for out in behaviour(parsed(), context):
+            yield out
+        if bad:
+            await refuse(context)
+
+    return grpc.stream_stream_rpc_method_handler(
+        stream,
+        request_deserializer=safe_parse,
+        response_serializer=handler.response_serializer,
+    )

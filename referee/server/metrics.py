@@ -1,0 +1,386 @@
+"""Prometheus metrics of a referee server, and the endpoint that serves them.
+
+One ``Metrics`` per server, in a registry of its own (never the process-wide default),
+so that several servers in one process (tests, a tournament) keep separate figures. Each
+decision is counted where it is appended to its log: ``MatchHost.step`` for a running
+match, ``MatchRegistry.create`` for its first; the registry opens a match's handle when it
+hosts the match and closes it when the match's task ends; the servicers count streams,
+Hello refusals and spectators. Every label takes its values from a closed set (an event
+type, a protocol enum, a status): never a match id, a bot name or any text a client chose.
+
+The endpoint is a small HTTP/1.1 server on the event loop (no thread touches the
+referee's state), bounded like every other door of the referee: one request per
+connection, its head at most 8 KiB and 5 s, at most 64 connections at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import platform
+from collections.abc import Iterable
+from pathlib import Path
+
+import structlog
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    write_to_textfile,
+)
+from prometheus_client.exposition import choose_encoder
+
+from referee import __version__
+from referee.match.machine import Decision
+from referee.match.state import MachineState
+from referee.protocol import PROTOCOL_VERSION, common, play_service
+
+log = structlog.get_logger("referee.metrics")
+
+disable_created_metrics()  # type: ignore[no-untyped-call]  # no `_created` series: half the output
+
+PREFIX = "pusoy_referee"
+
+TURN_LATENCY_BUCKETS = (
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+)  # fmt: skip
+LOG_APPEND_BUCKETS = (
+    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+    0.05, 0.1, 0.25, 1.0,
+)  # fmt: skip
+
+LIVE = {common.MATCH_STATUS_WAITING: "waiting", common.MATCH_STATUS_RUNNING: "running"}
+ENDED = ("finished", "cancelled", "unfinished")
+
+
+def _label(name: str, prefix: str) -> str:
+    """``REJECTION_REASON_NOT_YOUR_TURN`` -> ``not_your_turn``."""
+    return name.removeprefix(prefix).lower()
+
+
+def _enum_labels(items: Iterable[tuple[str, int]], prefix: str) -> dict[int, str]:
+    return {
+        number: _label(name, prefix) for name, number in items if not name.endswith("_UNSPECIFIED")
+    }
+
+
+REJECTION_REASONS = _enum_labels(common.RejectionReason.items(), "REJECTION_REASON_")
+DEFAULT_CAUSES = _enum_labels(common.DefaultCause.items(), "DEFAULT_CAUSE_")
+REFUSAL_REASONS = _enum_labels(play_service.RefusalReason.items(), "REFUSAL_REASON_")
+EVENT_TYPES = tuple(f.name for f in common.Event.DESCRIPTOR.oneofs_by_name["kind"].fields)
+
+
+class Metrics:
+    """The referee's metrics (names and meanings: docs/deploy.md, section Metrics)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        build = Gauge(
+            f"{PREFIX}_build_info",
+            "The referee's version, protocol version and Python (value 1)",
+            ["version", "protocol_version", "python"],
+            registry=r,
+        )
+        build.labels(__version__, str(PROTOCOL_VERSION), platform.python_version()).set(1)
+        self.matches = Gauge(
+            f"{PREFIX}_matches",
+            "Matches hosted now, by status (waiting for their bots, running)",
+            ["status"],
+            registry=r,
+        )
+        self.created = Counter(
+            f"{PREFIX}_matches_created", "Matches created (CreateMatch, a tournament)", registry=r
+        )
+        self.resumed = Counter(
+            f"{PREFIX}_matches_resumed",
+            "Unfinished matches resumed when the server started",
+            registry=r,
+        )
+        self.ended = Counter(
+            f"{PREFIX}_matches_ended",
+            "Matches whose task ended, by status: finished, cancelled, or unfinished (the "
+            "log has no end: a log write failed, or the server was suspended)",
+            ["status"],
+            registry=r,
+        )
+        self.events = Counter(
+            f"{PREFIX}_events", "Events written to match logs, by type", ["type"], registry=r
+        )
+        self.moves = Counter(
+            f"{PREFIX}_moves",
+            "Plays and passes (the bots' own and default actions)",
+            ["move"],
+            registry=r,
+        )
+        self.rejections = Counter(
+            f"{PREFIX}_rejections", "Actions rejected, by reason", ["reason"], registry=r
+        )
+        self.defaults = Counter(
+            f"{PREFIX}_default_actions",
+            "Moves the referee made for a seat, by cause (timeout: turn timeouts)",
+            ["cause"],
+            registry=r,
+        )
+        self.connects = Counter(
+            f"{PREFIX}_seat_connects",
+            "Seats taken by a bot's Hello, by kind (first, reconnect)",
+            ["kind"],
+            registry=r,
+        )
+        self.disconnects = Counter(
+            f"{PREFIX}_seat_disconnects",
+            "Seats whose stream ended during their match (the bot's or the server's doing)",
+            registry=r,
+        )
+        self.connected = Gauge(
+            f"{PREFIX}_connected_seats", "Seats connected now, over all matches", registry=r
+        )
+        self.spectators = Gauge(
+            f"{PREFIX}_spectators", "WatchMatch streams following a live match now", registry=r
+        )
+        self.streams = Counter(
+            f"{PREFIX}_play_streams", "PlayService.Play streams opened", registry=r
+        )
+        self.refusals = Counter(
+            f"{PREFIX}_hello_refusals",
+            "Play streams refused before a seat was taken, by reason",
+            ["reason"],
+            registry=r,
+        )
+        self.turn_latency = Histogram(
+            f"{PREFIX}_turn_latency_seconds",
+            "From a bot's action arriving to the next prompt handed to its seat's stream",
+            buckets=TURN_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.log_append = Histogram(
+            f"{PREFIX}_log_append_seconds",
+            "Time to append one decision to its match log (with fsync when the policy asks)",
+            buckets=LOG_APPEND_BUCKETS,
+            registry=r,
+        )
+        # Every series exists from the start (at 0), so that rate() and alerts see it.
+        self._matches = {s: self.matches.labels(name) for s, name in LIVE.items()}
+        self._ended = {name: self.ended.labels(name) for name in ENDED}
+        self._events = {kind: self.events.labels(kind) for kind in EVENT_TYPES}
+        self._moves = {
+            kind: self.moves.labels(m) for kind, m in (("played", "play"), ("passed", "pass"))
+        }
+        self._rejections = {n: self.rejections.labels(v) for n, v in REJECTION_REASONS.items()}
+        self._defaults = {n: self.defaults.labels(v) for n, v in DEFAULT_CAUSES.items()}
+        self._connects = {
+            False: self.connects.labels("first"),
+            True: self.connects.labels("reconnect"),
+        }
+        self._refusals = {n: self.refusals.labels(v) for n, v in REFUSAL_REASONS.items()}
+
+    def match(self, state: MachineState, *, resumed: bool = False) -> MatchMetrics:
+        """The handle a new (or resumed) match reports each logged decision to, the
+        first one (its creation) included."""
+        (self.resumed if resumed else self.created).inc()
+        return MatchMetrics(self, state)
+
+    def refused(self, reason: play_service.RefusalReason.ValueType) -> None:
+        counter = self._refusals.get(reason)
+        if counter is not None:
+            counter.inc()
+
+    def exposition(self, accept: str = "") -> tuple[bytes, str]:
+        """The metrics in the format ``accept`` asks for (text or OpenMetrics)."""
+        encoder, content_type = choose_encoder(accept)
+        return encoder(self.registry), content_type
+
+    def write(self, path: Path) -> None:
+        """The metrics as a text file (atomically), e.g. a tournament's at its end."""
+        write_to_textfile(str(path), self.registry)
+
+
+class MatchMetrics:
+    """One match's reports: status and connected seats are kept here so that the shared
+    gauges move by this match's changes only."""
+
+    __slots__ = ("_closed", "_connected", "_m", "_status")
+
+    def __init__(self, metrics: Metrics, state: MachineState) -> None:
+        self._m = metrics
+        self._status: common.MatchStatus.ValueType = common.MATCH_STATUS_UNSPECIFIED
+        self._connected = 0
+        self._closed = False
+        self._track(state)
+
+    def decided(
+        self, decision: Decision, append_s: float, since_command_s: float | None = None
+    ) -> None:
+        """One decision, logged (in ``append_s``) and delivered: every event a match logs
+        is counted here and nowhere else. ``since_command_s``: from the command's arrival
+        until its messages were handed to the streams."""
+        m = self._m
+        m.log_append.observe(append_s)
+        prompted = False
+        for event in decision.events:
+            kind = event.WhichOneof("kind")
+            if kind is None:
+                continue
+            m._events[kind].inc()
+            if kind == "played" or kind == "passed":
+                m._moves[kind].inc()
+                cause = getattr(event, kind).default_cause
+                if cause:
+                    m._defaults[cause].inc()
+            elif kind == "action_rejected":
+                counter = m._rejections.get(event.action_rejected.reason)
+                if counter is not None:
+                    counter.inc()
+            elif kind == "turn_started":
+                prompted = True
+            elif kind == "seat_connected":
+                m._connects[event.seat_connected.reconnect].inc()
+            elif kind == "seat_disconnected":
+                m.disconnects.inc()
+        action = decision.command.WhichOneof("kind") == "action"
+        if prompted and action and since_command_s is not None:
+            m.turn_latency.observe(since_command_s)
+        self._track(decision.state)
+
+    def refused(self, reason: play_service.RefusalReason.ValueType) -> None:
+        self._m.refused(reason)
+
+    def closed(self, state: MachineState) -> None:
+        """The match's task ended (its end logged, or not: see ``Metrics.ended``)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._set_status(common.MATCH_STATUS_UNSPECIFIED)
+        self._m.connected.dec(self._connected)
+        self._connected = 0
+        if state.status == common.MATCH_STATUS_FINISHED:
+            self._m._ended["finished"].inc()
+        elif state.status == common.MATCH_STATUS_CANCELLED:
+            self._m._ended["cancelled"].inc()
+        else:
+            self._m._ended["unfinished"].inc()
+
+    def _track(self, state: MachineState) -> None:
+        self._set_status(state.status)
+        connected = sum(seat.connected for seat in state.seats) if not state.over else 0
+        if connected != self._connected:
+            self._m.connected.inc(connected - self._connected)
+            self._connected = connected
+
+    def _set_status(self, status: common.MatchStatus.ValueType) -> None:
+        if status == self._status:
+            return
+        old = self._m._matches.get(self._status)
+        if old is not None:
+            old.dec()
+        new = self._m._matches.get(status)
+        if new is not None:
+            new.inc()
+        self._status = status
+
+
+# -- the endpoint -------------------------------------------------------------------
+
+MAX_REQUEST_HEAD = 8192
+REQUEST_TIMEOUT_S = 5.0
+MAX_CONNECTIONS = 64
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:9464`` for IPv6; a port alone is loopback) -> host, port."""
+    host, sep, port = address.rpartition(":")
+    if not sep:
+        host, port = "127.0.0.1", address
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        number = int(port)
+    except ValueError:
+        raise ValueError(f"not HOST:PORT: {address!r}") from None
+    if not 0 <= number <= 65535:
+        raise ValueError(f"port out of range in {address!r}")
+    return host, number
+
+
+class MetricsEndpoint:
+    """``GET /metrics`` over HTTP/1.1 on the event loop; ``await start()``, ``await stop()``."""
+
+    def __init__(self, metrics: Metrics, address: str) -> None:
+        self.metrics = metrics
+        self.host, self.requested_port = split_address(address)
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._open: set[asyncio.StreamWriter] = set()
+
+    @property
+    def address(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    async def start(self) -> None:
+        try:
+            self._server = await asyncio.start_server(
+                self._serve, self.host, self.requested_port, limit=MAX_REQUEST_HEAD
+            )
+        except OSError as exc:
+            raise OSError(
+                f"cannot listen for metrics on {self.host}:{self.requested_port}: {exc.strerror}"
+            ) from exc
+        self.port = self._server.sockets[0].getsockname()[1]
+        log.info("metrics endpoint", address=f"http://{self.address}/metrics")
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            for writer in list(self._open):  # their handlers see the end and return
+                writer.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 1.0)
+            self._server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._open) >= MAX_CONNECTIONS:
+            writer.close()
+            return
+        self._open.add(writer)
+        try:
+            status, content_type, body = await self._answer(reader)
+            head = (
+                f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            )
+            writer.write(head.encode("ascii") + body)
+            await asyncio.wait_for(writer.drain(), REQUEST_TIMEOUT_S)
+        except (TimeoutError, ConnectionError):
+            pass
+        finally:
+            self._open.discard(writer)
+            writer.close()
+
+    async def _answer(self, reader: asyncio.StreamReader) -> tuple[str, str, bytes]:
+        text = "text/plain; charset=utf-8"
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), REQUEST_TIMEOUT_S)
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+            return "400 Bad Request", text, b"bad request\n"
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ")
+        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+            return "400 Bad Request", text, b"bad request\n"
+        method, target = parts[0], parts[1]
+        path = target.split("?", 1)[0]
+        if method != "GET":
+            return "405 Method Not Allowed", text, b"GET only\n"
+        if path == "/metrics":
+            accept = ""
+            for line in lines[1:]:
+                name, _, value = line.partition(":")
+                if name.strip().lower() == "accept":
+                    accept = value.strip()
+            body, content_type = self.metrics.exposition(accept)
+            return "200 OK", content_type, body
+        if path == "/":
+            return "200 OK", text, b"pusoy-referee: metrics at /metrics\n"
+        return "404 Not Found", text, b"not found: try /metrics\n"

@@ -1,0 +1,114 @@
+"""A referee's state folder: its secrets, kept apart from the logs it publishes.
+
+``.referee/`` (mode 0700) in the working directory by default holds:
+
+    organiser-token     the organiser's credential (mode 0600), unless --organiser-token-file
+    signing-key.pem     the Ed25519 key that signs logs (mode 0600), unless --signing-key
+    signing-key.pub     its public key, base64 (what ``referee verify --public-key`` reads)
+
+A state folder equal to the log folder, or inside it, is refused: publishing the logs
+would publish the key. So is a token or key file inside the log folder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from referee.log.signing import KEY_FILE, LogSigner, SigningKeyError
+from referee.server.auth import TokenError, load_or_create_token
+
+DEFAULT_STATE_DIR = Path(".referee")
+TOKEN_FILE = "organiser-token"
+PUBLIC_KEY_FILE = "signing-key.pub"
+
+
+class StateError(ValueError):
+    """The state folder, token or key cannot be used; the message says why."""
+
+
+def _within(path: Path, folder: Path) -> bool:
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerSecrets:
+    token: str
+    token_file: Path
+    token_created: bool
+    signer: LogSigner
+    key_file: Path
+    key_created: bool
+    public_key_file: Path | None
+    """Where the public key was written (None: a key given by --signing-key elsewhere)."""
+
+
+def load_signer(state_dir: Path, log_dir: Path) -> tuple[LogSigner, Path]:
+    """The signing key of ``state_dir`` (folder and key created when absent), and where
+    its public key is; for an embedded referee that needs no organiser token."""
+    if _within(state_dir, log_dir):
+        raise StateError(
+            f"the state folder {state_dir} is the log folder {log_dir} or inside it: "
+            "publishing the logs would publish the signing key. Give another --state-dir"
+        )
+    existed = state_dir.exists()
+    try:
+        state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not existed:
+            os.chmod(state_dir, 0o700)
+        signer, _ = LogSigner.load_or_create(state_dir / KEY_FILE)
+        public = state_dir / PUBLIC_KEY_FILE
+        public.write_text(signer.public_key_text + "\n", encoding="ascii")
+    except OSError as exc:
+        raise StateError(f"cannot use the state folder {state_dir}: {exc}") from None
+    except SigningKeyError as exc:
+        raise StateError(str(exc)) from None
+    return signer, public
+
+
+def load_server_secrets(
+    state_dir: Path,
+    log_dir: Path,
+    token_file: Path | None = None,
+    signing_key: Path | None = None,
+) -> ServerSecrets:
+    """Create the state folder (0700) if needed, then load or create the token and key."""
+    if _within(state_dir, log_dir):
+        raise StateError(
+            f"the state folder {state_dir} is the log folder {log_dir} or inside it: "
+            "publishing the logs would publish the signing key. Give another --state-dir"
+        )
+    for what, path in (("organiser token file", token_file), ("signing key", signing_key)):
+        if path is not None and _within(path, log_dir):
+            raise StateError(f"the {what} {path} is inside the log folder {log_dir}")
+    needs_dir = token_file is None or signing_key is None
+    if needs_dir:
+        existed = state_dir.exists()
+        try:
+            state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not existed:
+                os.chmod(state_dir, 0o700)  # mkdir's mode is masked by the umask
+        except OSError as exc:
+            raise StateError(f"cannot create the state folder {state_dir}: {exc}") from None
+    token_path = token_file or state_dir / TOKEN_FILE
+    key_path = signing_key or state_dir / KEY_FILE
+    try:
+        token, token_created = load_or_create_token(token_path)
+        if signing_key is not None:
+            signer, key_created = LogSigner.load(signing_key), False
+        else:
+            signer, key_created = LogSigner.load_or_create(key_path)
+    except (TokenError, SigningKeyError) as exc:
+        raise StateError(str(exc)) from None
+    public_path: Path | None = None
+    if signing_key is None:
+        public_path = state_dir / PUBLIC_KEY_FILE
+        try:
+            public_path.write_text(signer.public_key_text + "\n", encoding="ascii")
+        except OSError as exc:
+            raise StateError(f"cannot write {public_path}: {exc}") from None
+    return ServerSecrets(
+        token, token_path, token_created, signer, key_path, key_created, public_path
+    )

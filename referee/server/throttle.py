@@ -1,0 +1,163 @@
+"""Rates at the edge: sliding-window counters and log lines that cannot flood the log.
+
+Both are keyed by what a client controls (a client address, a seat), so both bound the
+number of keys they remember: a client that rotates addresses costs memory only up to
+``max_keys``.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import grpc
+import structlog
+
+from referee.server.limits import ServerLimits
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+DEFAULT_MAX_KEYS = 100_000
+
+
+def peer_host(peer: str) -> str:
+    """A gRPC peer string without its port: ``ipv4:10.0.0.5:4242`` -> ``ipv4:10.0.0.5``.
+
+    >>> peer_host("ipv6:[::1]:50000")
+    'ipv6:[::1]'
+    >>> peer_host("unix:/tmp/sock")
+    'unix:/tmp/sock'
+    """
+    if peer.startswith(("ipv4:", "ipv6:")):
+        return peer.rsplit(":", 1)[0]
+    return peer
+
+
+class WindowCounter:
+    """At most ``limit`` events per key within any ``window_s`` seconds (0: no limit)."""
+
+    def __init__(
+        self,
+        limit: int,
+        window_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = DEFAULT_MAX_KEYS,
+    ) -> None:
+        self.limit = limit
+        self.window_s = window_s
+        self.clock = clock
+        self.max_keys = max_keys
+        self._hits: collections.OrderedDict[Hashable, collections.deque[float]] = (
+            collections.OrderedDict()
+        )
+
+    def _recent(self, key: Hashable, now: float) -> collections.deque[float]:
+        hits = self._hits.get(key)
+        if hits is None:
+            hits = collections.deque(maxlen=self.limit + 1)
+            self._hits[key] = hits
+            while len(self._hits) > self.max_keys:
+                self._hits.popitem(last=False)  # the key seen least recently
+        else:
+            self._hits.move_to_end(key)
+        while hits and now - hits[0] >= self.window_s:
+            hits.popleft()
+        return hits
+
+    def over(self, key: Hashable) -> bool:
+        """Whether ``key`` is over its limit now (without counting an event)."""
+        if not self.limit:
+            return False
+        return len(self._recent(key, self.clock())) >= self.limit
+
+    def hit(self, key: Hashable) -> bool:
+        """Count an event; False when it is over the limit (it is still counted)."""
+        if not self.limit:
+            return True
+        now = self.clock()
+        hits = self._recent(key, now)
+        allowed = len(hits) < self.limit
+        hits.append(now)
+        return allowed
+
+    def retry_after(self, key: Hashable) -> float:
+        """Seconds until ``key`` may have another event."""
+        hits = self._hits.get(key)
+        if not hits or len(hits) < self.limit:
+            return 0.0
+        return max(0.0, self.window_s - (self.clock() - hits[-self.limit]))
+
+
+class LimitedLog:
+    """Warnings of one kind, at most ``per_window`` lines per key per window; the lines
+    left out are counted and reported with the next line that is written."""
+
+    def __init__(
+        self,
+        logger: Any,
+        per_window: int = 10,
+        window_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = 10_000,
+    ) -> None:
+        self.logger = logger
+        self.counter = WindowCounter(per_window, window_s, clock, max_keys)
+        self._dropped: collections.Counter[Hashable] = collections.Counter()
+        self.dropped_total = 0
+
+    def warning(self, key: Hashable, event: str, **fields: Any) -> None:
+        if not self.counter.hit(key):
+            self._dropped[key] += 1
+            self.dropped_total += 1
+            if len(self._dropped) > self.counter.max_keys:
+                self._dropped.clear()
+            return
+        dropped = self._dropped.pop(key, 0)
+        if dropped:
+            fields["similar_lines_left_out"] = dropped
+        self.logger.warning(event, **fields)
+
+
+def limited_log(name: str, per_window: int = 10) -> LimitedLog:
+    return LimitedLog(structlog.get_logger(name), per_window)
+
+
+class HelloGuard:
+    """The rates of hellos, shared by PlayService and LobbyService: failed hellos per
+    client address, and hellos per seat."""
+
+    def __init__(self, limits: ServerLimits) -> None:
+        self.failed = WindowCounter(limits.max_failed_hellos_per_minute)
+        self.per_seat = WindowCounter(limits.max_reconnects_per_minute)
+        self.log: LimitedLog = limited_log("referee.hello")
+
+    async def failed_hello(self, context: Context, what: str) -> None:
+        """Count a failed hello; abort with RESOURCE_EXHAUSTED when its address is over
+        the limit (else return, and the caller sends its refusal)."""
+        peer = context.peer()
+        host = peer_host(peer)
+        if self.failed.hit(host):
+            self.log.warning(host, "hello refused", peer=peer, why=what)
+            return
+        wait = self.failed.retry_after(host)
+        self.log.warning(host, "failed hellos throttled", peer=peer, why=what)
+        await context.abort(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            f"too many failed hellos from this address; wait {wait:.0f} s",
+        )
+
+    async def seat_hello(self, context: Context, match_id: str, seat: int) -> None:
+        """Count a hello for a seat; abort with RESOURCE_EXHAUSTED past the seat's rate
+        (a bot reconnecting in a loop), before it reaches the match."""
+        key = (match_id, seat)
+        if self.per_seat.hit(key):
+            return
+        wait = self.per_seat.retry_after(key)
+        self.log.warning(key, "reconnects throttled", peer=context.peer(), seat=seat)
+        await context.abort(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            f"seat {seat} said Hello more than {self.per_seat.limit} times in the last "
+            f"minute; wait {wait:.0f} s",
+        )

@@ -1,0 +1,313 @@
+"""Where a tournament's matches are played: here (``local``) or on a Ray cluster (``ray``).
+
+The local backend is the director's own: a referee in its process, one table per match.
+With ``[execution] backend = "ray"`` each match becomes a Ray task (``play_here``) that
+does on a worker node exactly what a local match does: it starts a referee in the
+worker's process, seats the match's four bots at a table there (built-in bots in the
+worker, commands spawned on the worker's machine) and plays the match. The task returns
+the log's bytes and the table's report; the director keeps the schedule and, on arrival,
+writes the log byte for byte where a local match's log goes, verifies it, and records it
+as the local backend does (``RayBackend.play`` then ``Tournament._play``).
+
+Bot commands run on the workers as written in the configuration, so their programs and
+folders (``cwd``), and the Python that runs the workers (``{python}``, with
+pusoy-referee installed), must be at the same paths on every node: a shared file system,
+or the same checkout everywhere (on one machine they are shared anyway).
+
+A node that dies takes the matches it was playing with it; the director plays each of
+them again from scratch (same seed, same seats) on the nodes that are left, and the
+result says so (``MatchResult.retries``). Only after ``max_attempts`` losses of one match
+does the tournament stop (``ClusterUnavailable``); it resumes like any stopped
+tournament. Ray is an optional dependency (``pip install 'pusoy-referee[ray]'``),
+imported only when the ray backend starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import importlib
+import logging
+import os
+import socket
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from referee.log.signing import LogSigner, resign
+from referee.match.settings import MatchSettings
+from referee.table.bots import Seat
+from referee.table.referees import LocalReferee, RefereeUnavailable
+from referee.table.table import BOT_EXIT_GRACE_S, MatchReport, Table
+from referee.tournament.config import ExecutionConfig
+
+RAY_INSTALL_HINT = "pip install 'pusoy-referee[ray]'"
+MAX_OUTPUT_BYTES = 1 << 20
+"""Of each spawned bot's output, the last this many bytes come back from a worker."""
+
+
+class RayNotInstalled(Exception):
+    """``backend = "ray"`` on a machine without Ray."""
+
+
+class ClusterUnavailable(RefereeUnavailable):
+    """The Ray cluster cannot be reached, or keeps losing a match: the tournament stops
+    (the matches recorded so far are kept, and the same command resumes it)."""
+
+
+class WorkerMismatch(Exception):
+    """What came back from a worker is not the match that was asked for."""
+
+
+def require_ray() -> ModuleType:
+    """The ``ray`` module; RayNotInstalled (saying how to install it) when it is missing."""
+    try:
+        ray = importlib.import_module("ray")
+    except ImportError as exc:
+        raise RayNotInstalled(
+            f'[execution] backend = "ray" needs Ray, which is not installed here ({exc}): '
+            f"{RAY_INSTALL_HINT}"
+        ) from None
+    return ray
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MatchJob:
+    """One scheduled match as a worker plays it (sent to it, so plain picklable values)."""
+
+    label: str
+    """The schedule's match id: the ``{match}`` of bot commands."""
+    settings: MatchSettings
+    """With the match's seed: the worker plays exactly this deal."""
+    seats: tuple[Seat, ...]
+    time_limit_s: float | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PlayedMatch:
+    """What a worker sends back: the table's report and the files the match made."""
+
+    report: MatchReport
+    """As the worker's table made it (its paths are the worker's)."""
+    log: bytes
+    log_sha256: str
+    """Of ``log``, taken on the worker, so that the driver knows it got every byte."""
+    outputs: tuple[tuple[int, bytes], ...]
+    """Each spawned bot's output (its last MAX_OUTPUT_BYTES), by seat."""
+    node: str
+    """Which machine played it: host name and pid of the worker."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Arrived:
+    """A match from the cluster, its files in their places in the tournament's folder."""
+
+    report: MatchReport
+    node: str
+    retries: tuple[str, ...]
+    """Why each earlier attempt was lost (its node died), oldest first."""
+
+
+# -- on the worker ------------------------------------------------------------------------
+
+
+def play_here(job: MatchJob) -> PlayedMatch:
+    """Play one match in this process, as the local backend does: the Ray task's body."""
+    return asyncio.run(_play_here(job))
+
+
+async def _play_here(job: MatchJob) -> PlayedMatch:
+    with tempfile.TemporaryDirectory(prefix="pusoy-match-") as scratch:
+        root = Path(scratch)
+        referee = LocalReferee("127.0.0.1:0", root / "referee")
+        await referee.start()
+        try:
+            report = await Table(referee, exit_grace_s=BOT_EXIT_GRACE_S).play(
+                job.settings,
+                job.seats,
+                label=job.label,
+                log_path=lambda _: root / "match.jsonl",
+                stderr_path=lambda _, seat, name: root / "output" / f"seat{seat}-{name}.txt",
+                time_limit_s=job.time_limit_s,
+            )
+        finally:
+            await referee.stop()
+        data = report.log_path.read_bytes()
+        outputs = tuple(
+            (s.seat, _tail_bytes(s.stderr_path)) for s in report.seats if s.stderr_path is not None
+        )
+        return PlayedMatch(
+            report=report,
+            log=data,
+            log_sha256=hashlib.sha256(data).hexdigest(),
+            outputs=outputs,
+            node=f"{socket.gethostname()} pid {os.getpid()}",
+        )
+
+
+def _tail_bytes(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - MAX_OUTPUT_BYTES))
+            return f.read(MAX_OUTPUT_BYTES)
+    except OSError:
+        return b""
+
+
+# -- on the driver ------------------------------------------------------------------------
+
+
+def place_files(
+    played: PlayedMatch,
+    job: MatchJob,
+    log_path: Path,
+    stderr_path: Callable[[int, str], Path],
+    signer: LogSigner | None = None,
+) -> MatchReport:
+    """Write a worker's log (fsynced) and its bots' output where a local match puts
+    them; the report is returned with those paths. The log's entries are kept byte for
+    byte; with ``signer``, the worker's trailer is replaced by one signed with the
+    tournament's own key. Raises WorkerMismatch when the bytes or the deal are not what
+    was asked for."""
+    if hashlib.sha256(played.log).hexdigest() != played.log_sha256:
+        raise WorkerMismatch("the log arrived damaged (its SHA-256 differs from the worker's)")
+    report = played.report
+    if report.seed != job.settings.seed:
+        raise WorkerMismatch(
+            f"the worker played another deal (seed {report.seed!r}, not {job.settings.seed!r})"
+        )
+    data = played.log
+    if signer is not None:
+        try:
+            data, final_hash = resign(data, report.match_id, signer)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise WorkerMismatch(f"the log cannot be signed: {exc}") from None
+        report = dataclasses.replace(
+            report, final_hash=final_hash, signed_by=signer.public_key_text
+        )
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    partial = log_path.with_name(log_path.name + ".part")
+    with open(partial, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(partial, log_path)
+    outputs = dict(played.outputs)
+    seats = []
+    for seat in report.seats:
+        path = None
+        if seat.seat in outputs:
+            path = stderr_path(seat.seat, seat.name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(outputs[seat.seat])
+        ended = seat.exit
+        if ended is not None:
+            ended = dataclasses.replace(ended, stderr_path=path)
+        seats.append(dataclasses.replace(seat, stderr_path=path, exit=ended))
+    return dataclasses.replace(report, log_path=log_path, seats=tuple(seats))
+
+
+class RayBackend:
+    """Plays matches as Ray tasks: ``await start()``, ``await play(...)`` for each match
+    (as many at once as the director likes; Ray queues what the cluster cannot run yet),
+    ``await stop()``."""
+
+    def __init__(
+        self,
+        execution: ExecutionConfig,
+        *,
+        on_retry: Callable[[str, str, int], None] | None = None,
+        signer: LogSigner | None = None,
+    ) -> None:
+        self.execution = execution
+        self.signer = signer
+        """Signs each arriving log with the tournament's key (replacing the worker's)."""
+        self.on_retry = on_retry
+        """Hears of a lost attempt: the match, why, and the attempt about to start."""
+        self._ray: Any = None
+        self._task: Any = None
+
+    def start(self) -> None:
+        """Connect to the cluster (or start a Ray on this machine alone). Raises
+        RayNotInstalled, or ClusterUnavailable when the cluster does not answer."""
+        ray = require_ray()
+        address = self.execution.address or "local"
+        options: dict[str, Any] = {
+            "address": address,
+            "log_to_driver": False,  # the bots' output is in stderr/, the referee's in logs/
+            "logging_level": logging.WARNING,
+        }
+        if address == "local":
+            options["include_dashboard"] = False
+        try:
+            ray.init(**options)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ClusterUnavailable(f"cannot reach the Ray cluster at {address}: {exc}") from None
+        self._ray = ray
+        self._task = ray.remote(num_cpus=self.execution.cpus_per_match, max_retries=0)(play_here)
+
+    def stop(self) -> None:
+        if self._ray is not None:
+            self._ray.shutdown()
+            self._ray = None
+
+    async def play(
+        self,
+        job: MatchJob,
+        *,
+        log_path: Path,
+        stderr_path: Callable[[int, str], Path],
+    ) -> Arrived:
+        """Play the match on the cluster until one attempt comes back whole. An attempt
+        whose worker or node dies is played again from scratch; an error the match itself
+        raised on the worker is raised here, as a local table would raise it."""
+        ray = self._ray
+        if ray is None:
+            raise RuntimeError("RayBackend.start() first")
+        retries: list[str] = []
+        for attempt in range(1, self.execution.max_attempts + 1):
+            ref = self._task.remote(job)
+            try:
+                played: PlayedMatch = await ref
+                report = await asyncio.to_thread(
+                    place_files, played, job, log_path, stderr_path, self.signer
+                )
+                return Arrived(report, played.node, tuple(retries))
+            except asyncio.CancelledError:
+                ray.cancel(ref, force=True)
+                raise
+            except ray.exceptions.RayTaskError as exc:
+                # The match's own failure, not the cluster's: as a local table would raise.
+                raise exc.as_instanceof_cause() from None
+            except (ray.exceptions.RayError, WorkerMismatch) as exc:
+                why = f"attempt {attempt} was lost: {_first_line(exc)}"
+                retries.append(why)
+                if attempt < self.execution.max_attempts and self.on_retry is not None:
+                    self.on_retry(job.label, why, attempt + 1)
+        raise ClusterUnavailable(
+            f"match {job.label} was lost {len(retries)} times on the Ray cluster ({retries[-1]})"
+        )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+__all__ = [
+    "RAY_INSTALL_HINT",
+    "Arrived",
+    "ClusterUnavailable",
+    "MatchJob",
+    "PlayedMatch",
+    "RayBackend",
+    "RayNotInstalled",
+    "WorkerMismatch",
+    "place_files",
+    "play_here",
+    "require_ray",
+]

@@ -1,0 +1,178 @@
+"""Tournaments on Ray: the configuration, and a real two-node Ray cluster on this machine.
+
+The cluster test plays one small tournament twice with the same master seed: at tables
+in this process (the local backend), then as Ray tasks on a head node and a second node,
+and kills the second node outright while it plays a match. The match is played again on
+the head from scratch, the retry is noted, and results.jsonl and the standings come out
+the same as the local run's (timing fields and the referee's random match ids aside).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.log.verify import verify_log
+from referee.tournament.config import Backend, ConfigError, load_config
+from referee.tournament.director import Tournament, TournamentError
+from referee.tournament.progress import Progress
+
+from .conftest import bot_entry, read_results, spawned_bot, write_config
+from .ray_cluster import LocalCluster
+from .test_tournament import check_results_match_logs
+
+TIMING = {"started", "duration_s", "referee_match_id", "retries"}
+"""What may differ between two runs of the same matches."""
+
+
+def bots() -> list[str]:
+    return [
+        bot_entry("greedy", builtin="greedy"),
+        bot_entry("random", builtin="random"),
+        bot_entry("slow", **spawned_bot("slow_bot.py")),
+        bot_entry("greedy-2", builtin="greedy"),
+    ]
+
+
+def config(folder: Path, execution: dict[str, Any] | None = None, name: str = "t.toml") -> Path:
+    path = write_config(
+        folder,
+        bots(),
+        tournament={"format": "fixed", "concurrency": 2, "output": name[:-5]},
+        rules={"hands": 1},
+        time={"turn_time_ms": 5000, "connect_timeout_ms": 30000},
+        name=name,
+    )
+    if execution is not None:
+        lines = [f"{k} = {json.dumps(v)}" for k, v in execution.items()]
+        path.write_text(path.read_text() + "\n[execution]\n" + "\n".join(lines) + "\n")
+    return path
+
+
+def comparable(folder: Path) -> dict[str, dict[str, Any]]:
+    """results.jsonl by match (lines are in the order matches ended), timing aside."""
+    return {
+        r["match_id"]: {k: v for k, v in r.items() if k not in TIMING} for r in read_results(folder)
+    }
+
+
+def standings(folder: Path) -> dict[str, Any]:
+    doc = json.loads((folder / "standings.json").read_text())
+    for key in ("updated", "tournament"):  # the time, and the configuration file's name
+        doc.pop(key)
+    return doc
+
+
+# -- the configuration ---------------------------------------------------------------
+
+
+def test_local_is_the_default_and_ray_options_are_checked(tmp_path):
+    assert load_config(config(tmp_path)).execution.backend is Backend.LOCAL
+    cfg = load_config(config(tmp_path, {"backend": "ray", "address": "10.0.0.5:6379"}))
+    assert cfg.execution.backend is Backend.RAY
+    assert cfg.execution.address == "10.0.0.5:6379"
+    # Not part of the identity: a tournament may be resumed on the other backend.
+    assert cfg.identity_hash() == load_config(config(tmp_path)).identity_hash()
+    bad = [
+        ({"backend": "spark"}, "execution.backend"),
+        ({"backend": "ray", "address": "nowhere"}, "execution.address"),
+        ({"backend": "ray", "cpus_per_match": 0}, "execution.cpus_per_match"),
+        ({"address": "auto"}, "execution.address"),  # only for ray
+        ({"backend": "ray", "workers": 3}, "execution.workers"),
+    ]
+    for execution, where in bad:
+        with pytest.raises(ConfigError) as err:
+            load_config(config(tmp_path, execution))
+        assert err.value.where == where, execution
+
+
+def test_ray_refuses_remote_bots_and_a_referee_server(tmp_path):
+    ray_section = '\n[execution]\nbackend = "ray"\n'
+    remote = bot_entry("far", key="a-secret-key")
+    path = write_config(tmp_path, [*bots()[:3], remote])
+    path.write_text(path.read_text() + ray_section)
+    with pytest.raises(ConfigError, match="remote bots") as err:
+        load_config(path)
+    assert err.value.where == "execution.backend"
+    path = write_config(tmp_path, bots(), referee={"server": "127.0.0.1:50051"})
+    path.write_text(path.read_text() + ray_section)
+    with pytest.raises(ConfigError, match="its own referee") as err:
+        load_config(path)
+    assert err.value.where == "execution.backend"
+
+
+async def test_ray_not_installed_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    cfg = load_config(config(tmp_path, {"backend": "ray"}))
+    tournament = Tournament(cfg, progress=Progress(io.StringIO(), tty=False))
+    with pytest.raises(TournamentError, match=r"pusoy-referee\[ray\]"):
+        await tournament.dry_run()
+    with pytest.raises(TournamentError, match=r"pip install 'pusoy-referee\[ray\]'"):
+        await tournament.run()
+
+
+# -- a real cluster --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster() as c:
+        c.start_head()
+        node = c.add_node()
+        yield c, node
+
+
+async def test_same_results_on_ray_when_a_node_dies_mid_run(tmp_path, cluster):
+    c, second = cluster
+    local = await Tournament(
+        load_config(config(tmp_path, name="local.toml")),
+        progress=Progress(io.StringIO(), tty=False),
+    ).run()
+    assert local.complete and local.failed == 0
+
+    out = io.StringIO()
+    tournament = Tournament(
+        load_config(config(tmp_path, {"backend": "ray", "address": c.address}, "ray.toml")),
+        progress=Progress(out, tty=False),
+    )
+    run = asyncio.create_task(tournament.run())
+    # Kill the second node while it plays a match (its worker is titled ray::play_here).
+    while not second.running("ray::play_here"):
+        assert not run.done(), out.getvalue()
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.5)
+    second.kill()
+    summary = await asyncio.wait_for(run, 240)
+
+    folder = tmp_path / "ray"
+    assert summary.complete and summary.failed == 0, out.getvalue()
+    results = read_results(folder)
+    retried = [r for r in results if r["retries"]]
+    assert len(retried) == 1, out.getvalue()
+    assert "lost" in retried[0]["retries"][0]
+    assert f"{retried[0]['match_id']}: attempt 1 was lost" in out.getvalue()
+    # Verified on arrival: the entries byte for byte what the worker's referee wrote.
+    assert all(r["verified"] is True for r in results)
+    # Every log is signed with the tournament's own key (not a worker's), as locally.
+    key = base64.b64decode((folder / "signing-key.pub").read_text().strip())
+    assert all(verify_log(folder / r["log"], public_key=key).ok for r in results)
+    assert {r["signed_by"] for r in results} == {base64.b64encode(key).decode()}
+    check_results_match_logs(folder)
+    assert sorted(p.name for p in (folder / "logs").iterdir()) == sorted(
+        f"{r['match_id']}.jsonl" for r in results
+    )
+    # The slow bot's output came back from its worker, where a local match puts it.
+    assert all((folder / s["stderr"]).is_file() for r in results for s in r["seats"] if s["stderr"])
+
+    on_ray, local = comparable(folder), comparable(tmp_path / "local")
+    assert on_ray.keys() == local.keys()
+    for match_id, result in on_ray.items():
+        assert result == local[match_id], match_id
+    assert standings(folder) == standings(tmp_path / "local")
