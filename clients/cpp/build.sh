@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Build the C++ starter kit: the client library (libpusoy_client), the sample bot and the
-# unit tests, into clients/cpp/build. Idempotent; runs from any directory.
+# Build the C++ starter kit: the client library (libpusoy_client), the sample bot, the
+# conformance bot and the unit tests, into clients/cpp/build (Release, with Ninja when it
+# is there). Idempotent: a second run rebuilds only what changed; runs from any directory.
 #
 # Dependencies come from Debian's packages (bookworm: gRPC 1.51, protobuf 3.21,
 # GoogleTest 1.12), installed beforehand: this script checks them and says what to
@@ -74,5 +75,6 @@ fi
 nice -n 10 cmake --build "$BUILD_DIR" --parallel "$JOBS" || die "the build failed"
 
 [[ -x "$BUILD_DIR/pusoy_sample_bot" ]] || die "the sample bot was not built"
-say "built $BUILD_DIR/pusoy_sample_bot, $BUILD_DIR/libpusoy_client.a and the unit tests"
+[[ -x "$BUILD_DIR/pusoy_conformance_bot" ]] || die "the conformance bot was not built"
+say "built $BUILD_DIR/pusoy_sample_bot, $BUILD_DIR/pusoy_conformance_bot, $BUILD_DIR/libpusoy_client.a and the unit tests"
 say "run the tests with $KIT_DIR/test.sh; the bot with $KIT_DIR/bot --address A --token T"

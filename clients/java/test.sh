@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Runs the unit tests of the Java kit (JUnit 5 through Maven Surefire, which prints its
-# "Tests run: ..." summary). Generates the protobuf classes first if needed.
+# The Java kit's tests: the unit tests (JUnit 5 through Maven Surefire, which prints its
+# "Tests run: ..." summary; comparator and tracker against clients/conformance's data),
+# the runnable jar, then the shared conformance suite (clients/conformance) against the
+# kit's conformance bot, io.pusoyreferee.conformance.ConformanceBot in that jar.
+#   ./test.sh                     everything
+#   ./test.sh -Dtest=OptionsTest  extra arguments go to Maven (the suite still runs)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
@@ -8,4 +12,12 @@ cd "$here"
 source "$here/toolchain.sh"
 check_toolchain
 
-nice -n 10 mvn -B -q test "$@"
+echo "== mvn package (unit tests, then target/pusoy-bot.jar)"
+nice -n 10 mvn -B -q package "$@"
+"$here/build.sh" # the class-data-sharing archive of the new jar
+echo "== conformance: clients/conformance/run"
+# One transcript at a time: each starts a JVM, and JVMs starting side by side on a busy
+# 2-core machine miss the suite's exit deadlines. As ./bot runs, with C1 only: short runs gain nothing
+# from the optimising compiler on a busy machine.
+exec "$here/../conformance/run" --jobs 1 --features tls batched_events \
+  --bot "java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:SharedArchiveFile=$here/target/pusoy-bot.jsa -Xlog:cds=off -Xlog:cds+dynamic=off -cp $here/target/pusoy-bot.jar io.pusoyreferee.conformance.ConformanceBot"

@@ -1,5 +1,5 @@
-// The sample bot's program: `bot --address A --token T [--misbehave]`, or the
-// environment (PUSOY_ADDRESS, PUSOY_TOKEN, PUSOY_MISBEHAVE=1).
+// The sample bot's program: `bot --address A --token T [flags of docs/kits.md]`, or the
+// environment (PUSOY_ADDRESS, PUSOY_TOKEN, ...); `bot --help` lists them.
 #include "random_bot.hpp"
 
 int main(int argc, char** argv) {

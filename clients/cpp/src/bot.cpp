@@ -2,15 +2,15 @@
 
 namespace pusoy {
 
-Choice Bot::on_rejected(const TurnView& turn, const pb::ActionResult& /*result*/) {
-    return fallback(turn);
+Choice Bot::on_rejected(const Prompt& prompt, const Rejection& /*rejection*/) {
+    return fallback(prompt);
 }
 
 void Bot::on_welcome(const pb::Welcome& /*welcome*/) {}
 void Bot::on_snapshot(const pb::Snapshot& /*snapshot*/) {}
 void Bot::on_event(const pb::Event& /*event*/) {}
 
-std::uint32_t MatchOutcome::place() const {
+std::uint32_t Outcome::place() const {
     if (!ended) return 0;
     for (const auto& standing : ended->standings()) {
         for (auto s : standing.seats()) {

@@ -3,13 +3,15 @@
 namespace pusoy {
 
 pb::PlayRequest make_hello(const std::string& token, const std::string& bot_name,
-                           bool want_legal_plays, std::uint32_t protocol_version) {
+                           bool want_legal_plays, bool batch_events,
+                           std::uint32_t protocol_version) {
     pb::PlayRequest request;
     auto* hello = request.mutable_hello();
     hello->set_protocol_version(protocol_version);
     hello->set_token(token);
     hello->set_want_legal_plays(want_legal_plays);
     hello->set_bot_name(bot_name);
+    hello->set_batch_events(batch_events);
     return request;
 }
 

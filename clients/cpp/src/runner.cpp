@@ -1,20 +1,21 @@
-// The stream loop. Three threads per run:
-//   - the bot thread (the caller of run()): takes what the referee sent, in order, from
-//     a queue and calls the bot's methods; it sends the bot's answers;
-//   - the network thread: opens each stream (a fresh ClientContext every time), says
-//     Hello, blocks in Read(), keeps the protocol state and reconnects. It never waits
-//     for the bot, so a drill or a dropped stream is answered with a reconnect at once
-//     even while choose() is still thinking;
-//   - the watchdog: sends fallback(turn) when the bot's answer is not in by the turn's
-//     due time (armed by the network thread as soon as the prompt arrives), and cancels
-//     a stream that the referee fails to end after match_ended or a refusal.
+// The stream loop (docs/kits.md, sections 3, 5 and 6). Three threads per run:
+//   - the reader (the caller of run()): opens each stream, says Hello, reads every
+//     message as it comes with its time of receipt, keeps the open turn, reconnects.
+//     It never waits for the bot;
+//   - the worker: runs every call into the bot (choose, on_rejected, the hooks), one at a
+//     time, in the order the messages came;
+//   - the timer: sends the fallback when the open turn's budget runs out before the bot
+//     answered, and cancels a stream the referee does not end after match_ended.
+// An answer is tied to its turn and attempt: whoever settles an attempt first (the
+// worker in time, or the timer with the fallback) sends it; the other's is dropped.
 #include "pusoy/runner.hpp"
 
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
-#include <exception>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,11 +30,9 @@
 namespace pusoy {
 
 Refused::Refused(pb::Refusal refusal)
-    : std::runtime_error("refused: " + refusal_name(refusal.reason()) +
-                         (refusal.message().empty() ? "" : ": " + refusal.message())),
+    : std::runtime_error("the referee refused the seat: " + refusal_name(refusal.reason()) +
+                         (refusal.message().empty() ? "" : " (" + refusal.message() + ")")),
       refusal_(std::move(refusal)) {}
-
-namespace {
 
 std::string status_text(const grpc::Status& status) {
     static const char* const kNames[] = {
@@ -48,16 +47,13 @@ std::string status_text(const grpc::Status& status) {
     return text;
 }
 
-}  // namespace
-
 RpcFailed::RpcFailed(const grpc::Status& status)
-    : std::runtime_error("the stream failed: " + status_text(status)),
-      code_(status.error_code()) {}
+    : std::runtime_error("the stream failed: " + status_text(status)), code_(status.error_code()) {}
 
-std::chrono::milliseconds Backoff::next() {
-    const auto delay = current_;
-    current_ = std::min(std::max(current_ * 2, initial_), max_);
-    return delay;
+std::chrono::milliseconds backoff_delay(int n, std::mt19937_64& rng) {
+    const long long d = std::min<long long>(1000, 50LL << std::min(std::max(n, 1) - 1, 20));
+    std::uniform_int_distribution<long long> pick(d / 2, d);
+    return std::chrono::milliseconds{pick(rng)};
 }
 
 bool is_retryable(grpc::StatusCode code) {
@@ -67,6 +63,7 @@ bool is_retryable(grpc::StatusCode code) {
         case grpc::StatusCode::CANCELLED:
         case grpc::StatusCode::INTERNAL:
         case grpc::StatusCode::UNKNOWN:
+        case grpc::StatusCode::DEADLINE_EXCEEDED:
             return true;
         default:
             return false;
@@ -78,520 +75,537 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using WallClock = std::chrono::system_clock;
 using Stream = grpc::ClientReaderWriter<pb::PlayRequest, pb::PlayResponse>;
-using Logger = std::function<void(const std::string&)>;
+using Log = std::function<void(const std::string&)>;
 using std::chrono::milliseconds;
 
-/// What the network thread hands to the bot thread.
-struct Item {
-    enum class Kind { kWelcome, kSnapshot, kEvent, kPrompt, kRejected, kDone, kFailed };
+/// How long the bot's last calls may take after match_ended, and the referee to end the
+/// stream after that.
+constexpr milliseconds kDrain{2000};
+constexpr milliseconds kCloseWait{1000};
 
-    explicit Item(Kind k, std::uint64_t on = 0) : kind(k), stream(on) {}
-    Item(Kind k, std::uint64_t on, pb::PlayResponse m) : kind(k), stream(on), message(std::move(m)) {}
-
-    Kind kind;
-    std::uint64_t stream = 0;          // which stream it came on
-    pb::PlayResponse message;          // welcome, snapshot, event or result
-    std::optional<TurnView> turn;      // prompt, rejected
-    bool answered = false;             // prompt: --misbehave answered it already
-    MatchOutcome outcome;              // done
-    std::exception_ptr error;          // failed
-};
-
-/// A queue from the network thread to the bot thread.
-class Mailbox {
+/// One thread that runs tasks in order. Its state is shared with the thread, so a bot
+/// call that never returns cannot keep run() from returning: the thread is left behind.
+class Worker {
 public:
-    void push(Item item) {
+    Worker() : state_(std::make_shared<State>()) {
+        std::thread([state = state_] { loop(state); }).detach();
+    }
+    ~Worker() { stop(); }
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
+
+    void submit(std::function<void()> task) {
         {
-            std::lock_guard<std::mutex> lock(mutex_);
-            queue_.push_back(std::move(item));
+            std::lock_guard<std::mutex> lock(state_->mutex);
+            if (state_->stopped) return;
+            state_->tasks.push_back(std::move(task));
         }
-        cv_.notify_one();
+        state_->wake.notify_one();
     }
 
-    Item pop() {
-        std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return !queue_.empty(); });
-        Item item = std::move(queue_.front());
-        queue_.pop_front();
-        return item;
+    /// Waits until every queued task ran; false after `timeout`.
+    bool drain(milliseconds timeout) {
+        std::unique_lock<std::mutex> lock(state_->mutex);
+        return state_->idle.wait_for(lock, timeout,
+                                     [&] { return state_->tasks.empty() && !state_->busy; });
+    }
+
+    /// Drops the queued tasks; the thread ends after the one it runs, if any.
+    void stop() {
+        {
+            std::lock_guard<std::mutex> lock(state_->mutex);
+            state_->stopped = true;
+            state_->tasks.clear();
+        }
+        state_->wake.notify_all();
     }
 
 private:
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    std::deque<Item> queue_;
+    struct State {
+        std::mutex mutex;
+        std::condition_variable wake, idle;
+        std::deque<std::function<void()>> tasks;
+        bool busy = false;
+        bool stopped = false;
+    };
+
+    static void loop(const std::shared_ptr<State>& state) {
+        for (;;) {
+            std::function<void()> task;
+            {
+                std::unique_lock<std::mutex> lock(state->mutex);
+                state->wake.wait(lock, [&] { return state->stopped || !state->tasks.empty(); });
+                if (state->stopped) return;
+                task = std::move(state->tasks.front());
+                state->tasks.pop_front();
+                state->busy = true;
+            }
+            task();
+            task = nullptr;  // outside the lock: it may hold the last reference to the session
+            {
+                std::lock_guard<std::mutex> lock(state->mutex);
+                state->busy = false;
+            }
+            state->idle.notify_all();
+        }
+    }
+
+    std::shared_ptr<State> state_;
 };
 
-/// The writing side of the current stream, shared by the three threads. It holds the
-/// one answer owed to the referee: whoever settles it first sends it (the bot in time,
-/// or the watchdog with the fallback at the due time); the other's answer is dropped.
-class Outbox {
+/// Runs callbacks at given times on one thread. cancel() never waits for a callback.
+class Timer {
 public:
-    explicit Outbox(Logger log) : log_(std::move(log)), watchdog_([this] { watch(); }) {}
-
-    ~Outbox() {
+    Timer() : thread_([this] { loop(); }) {}
+    ~Timer() {
         {
             std::lock_guard<std::mutex> lock(mutex_);
             stop_ = true;
         }
-        cv_.notify_all();
-        watchdog_.join();
+        wake_.notify_all();
+        thread_.join();
     }
+    Timer(const Timer&) = delete;
+    Timer& operator=(const Timer&) = delete;
 
-    Outbox(const Outbox&) = delete;
-    Outbox& operator=(const Outbox&) = delete;
-
-    void attach(Stream* stream, grpc::ClientContext* context, std::uint64_t id) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        stream_ = stream;
-        context_ = context;
-        stream_id_ = id;
-        pending_.reset();
-        cancel_at_.reset();
-    }
-
-    /// The stream is over: no more writes, and an answer owed on it is forgotten.
-    void detach() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        stream_ = nullptr;
-        context_ = nullptr;
-        pending_.reset();
-        cancel_at_.reset();
-    }
-
-    /// Sends now; false when the stream is gone.
-    bool send(const pb::PlayRequest& request) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return write_locked(request);
-    }
-
-    /// An answer to `turn` is owed on stream `id`; unless settled by `due`, the
-    /// watchdog sends fallback(turn).
-    void arm(std::uint64_t id, const TurnView& turn, Clock::time_point due) {
+    std::uint64_t schedule(Clock::time_point at, std::function<void()> callback) {
+        std::uint64_t id;
         {
             std::lock_guard<std::mutex> lock(mutex_);
-            if (id != stream_id_ || stream_ == nullptr) return;
-            pending_ = Pending{turn, due};
+            id = ++next_id_;
+            tasks_.emplace(id, Task{at, std::move(callback)});
         }
-        cv_.notify_all();
+        wake_.notify_all();
+        return id;
     }
 
-    /// Whether an answer to this turn is still owed (and the bot may still give it).
-    bool owed(std::uint64_t id, std::uint64_t turn_id) {
+    void cancel(std::uint64_t id) {
         std::lock_guard<std::mutex> lock(mutex_);
-        return owed_locked(id, turn_id);
+        tasks_.erase(id);
     }
 
-    /// Sends the bot's answer if it is still owed; false when it came too late.
-    bool settle(std::uint64_t id, std::uint64_t turn_id, const Choice& choice) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (!owed_locked(id, turn_id)) return false;
-        pending_.reset();
-        write_locked(make_action(turn_id, choice));
-        return true;
-    }
-
-    /// Cancels the stream at `when` unless it is detached first.
-    void cancel_at(Clock::time_point when) {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (context_ != nullptr) cancel_at_ = when;
-        }
-        cv_.notify_all();
+    /// cancel(), and wait for the callback if it is running (never from a callback, nor
+    /// holding a lock a callback takes).
+    void cancel_and_wait(std::uint64_t id) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        tasks_.erase(id);
+        done_.wait(lock, [&] { return running_ != id; });
     }
 
 private:
-    struct Pending {
-        TurnView turn;
-        Clock::time_point due;
+    struct Task {
+        Clock::time_point at;
+        std::function<void()> callback;
     };
 
-    bool owed_locked(std::uint64_t id, std::uint64_t turn_id) const {
-        return id == stream_id_ && pending_ && pending_->turn.turn_id == turn_id;
-    }
-
-    bool write_locked(const pb::PlayRequest& request) {
-        return stream_ != nullptr && stream_->Write(request);
-    }
-
-    void watch() {
+    void loop() {
         std::unique_lock<std::mutex> lock(mutex_);
         while (!stop_) {
-            const auto now = Clock::now();
-            if (pending_ && now >= pending_->due) {
-                const Choice safe = fallback(pending_->turn);
-                const auto turn_id = pending_->turn.turn_id;
-                pending_.reset();
-                write_locked(make_action(turn_id, safe));
-                log_("turn " + std::to_string(turn_id) +
-                     ": no answer from the bot by the deadline, sent the fallback " +
-                     to_string(safe));
-                continue;
+            auto next = tasks_.end();
+            for (auto it = tasks_.begin(); it != tasks_.end(); ++it) {
+                if (next == tasks_.end() || it->second.at < next->second.at) next = it;
             }
-            if (cancel_at_ && now >= *cancel_at_) {
-                cancel_at_.reset();
-                if (context_ != nullptr) context_->TryCancel();
-                continue;
-            }
-            auto wake = Clock::time_point::max();
-            if (pending_) wake = std::min(wake, pending_->due);
-            if (cancel_at_) wake = std::min(wake, *cancel_at_);
-            if (wake == Clock::time_point::max()) {
-                cv_.wait(lock);
+            if (next == tasks_.end()) {
+                wake_.wait(lock);
+            } else if (Clock::now() >= next->second.at) {
+                auto callback = std::move(next->second.callback);
+                running_ = next->first;
+                tasks_.erase(next);
+                lock.unlock();
+                callback();
+                callback = nullptr;
+                lock.lock();
+                running_ = 0;
+                done_.notify_all();
             } else {
-                cv_.wait_until(lock, wake);
+                const auto at = next->second.at;  // a copy: the entry may go while we wait
+                wake_.wait_until(lock, at);
             }
         }
     }
 
-    Logger log_;
     std::mutex mutex_;
-    std::condition_variable cv_;
-    Stream* stream_ = nullptr;
-    grpc::ClientContext* context_ = nullptr;
-    std::uint64_t stream_id_ = 0;
-    std::optional<Pending> pending_;
-    std::optional<Clock::time_point> cancel_at_;
+    std::condition_variable wake_, done_;
+    std::map<std::uint64_t, Task> tasks_;
+    std::uint64_t next_id_ = 0;
+    std::uint64_t running_ = 0;
     bool stop_ = false;
-    std::thread watchdog_;  // last: starts after the members it uses
+    std::thread thread_;  // last: starts after the members it uses
 };
 
-class Session {
-public:
-    Session(Bot& bot, const RunOptions& options)
-        : bot_(bot),
-          options_(options),
-          name_(bot.name()),
-          want_legal_plays_(bot.want_legal_plays()),
-          log_(make_logger()),
-          outbox_(log_) {}
+/// The open turn: the attempt being answered and what was sent for it.
+struct Turn {
+    std::shared_ptr<const Prompt> prompt;  // the prompt of the current attempt
+    Choice fallback;                       // computed before the bot could see the prompt
+    int attempt = 0;
+    int answered = -1;  // the last attempt answered
+    bool closed = false;
+    std::optional<Choice> last_sent;
+    std::uint64_t timer = 0;
+};
 
-    /// The bot thread: runs the network thread and serves the bot until the end.
-    MatchOutcome run();
+class Session : public std::enable_shared_from_this<Session> {
+public:
+    Session(Bot& bot, const Options& options)
+        : bot_(bot), options_(options), name_(bot.name()), log_(make_log()) {}
+
+    Outcome play();
 
 private:
-    enum class End { kDropped, kRefused, kMatchEnded };
-    struct StreamEnd {
-        End end = End::kDropped;
-        grpc::Status status;
-        pb::Refusal refusal;
-        bool seated = false;
-    };
-
-    Logger make_logger() const {
+    Log make_log() const {
         if (options_.log) return options_.log;
         auto mutex = std::make_shared<std::mutex>();
-        std::string prefix = "[" + name_ + "] ";
-        return [mutex, prefix](const std::string& line) {
+        return [mutex, prefix = name_ + ": "](const std::string& line) {
             std::lock_guard<std::mutex> lock(*mutex);
             std::cerr << prefix << line << std::endl;
         };
     }
 
-    // The network thread.
-    void network();
-    MatchOutcome connect_and_play();
-    StreamEnd play_once(pb::PlayService::Stub& stub);
-    void on_prompt(std::uint64_t stream, const pb::PlayResponse& message,
-                   Clock::time_point at, WallClock::time_point wall);
-    void on_result(std::uint64_t stream, const pb::PlayResponse& message);
-    Clock::time_point due_time(const TurnView& turn, Clock::time_point at,
-                               WallClock::time_point wall) const;
+    std::shared_ptr<grpc::Channel> make_channel() const;
+    std::optional<Outcome> play_once(pb::PlayService::Stub& stub, bool& welcomed,
+                                     grpc::Status& status);
+    Outcome finish(Stream& stream, grpc::ClientContext& context, const pb::Event& ended);
 
-    // The bot thread.
-    template <typename Decide>
-    void answer(const Item& item, const char* what, Decide decide);
-    template <typename Hook>
-    void call_hook(const char* what, Hook hook);
+    // Called by the reader.
+    void tell(const char* what, std::function<void()> call);
+    bool on_event(const pb::Event& event);
+    void on_prompt(const pb::TurnPrompt& raw, Clock::time_point at, WallClock::time_point wall);
+    void on_result(const pb::ActionResult& result);
+
+    // Called with mutex_ held.
+    void ask_locked(const std::shared_ptr<Turn>& turn, const char* what,
+                    std::function<Choice(const Prompt&)> call);
+    void answer_locked(const std::shared_ptr<Turn>& turn, int attempt,
+                       const std::optional<Choice>& choice, const char* what);
+    bool open_locked(const std::shared_ptr<Turn>& turn, int attempt) const {
+        return turn == current_ && !turn->closed && turn->attempt == attempt &&
+               turn->answered < attempt;
+    }
+    void close_turn_locked();
+    void write_locked(const pb::PlayRequest& request);
+
+    void budget_ran_out(const std::shared_ptr<Turn>& turn, int attempt, const char* what);
 
     Bot& bot_;
-    const RunOptions& options_;
+    const Options options_;
     const std::string name_;
-    const bool want_legal_plays_;
-    Logger log_;
-    Outbox outbox_;
-    Mailbox mailbox_;
+    const Log log_;
 
-    // Network thread only.
-    std::uint64_t stream_id_ = 0;
-    std::uint32_t seat_ = 0;
+    // Reader only.
+    std::int64_t seat_ = -1;
     std::string match_id_;
-    bool ever_seated_ = false;
-    std::optional<pb::MatchEnded> ended_;
-    std::optional<TurnView> current_;  // the prompt in force, for retries
-    Clock::time_point current_due_{};
-    std::optional<std::uint32_t> misbehaved_hand_;  // the last hand --misbehave spoiled
+
+    std::mutex mutex_;  // guards stream_ and current_
+    Stream* stream_ = nullptr;
+    std::shared_ptr<Turn> current_;
+
+    Worker worker_;
+    Timer timer_;  // last: destroyed (joined) first, while the members it uses live
 };
 
-// --- The bot thread ------------------------------------------------------------------
-
-template <typename Hook>
-void Session::call_hook(const char* what, Hook hook) {
-    try {
-        hook();
-    } catch (const std::exception& e) {
-        log_(std::string(what) + " threw: " + e.what());
-    } catch (...) {
-        log_(std::string(what) + " threw an unknown exception");
-    }
-}
-
-template <typename Decide>
-void Session::answer(const Item& item, const char* what, Decide decide) {
-    const TurnView& turn = *item.turn;
-    if (!outbox_.owed(item.stream, turn.turn_id)) return;  // the watchdog answered already
-    Choice choice;
-    try {
-        choice = decide();
-    } catch (const std::exception& e) {
-        log_(std::string(what) + " threw: " + e.what() + "; sending the fallback");
-        choice = fallback(turn);
-    } catch (...) {
-        log_(std::string(what) + " threw; sending the fallback");
-        choice = fallback(turn);
-    }
-    if (!outbox_.settle(item.stream, turn.turn_id, choice)) {
-        log_("turn " + std::to_string(turn.turn_id) + ": " + what + " returned " +
-             to_string(choice) + " too late (deadline passed or stream gone); it was not sent");
-    }
-}
-
-MatchOutcome Session::run() {
-    std::thread network_thread([this] { network(); });
-    for (;;) {
-        Item item = mailbox_.pop();
-        switch (item.kind) {
-            case Item::Kind::kWelcome:
-                call_hook("on_welcome()", [&] { bot_.on_welcome(item.message.welcome()); });
-                break;
-            case Item::Kind::kSnapshot:
-                call_hook("on_snapshot()", [&] { bot_.on_snapshot(item.message.snapshot()); });
-                break;
-            case Item::Kind::kEvent:
-                call_hook("on_event()", [&] { bot_.on_event(item.message.event()); });
-                break;
-            case Item::Kind::kPrompt:
-                if (!item.answered) answer(item, "choose()", [&] { return bot_.choose(*item.turn); });
-                break;
-            case Item::Kind::kRejected:
-                answer(item, "on_rejected()",
-                       [&] { return bot_.on_rejected(*item.turn, item.message.result()); });
-                break;
-            case Item::Kind::kDone:
-                network_thread.join();
-                return std::move(item.outcome);
-            case Item::Kind::kFailed:
-                network_thread.join();
-                std::rethrow_exception(item.error);
+std::shared_ptr<grpc::Channel> Session::make_channel() const {
+    grpc::ChannelArguments args;
+    // The channel's own reconnects as quick as ours (its default waits up to 2 minutes).
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    std::shared_ptr<grpc::ChannelCredentials> credentials;
+    if (options_.tls) {
+        grpc::SslCredentialsOptions ssl;
+        ssl.pem_root_certs = options_.tls_ca_pem;  // empty: the system's trusted CAs
+        ssl.pem_cert_chain = options_.tls_cert_pem;
+        ssl.pem_private_key = options_.tls_key_pem;
+        credentials = grpc::SslCredentials(ssl);
+        if (!options_.tls_server_name.empty()) {
+            args.SetSslTargetNameOverride(options_.tls_server_name);
         }
-    }
-}
-
-// --- The network thread --------------------------------------------------------------
-
-void Session::network() {
-    Item last(Item::Kind::kDone);
-    try {
-        last.outcome = connect_and_play();
-    } catch (...) {
-        last.kind = Item::Kind::kFailed;
-        last.error = std::current_exception();
-    }
-    mailbox_.push(std::move(last));
-}
-
-Clock::time_point Session::due_time(const TurnView& turn, Clock::time_point at,
-                                    WallClock::time_point wall) const {
-    // Measured from the arrival of the prompt; never longer than the turn's limit, in
-    // case the two clocks disagree.
-    auto remaining = std::chrono::duration_cast<milliseconds>(turn.deadline - wall);
-    remaining = std::max(remaining, milliseconds{0});
-    if (turn.turn_time.count() > 0) remaining = std::min(remaining, turn.turn_time);
-    if (options_.use_time_bank) remaining += turn.time_bank;
-    return at + remaining - options_.deadline_margin;
-}
-
-void Session::on_prompt(std::uint64_t stream, const pb::PlayResponse& message,
-                        Clock::time_point at, WallClock::time_point wall) {
-    Item item(Item::Kind::kPrompt, stream);
-    TurnView turn = TurnView::from_proto(message.prompt());
-    const auto due = due_time(turn, at, wall);
-    turn.answer_by = due;
-    current_ = turn;
-    current_due_ = due;
-
-    if (options_.misbehave && misbehaved_hand_ != turn.hand_number) {
-        misbehaved_hand_ = turn.hand_number;
-        const Choice bad = misbehave_choice(turn);
-        log_("turn " + std::to_string(turn.turn_id) + ": misbehaving on purpose, playing " +
-             to_string(bad) + " (not in the hand)");
-        outbox_.arm(stream, turn, due);
-        outbox_.settle(stream, turn.turn_id, bad);
-        item.answered = true;
     } else {
-        outbox_.arm(stream, turn, due);
+        credentials = grpc::InsecureChannelCredentials();
     }
-    item.turn = std::move(turn);
-    mailbox_.push(std::move(item));
+    return grpc::CreateCustomChannel(options_.address, credentials, args);
 }
 
-void Session::on_result(std::uint64_t stream, const pb::PlayResponse& message) {
-    const auto& result = message.result();
-    if (result.accepted()) return;
-    log_("turn " + std::to_string(result.turn_id()) + ": rejected " +
-         reason_name(result.reason()) + " (" + result.message() + "), attempts left " +
-         std::to_string(result.attempts_left()));
-    if (!current_ || result.turn_id() != current_->turn_id || result.attempts_left() == 0) return;
-    current_->attempts_left = result.attempts_left();
-    outbox_.arm(stream, *current_, current_due_);
-    Item item(Item::Kind::kRejected, stream, message);
-    item.turn = *current_;
-    mailbox_.push(std::move(item));
+Outcome Session::play() {
+    struct StopWorker {
+        Worker& worker;
+        ~StopWorker() { worker.stop(); }
+    } stop_worker{worker_};
+    auto channel = make_channel();
+    auto stub = pb::PlayService::NewStub(channel);
+    std::mt19937_64 rng(std::random_device{}());
+    auto window_start = Clock::now();  // from the start, then from each loss of the seat
+    int retries = 0;
+    std::optional<Refused> last_refusal;
+    std::string last_failure;
+    for (;;) {
+        bool welcomed = false;
+        grpc::Status status;
+        try {
+            if (auto outcome = play_once(*stub, welcomed, status)) return *outcome;
+            if (status.ok()) {
+                last_failure = "the referee ended the stream before the match ended";
+            } else if (is_retryable(status.error_code())) {
+                last_failure = status_text(status);
+            } else {
+                throw RpcFailed(status);
+            }
+        } catch (const Refused& e) {
+            // SEAT_TAKEN: the referee may not have noticed the old stream's end yet, or a
+            // restarted bot meets its own ghost; SHUTTING_DOWN: a restarting referee may
+            // take the seat back. Both are retried within the window.
+            if (e.reason() != pb::REFUSAL_REASON_SEAT_TAKEN &&
+                e.reason() != pb::REFUSAL_REASON_SHUTTING_DOWN) {
+                throw;
+            }
+            last_refusal = e;
+            last_failure = e.what();
+        }
+        if (welcomed) {
+            log_("lost the stream (" + last_failure + "); reconnecting");
+            window_start = Clock::now();
+            retries = 0;
+            last_refusal.reset();
+        }
+        const auto left = options_.reconnect_window - (Clock::now() - window_start);
+        if (left <= Clock::duration::zero()) {
+            if (last_refusal) throw *last_refusal;
+            std::ostringstream text;
+            text << "could not reach the referee at " << options_.address << " within "
+                 << options_.reconnect_window.count() << " ms: " << last_failure;
+            throw Unreachable(text.str());
+        }
+        if (retries > 0) {
+            const auto delay = backoff_delay(retries, rng);
+            log_(last_failure + "; retrying in " + std::to_string(delay.count()) + " ms");
+            std::this_thread::sleep_for(std::min<Clock::duration>(left, delay));
+        }
+        ++retries;
+        grpc::experimental::ChannelResetConnectionBackoff(channel.get());  // dial now
+    }
 }
 
-Session::StreamEnd Session::play_once(pb::PlayService::Stub& stub) {
-    StreamEnd result;
+std::optional<Outcome> Session::play_once(pb::PlayService::Stub& stub, bool& welcomed,
+                                          grpc::Status& status) {
     grpc::ClientContext context;  // a fresh one for every stream
     std::unique_ptr<Stream> stream = stub.Play(&context);
-    const std::uint64_t id = ++stream_id_;
-    current_.reset();  // a prompt of an earlier stream cannot be answered any more
-    outbox_.attach(stream.get(), &context, id);
-    outbox_.send(make_hello(options_.token, name_, want_legal_plays_));
-
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stream_ = stream.get();
+        write_locked(make_hello(options_.token, name_, bot_.want_legal_plays(), options_.batch_events));
+    }
+    auto detach = [&] {
+        std::lock_guard<std::mutex> lock(mutex_);
+        close_turn_locked();
+        stream_ = nullptr;
+    };
     pb::PlayResponse message;
     while (stream->Read(&message)) {
         const auto at = Clock::now();
         const auto wall = WallClock::now();
-        if (result.end != End::kDropped) continue;  // over: wait for the referee to close
         switch (message.kind_case()) {
             case pb::PlayResponse::kWelcome: {
-                const auto& welcome = message.welcome();
-                seat_ = welcome.seat();
-                match_id_ = welcome.match_id();
-                result.seated = true;
-                ever_seated_ = true;
-                log_(std::string(welcome.reconnect() ? "reconnected" : "seated") + ": seat " +
+                auto welcome = std::make_shared<pb::Welcome>(message.welcome());
+                seat_ = welcome->seat();
+                match_id_ = welcome->match_id();
+                welcomed = true;
+                log_(std::string(welcome->reconnect() ? "back in seat " : "seated at seat ") +
                      std::to_string(seat_) + " of match " + match_id_);
-                mailbox_.push(Item(Item::Kind::kWelcome, id, message));
+                tell("on_welcome", [this, welcome] { bot_.on_welcome(*welcome); });
                 break;
             }
-            case pb::PlayResponse::kRefusal:
-                result.end = End::kRefused;
-                result.refusal = message.refusal();
+            case pb::PlayResponse::kRefusal: {
+                detach();
+                context.TryCancel();
+                stream->Finish();
+                if (seat_ >= 0 && message.refusal().reason() == pb::REFUSAL_REASON_MATCH_OVER) {
+                    log_("the match ended while the bot was away");
+                    return Outcome{static_cast<std::uint32_t>(seat_), match_id_, std::nullopt};
+                }
+                throw Refused(message.refusal());
+            }
+            case pb::PlayResponse::kSnapshot: {
+                auto snapshot = std::make_shared<pb::Snapshot>(message.snapshot());
+                tell("on_snapshot", [this, snapshot] { bot_.on_snapshot(*snapshot); });
                 break;
-            case pb::PlayResponse::kSnapshot:
-                mailbox_.push(Item(Item::Kind::kSnapshot, id, message));
-                break;
+            }
             case pb::PlayResponse::kEvent:
-                mailbox_.push(Item(Item::Kind::kEvent, id, message));
-                if (message.event().has_match_ended()) {
-                    ended_ = message.event().match_ended();
-                    result.end = End::kMatchEnded;
+                if (on_event(message.event())) return finish(*stream, context, message.event());
+                break;
+            case pb::PlayResponse::kBatch:
+                for (const auto& event : message.batch().events()) {
+                    if (on_event(event)) return finish(*stream, context, event);
                 }
                 break;
             case pb::PlayResponse::kPrompt:
-                on_prompt(id, message, at, wall);
+                // Batched: the events that led to this turn reach the bot before choose.
+                for (const auto& event : message.prompt().events()) on_event(event);
+                on_prompt(message.prompt(), at, wall);
                 break;
             case pb::PlayResponse::kResult:
-                on_result(id, message);
+                on_result(message.result());
                 break;
-            default:  // a kind this version does not know: skip it
+            default:  // a kind newer than this library: nothing to do
                 break;
         }
-        // After a refusal or match_ended the referee ends the stream; if it does not,
-        // the watchdog cancels it.
-        if (result.end != End::kDropped) outbox_.cancel_at(Clock::now() + std::chrono::seconds{2});
     }
-    outbox_.detach();
-    result.status = stream->Finish();
-    return result;
+    detach();
+    status = stream->Finish();
+    return std::nullopt;
 }
 
-MatchOutcome Session::connect_and_play() {
-    grpc::ChannelArguments args;
-    // Let the channel itself retry a lost connection as fast as our own loop does.
-    const int initial = static_cast<int>(options_.backoff_initial.count());
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, initial);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, initial);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(options_.backoff_max.count()));
-    auto channel =
-        grpc::CreateCustomChannel(options_.address, grpc::InsecureChannelCredentials(), args);
-    auto stub = pb::PlayService::NewStub(channel);
+Outcome Session::finish(Stream& stream, grpc::ClientContext& context, const pb::Event& ended) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        close_turn_locked();
+        stream_ = nullptr;
+    }
+    stream.WritesDone();  // the match is over: our side is done
+    if (!worker_.drain(kDrain)) {
+        log_("the bot's last calls did not finish in " + std::to_string(kDrain.count()) + " ms");
+    }
+    // The referee ends the stream; if it does not, cancel it.
+    const auto cancel = timer_.schedule(Clock::now() + kCloseWait, [&context] { context.TryCancel(); });
+    pb::PlayResponse extra;
+    while (stream.Read(&extra)) {
+    }
+    timer_.cancel_and_wait(cancel);
+    stream.Finish();
+    return Outcome{static_cast<std::uint32_t>(std::max<std::int64_t>(seat_, 0)), match_id_,
+                   ended.match_ended()};
+}
 
-    auto outcome = [&](std::optional<pb::MatchEnded> ended) {
-        MatchOutcome out;
-        out.seat = seat_;
-        out.match_id = match_id_;
-        out.ended = std::move(ended);
-        return out;
-    };
+void Session::tell(const char* what, std::function<void()> call) {
+    worker_.submit([self = shared_from_this(), what, call = std::move(call)] {
+        try {
+            call();
+        } catch (const std::exception& e) {
+            self->log_(std::string(what) + " threw: " + e.what());
+        } catch (...) {
+            self->log_(std::string(what) + " threw an exception");
+        }
+    });
+}
 
-    Backoff backoff(options_.backoff_initial, options_.backoff_max);
-    auto last_ok = Clock::now();
-    bool first_attempt = true;
-    std::string last_logged;  // log a problem when it changes, then every few seconds
-    auto last_log_time = Clock::time_point{};
-    int attempts = 0;
-    for (;;) {
-        StreamEnd end = play_once(*stub);
-        if (end.seated) {
-            last_ok = Clock::now();
-            backoff.reset();
-            last_logged.clear();
-            attempts = 0;
+bool Session::on_event(const pb::Event& event) {
+    auto copy = std::make_shared<pb::Event>(event);
+    tell("on_event", [this, copy] { bot_.on_event(*copy); });
+    std::optional<std::uint64_t> turn_id;
+    if (event.has_played()) turn_id = event.played().turn_id();
+    if (event.has_passed()) turn_id = event.passed().turn_id();
+    if (turn_id) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (current_ && current_->prompt->turn_id == *turn_id) close_turn_locked();  // acted
+    }
+    return event.has_match_ended();
+}
+
+void Session::on_prompt(const pb::TurnPrompt& raw, Clock::time_point at, WallClock::time_point wall) {
+    const Budget budget = Budget::for_prompt(raw, at, wall, options_.safety_margin, bot_.use_time_bank());
+    auto prompt = std::make_shared<const Prompt>(Prompt::from_proto(raw, budget));
+    std::lock_guard<std::mutex> lock(mutex_);
+    close_turn_locked();
+    auto turn = std::make_shared<Turn>();
+    turn->prompt = prompt;
+    turn->fallback = fallback(*prompt);
+    current_ = turn;
+    ask_locked(turn, "choose", [this](const Prompt& p) { return bot_.choose(p); });
+}
+
+void Session::on_result(const pb::ActionResult& result) {
+    const Rejection rejection = Rejection::from(result);
+    if (!result.accepted()) {
+        log_("turn " + std::to_string(result.turn_id()) + " rejected: " + rejection.to_string());
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto turn = current_;
+    if (!turn || turn->closed || result.turn_id() != turn->prompt->turn_id) return;  // stale
+    if (result.accepted() || result.attempts_left() == 0) {
+        close_turn_locked();
+        return;
+    }
+    timer_.cancel(turn->timer);
+    turn->attempt++;
+    auto next = std::make_shared<Prompt>(*turn->prompt);
+    next->attempts_left = result.attempts_left();
+    turn->prompt = next;
+    ask_locked(turn, "on_rejected",
+               [this, rejection](const Prompt& p) { return bot_.on_rejected(p, rejection); });
+}
+
+void Session::ask_locked(const std::shared_ptr<Turn>& turn, const char* what,
+                         std::function<Choice(const Prompt&)> call) {
+    const int attempt = turn->attempt;
+    const auto prompt = turn->prompt;
+    turn->timer = timer_.schedule(prompt->budget.end(),
+                                  [this, turn, attempt, what] { budget_ran_out(turn, attempt, what); });
+    worker_.submit([self = shared_from_this(), turn, attempt, prompt, what, call = std::move(call)] {
+        {
+            std::lock_guard<std::mutex> lock(self->mutex_);
+            if (!self->open_locked(turn, attempt) || prompt->budget.expired()) return;  // not wanted
         }
-        std::string problem;
-        std::string kind;  // what to compare to throttle the log
-        switch (end.end) {
-            case End::kMatchEnded:
-                return outcome(ended_);
-            case End::kRefused: {
-                const auto reason = end.refusal.reason();
-                if (reason == pb::REFUSAL_REASON_MATCH_OVER && ever_seated_) {
-                    log_("the match ended while the bot was disconnected");
-                    return outcome(std::nullopt);
-                }
-                // Right after a drop the referee may not have noticed yet that our
-                // previous stream is gone: retry, within the window.
-                if (reason != pb::REFUSAL_REASON_SEAT_TAKEN || first_attempt) {
-                    throw Refused(end.refusal);
-                }
-                if (Clock::now() - last_ok > options_.reconnect_window) throw Refused(end.refusal);
-                problem = "seat still taken by our previous stream";
-                kind = "seat taken";
-                break;
-            }
-            case End::kDropped:
-                if (!is_retryable(end.status.error_code())) throw RpcFailed(end.status);
-                problem = end.status.ok() ? "stream closed by the referee" : status_text(end.status);
-                kind = std::to_string(static_cast<int>(end.status.error_code()));
-                break;
+        std::optional<Choice> choice;
+        try {
+            choice = call(*prompt);
+        } catch (const std::exception& e) {
+            self->log_(std::string(what) + " threw on turn " + std::to_string(prompt->turn_id) +
+                       ": " + e.what() + "; sending the fallback");
+        } catch (...) {
+            self->log_(std::string(what) + " threw on turn " + std::to_string(prompt->turn_id) +
+                       "; sending the fallback");
         }
-        first_attempt = false;
-        if (Clock::now() - last_ok > options_.reconnect_window) {
-            std::ostringstream text;
-            text << "could not reach the referee at " << options_.address << " within "
-                 << options_.reconnect_window.count() << " ms (" << problem << ")";
-            throw Unreachable(text.str());
+        std::lock_guard<std::mutex> lock(self->mutex_);
+        self->answer_locked(turn, attempt, choice, what);
+    });
+}
+
+void Session::budget_ran_out(const std::shared_ptr<Turn>& turn, int attempt, const char* what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!open_locked(turn, attempt)) return;
+    log_("turn " + std::to_string(turn->prompt->turn_id) + ": " + what +
+         " is past its budget; sending the fallback");
+    answer_locked(turn, attempt, std::nullopt, what);
+}
+
+void Session::answer_locked(const std::shared_ptr<Turn>& turn, int attempt,
+                            const std::optional<Choice>& choice, const char* what) {
+    const auto turn_id = turn->prompt->turn_id;
+    if (!open_locked(turn, attempt)) {
+        if (choice) {
+            log_("turn " + std::to_string(turn_id) + ": " + what + " answered " +
+                 to_string(*choice) + " too late; dropped");
         }
-        const auto delay = backoff.next();
-        ++attempts;
-        if (kind != last_logged || Clock::now() - last_log_time >= std::chrono::seconds{5}) {
-            log_(problem + "; reconnecting" +
-                 (delay.count() ? " in " + std::to_string(delay.count()) + " ms" : std::string{}) +
-                 (attempts > 1 ? " (attempt " + std::to_string(attempts) + ")" : std::string{}));
-            last_logged = kind;
-            last_log_time = Clock::now();
-        }
-        std::this_thread::sleep_for(delay);
+        return;
+    }
+    turn->answered = attempt;
+    timer_.cancel(turn->timer);
+    const Choice send = choice ? *choice : turn->fallback;
+    if (attempt > 0 && turn->last_sent && send.same_as(*turn->last_sent)) {
+        log_("turn " + std::to_string(turn_id) + ": " + to_string(send) +
+             " was just rejected; not sent again (the referee acts at its deadline)");
+        return;
+    }
+    turn->last_sent = send;
+    write_locked(make_action(turn_id, send));
+}
+
+void Session::close_turn_locked() {
+    if (current_ && !current_->closed) {
+        current_->closed = true;
+        timer_.cancel(current_->timer);
+    }
+}
+
+void Session::write_locked(const pb::PlayRequest& request) {
+    if (stream_ != nullptr && !stream_->Write(request)) {
+        log_("could not send: the stream is closed");  // the reader sees how it ended
     }
 }
 
 }  // namespace
 
-MatchOutcome run(Bot& bot, const RunOptions& options) {
-    Session session(bot, options);
-    return session.run();
+Outcome run(Bot& bot, const Options& options) {
+    auto session = std::make_shared<Session>(bot, options);
+    return session->play();
 }
 
 }  // namespace pusoy

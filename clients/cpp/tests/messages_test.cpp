@@ -14,6 +14,8 @@ TEST(Messages, HelloCarriesVersionTokenNameAndLegalPlays) {
     EXPECT_EQ(request.hello().bot_name(), "my-bot");
     EXPECT_TRUE(request.hello().want_legal_plays());
     EXPECT_FALSE(make_hello("t", "b", false).hello().want_legal_plays());
+    EXPECT_FALSE(request.hello().batch_events());
+    EXPECT_TRUE(make_hello("t", "b", true, true).hello().batch_events());
 }
 
 TEST(Messages, PlayActionNamesTheTurnAndTheCards) {

@@ -130,7 +130,7 @@ std::vector<std::string> cards_of(const pb::PlayRequest& request) {
 class TestBot : public Bot {
 public:
     std::string name() const override { return "test-bot"; }
-    Choice choose(const TurnView& turn) override {
+    Choice choose(const Prompt& turn) override {
         ++chosen;
         threads.push_back(std::this_thread::get_id());
         if (sleep.count()) std::this_thread::sleep_for(sleep);
@@ -141,9 +141,9 @@ public:
         if (throws) throw std::runtime_error("boom");
         return turn.legal_plays.back().choice();  // not what the fallback would pick
     }
-    Choice on_rejected(const TurnView& turn, const pb::ActionResult& r) override {
+    Choice on_rejected(const Prompt& turn, const Rejection& r) override {
         ++rejections;
-        last_reason = r.reason();
+        last_reason = r.reason;
         if (rejected_answer) return *rejected_answer;
         return Bot::on_rejected(turn, r);
     }
@@ -181,8 +181,8 @@ struct Logs {
     }
 };
 
-RunOptions options_for(const FakeReferee& referee, Logs& logs) {
-    RunOptions options;
+Options options_for(const FakeReferee& referee, Logs& logs) {
+    Options options;
     options.address = referee.address();
     options.token = "tok";
     options.reconnect_window = 3000ms;
@@ -213,7 +213,7 @@ TEST(Runner, SaysHelloAnswersAPromptAndEndsWithTheMatch) {
     });
     Logs logs;
     TestBot bot;
-    const MatchOutcome outcome = run(bot, options_for(referee, logs));
+    const Outcome outcome = run(bot, options_for(referee, logs));
 
     EXPECT_EQ(outcome.seat, 1u);
     EXPECT_EQ(outcome.match_id, "m-test");
@@ -231,9 +231,12 @@ TEST(Runner, SaysHelloAnswersAPromptAndEndsWithTheMatch) {
     EXPECT_EQ(bot.events, 1);
     EXPECT_EQ(bot.chosen, 1);
     EXPECT_EQ(referee.connections(), 1);
-    // Every method ran on the thread that called run().
+    // Every method ran on one worker thread, not the reader's (the caller of run()).
     ASSERT_EQ(bot.threads.size(), 4u);
-    for (const auto& id : bot.threads) EXPECT_EQ(id, std::this_thread::get_id());
+    for (const auto& id : bot.threads) {
+        EXPECT_EQ(id, bot.threads.front());
+        EXPECT_NE(id, std::this_thread::get_id());
+    }
 }
 
 TEST(Runner, ADropWhileChooseIsThinkingReconnectsAtOnceAndDropsTheStaleAnswer) {
@@ -303,9 +306,8 @@ TEST(Runner, MisbehavesOncePerHandAndRecoversWithTheFallback) {
     });
     Logs logs;
     TestBot bot;
-    RunOptions options = options_for(referee, logs);
-    options.misbehave = true;
-    run(bot, options);
+    MisbehavingBot misbehaving(bot);  // what run_main does with --misbehave
+    run(misbehaving, options_for(referee, logs));
 
     std::lock_guard<std::mutex> lock(mutex);
     ASSERT_EQ(actions.size(), 4u);
@@ -433,7 +435,7 @@ TEST_P(Drop, ReconnectsWithTheSameTokenAndANewStream) {
     std::lock_guard<std::mutex> lock(mutex);
     EXPECT_EQ(tokens, (std::vector<std::string>{"tok", "tok"}));
     EXPECT_EQ(bot.welcomes, 2);
-    EXPECT_TRUE(logs.contains("reconnected"));
+    EXPECT_TRUE(logs.contains("back in seat"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Runner, Drop,
@@ -510,8 +512,8 @@ TEST_P(Refusal, OnTheFirstHelloIsFinal) {
 
 INSTANTIATE_TEST_SUITE_P(Runner, Refusal,
                          ::testing::Values(pb::REFUSAL_REASON_BAD_TOKEN,
-                                           pb::REFUSAL_REASON_SEAT_TAKEN,
                                            pb::REFUSAL_REASON_VERSION_NOT_SUPPORTED,
+                                           pb::REFUSAL_REASON_HELLO_EXPECTED,
                                            pb::REFUSAL_REASON_MATCH_OVER),
                          [](const auto& param_info) { return refusal_name(param_info.param); });
 
@@ -532,7 +534,7 @@ TEST(Runner, AStatusThatNoReconnectFixesFails) {
 TEST(Runner, GivesUpWhenTheRefereeCannotBeReached) {
     Logs logs;
     TestBot bot;
-    RunOptions options;
+    Options options;
     options.address = "127.0.0.1:1";  // nothing listens there
     options.token = "tok";
     options.reconnect_window = 500ms;
@@ -543,16 +545,77 @@ TEST(Runner, GivesUpWhenTheRefereeCannotBeReached) {
     const auto start = std::chrono::steady_clock::now();
     EXPECT_THROW(run(bot, options), Unreachable);
     EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
-    EXPECT_TRUE(logs.contains("reconnecting"));
+    EXPECT_TRUE(logs.contains("retrying"));
 }
 
-TEST(Backoff, StartsAtOnceThenDoublesFrom50msTo1s) {
-    Backoff backoff(50ms, 1000ms);
-    std::vector<long> delays;
-    for (int i = 0; i < 8; ++i) delays.push_back(static_cast<long>(backoff.next().count()));
-    EXPECT_EQ(delays, (std::vector<long>{0, 50, 100, 200, 400, 800, 1000, 1000}));
-    backoff.reset();
-    EXPECT_EQ(backoff.next().count(), 0);
+TEST(Backoff, JitteredWithinHalfToTheWholeOfADoublingDelayFrom50msTo1s) {
+    std::mt19937_64 rng(7);
+    const long long tops[] = {50, 100, 200, 400, 800, 1000, 1000, 1000};
+    for (int n = 1; n <= 8; ++n) {
+        for (int k = 0; k < 50; ++k) {
+            const auto d = backoff_delay(n, rng).count();
+            EXPECT_GE(d, tops[n - 1] / 2) << "retry " << n;
+            EXPECT_LE(d, tops[n - 1]) << "retry " << n;
+        }
+    }
+}
+
+TEST(Runner, SeatTakenBeforeTheFirstWelcomeIsRetriedUntilTheWindowEnds) {
+    FakeReferee referee([&](int, ServerStream* stream) {
+        next(stream);
+        stream->Write(refusal(pb::REFUSAL_REASON_SEAT_TAKEN));
+        return grpc::Status::OK;
+    });
+    Logs logs;
+    TestBot bot;
+    Options options = options_for(referee, logs);
+    options.reconnect_window = 600ms;
+    try {
+        run(bot, options);
+        FAIL() << "no Refused";
+    } catch (const Refused& e) {
+        EXPECT_EQ(e.reason(), pb::REFUSAL_REASON_SEAT_TAKEN);
+    }
+    EXPECT_GT(referee.connections(), 2);
+}
+
+// docs/kits.md, section 3: a choose that ignores its budget and blocks gets the fallback
+// on time; its late answer is never sent; the prompt behind it gets its own answer.
+TEST(Runner, ASynchronousChooseThatOverrunsNeverRacesTheNextPrompt) {
+    std::mutex mutex;
+    std::vector<pb::PlayRequest> actions;
+    std::vector<long long> after_ms;
+    FakeReferee referee([&](int, ServerStream* stream) {
+        next(stream);
+        stream->Write(welcome(1));
+        auto sent = std::chrono::steady_clock::now();
+        stream->Write(prompt(1, 1, {{"3C"}, {"4D"}}, false, 300ms));
+        auto record = [&](pb::PlayRequest r) {
+            std::lock_guard<std::mutex> lock(mutex);
+            actions.push_back(std::move(r));
+            after_ms.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now() - sent).count());
+        };
+        record(next(stream));  // the fallback for turn 1, on time
+        sent = std::chrono::steady_clock::now();
+        stream->Write(prompt(2, 1, {{"3C"}, {"4D"}}, false, 3000ms));
+        record(next(stream));  // turn 2's own answer, after choose(1) gave up the worker
+        stream->Write(match_ended(1, 1));
+        return grpc::Status::OK;
+    });
+    Logs logs;
+    TestBot bot;
+    bot.sleep_first = 1200ms;
+    run(bot, options_for(referee, logs));
+    std::lock_guard<std::mutex> lock(mutex);
+    ASSERT_EQ(actions.size(), 2u);
+    EXPECT_EQ(actions[0].action().turn_id(), 1u);
+    EXPECT_EQ(cards_of(actions[0]), std::vector<std::string>{"3C"});  // the fallback
+    EXPECT_LT(after_ms[0], 300);
+    EXPECT_EQ(actions[1].action().turn_id(), 2u);
+    EXPECT_EQ(cards_of(actions[1]), std::vector<std::string>{"4D"});  // choose's own
+    EXPECT_EQ(bot.chosen, 2);
+    EXPECT_TRUE(logs.contains("too late"));
 }
 
 TEST(Backoff, RetryableStatuses) {
@@ -561,6 +624,7 @@ TEST(Backoff, RetryableStatuses) {
     EXPECT_TRUE(is_retryable(grpc::StatusCode::INTERNAL));
     EXPECT_TRUE(is_retryable(grpc::StatusCode::UNKNOWN));
     EXPECT_TRUE(is_retryable(grpc::StatusCode::OK));
+    EXPECT_TRUE(is_retryable(grpc::StatusCode::DEADLINE_EXCEEDED));
     EXPECT_FALSE(is_retryable(grpc::StatusCode::UNIMPLEMENTED));
     EXPECT_FALSE(is_retryable(grpc::StatusCode::PERMISSION_DENIED));
 }

@@ -1,4 +1,5 @@
-// The sample bot: a uniformly random legal play, pass included when allowed.
+// The sample bot: a uniformly random legal play, pass included when allowed, and its
+// strongest play when an opponent has one card left.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -7,8 +8,8 @@
 
 namespace {
 
-pusoy::TurnView turn_with(std::vector<std::vector<std::string>> plays, bool can_pass) {
-    pusoy::TurnView turn;
+pusoy::Prompt turn_with(std::vector<std::vector<std::string>> plays, bool can_pass) {
+    pusoy::Prompt turn;
     turn.hand = {"3C", "4C", "5C"};
     for (auto& cards : plays) turn.legal_plays.push_back({std::move(cards), pusoy::pb::COMBINATION_SINGLE});
     turn.can_pass = can_pass;
@@ -33,11 +34,28 @@ TEST(RandomBot, NeverPassesWhenItMustPlay) {
     for (int i = 0; i < 200; ++i) EXPECT_FALSE(bot.choose(turn).is_pass());
 }
 
-TEST(RandomBot, WithNothingListedFallsBack) {
+TEST(RandomBot, WithNoLegalPlayPasses) {
     sample::RandomBot bot(9);
     auto turn = turn_with({}, false);
-    turn.is_lead = true;
-    EXPECT_EQ(bot.choose(turn), pusoy::Choice::play({"3C"}));
+    EXPECT_EQ(bot.choose(turn), pusoy::Choice::pass());  // a pass is the only legal action
+}
+
+TEST(RandomBot, PlaysItsStrongestWhenAnOpponentHasOneCardLeft) {
+    sample::RandomBot bot(10);
+    pusoy::pb::Welcome welcome;
+    welcome.set_seat(0);
+    bot.on_welcome(welcome);
+    pusoy::pb::Event dealt;
+    auto* d = dealt.mutable_hand_dealt();
+    d->set_hand_number(1);
+    for (std::uint32_t seat = 0; seat < 4; ++seat) {
+        auto* h = d->add_hands();
+        h->set_seat(seat);
+        h->set_count(seat == 2 ? 1 : 13);
+    }
+    bot.on_event(dealt);
+    const auto turn = turn_with({{"3C"}, {"5C"}, {"4C"}}, true);
+    for (int i = 0; i < 50; ++i) EXPECT_EQ(bot.choose(turn), pusoy::Choice::play({"5C"}));
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 #pragma once
 
 #include "pusoy/bot.hpp"
-#include "pusoy/cli.hpp"
 #include "pusoy/messages.hpp"
+#include "pusoy/options.hpp"
+#include "pusoy/prompt.hpp"
 #include "pusoy/proto.hpp"
+#include "pusoy/rules.hpp"
 #include "pusoy/runner.hpp"
-#include "pusoy/view.hpp"
+#include "pusoy/tracker.hpp"

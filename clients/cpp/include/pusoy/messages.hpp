@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "pusoy/proto.hpp"
-#include "pusoy/view.hpp"
+#include "pusoy/prompt.hpp"
 
 namespace pusoy {
 
 /// The first message of every stream.
 pb::PlayRequest make_hello(const std::string& token, const std::string& bot_name,
-                           bool want_legal_plays = true,
+                           bool want_legal_plays = true, bool batch_events = false,
                            std::uint32_t protocol_version = kProtocolVersion);
 
 /// Action{turn_id, play: Cards{cards}}.

@@ -4,7 +4,6 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Timestamp;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCallStreamObserver;
@@ -15,8 +14,8 @@ import io.pusoyreferee.referee.v1.Combination;
 import io.pusoyreferee.referee.v1.Event;
 import io.pusoyreferee.referee.v1.Play;
 import io.pusoyreferee.referee.v1.PlayRequest;
-import io.pusoyreferee.referee.v1.PlayServiceGrpc;
 import io.pusoyreferee.referee.v1.PlayResponse;
+import io.pusoyreferee.referee.v1.PlayServiceGrpc;
 import io.pusoyreferee.referee.v1.PublicState;
 import io.pusoyreferee.referee.v1.Refusal;
 import io.pusoyreferee.referee.v1.RefusalReason;
@@ -26,80 +25,541 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalTime;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
- * Plays one seat to the end of the match: opens the Play stream, says hello with the seat's
- * token, hands prompts to the {@link Bot} and sends its answers, recovers from rejections,
- * honours each prompt's deadline, and reconnects with the same token when the stream drops.
+ * Plays one seat to the end of the match (docs/kits.md): opens the Play stream, says hello
+ * with the seat's token, hands every message to the {@link Bot} on one worker thread of its
+ * own, sends the bot's answers or the fallback when its budget runs out, recovers from
+ * rejections, and reconnects with the same token within the reconnect window.
  *
  * <pre>{@code
- * MatchOutcome outcome = BotRunner.run(new MyBot(), "127.0.0.1:50051", token);
+ * Outcome outcome = BotRunner.run(new MyBot(), Options.builder().token(token).build());
  * }</pre>
+ *
+ * <p>Three threads: the caller's reads the stream and never waits for the bot; the worker
+ * runs the bot's calls one at a time, in the order the messages came; a timer sends the
+ * fallback when a turn's budget runs out first, and interrupts the worker.
  */
 public final class BotRunner {
 
-  /** Give up reconnecting after this long without getting the seat back. */
-  public static final Duration DEFAULT_RECONNECT_WINDOW = Duration.ofSeconds(30);
-
-  /** Answer this long before the deadline when the bot's own choice runs late. */
-  public static final Duration DEFAULT_DEADLINE_MARGIN = Duration.ofMillis(50);
-
-  /** Stream failures after which the runner reconnects. */
-  static final Set<Status.Code> RECONNECT_CODES =
+  /** Stream endings after which the runner reconnects (a clean end too, before the match's). */
+  static final Set<Status.Code> RETRYABLE =
       EnumSet.of(
-          Status.Code.UNAVAILABLE, Status.Code.CANCELLED, Status.Code.INTERNAL, Status.Code.UNKNOWN);
+          Status.Code.UNAVAILABLE,
+          Status.Code.CANCELLED,
+          Status.Code.INTERNAL,
+          Status.Code.UNKNOWN,
+          Status.Code.DEADLINE_EXCEEDED);
 
-  private static final long FIRST_BACKOFF_MS = 50;
-  private static final long MAX_BACKOFF_MS = 1000;
+  static final long MIN_BACKOFF_MS = 50;
+  static final long MAX_BACKOFF_MS = 1000;
+  /** How long, at the match's end, the bot's last hooks may take. */
+  private static final Duration DRAIN = Duration.ofSeconds(2);
 
   private final Bot bot;
   private final Channel channel;
-  private final String token;
-  private Duration reconnectWindow = DEFAULT_RECONNECT_WINDOW;
-  private Duration deadlineMargin = DEFAULT_DEADLINE_MARGIN;
+  private final Options options;
   private Consumer<String> log;
 
+  // The open turn and the current stream's sending side; the reader, the worker and the
+  // timer all touch them, under this lock.
+  private final Object lock = new Object();
+  private Turn current;
+  private StreamObserver<PlayRequest> out;
+
+  private ThreadPoolExecutor worker;
+  private ScheduledExecutorService timer;
+  private int seat = -1;
+  private String matchId = "";
+
   /** A runner for {@code bot} on a channel the caller owns (and shuts down). */
-  public BotRunner(Bot bot, Channel channel, String token) {
+  public BotRunner(Bot bot, Channel channel, Options options) {
     this.bot = Objects.requireNonNull(bot, "bot");
     this.channel = Objects.requireNonNull(channel, "channel");
-    this.token = Objects.requireNonNull(token, "token");
-    this.log = line -> System.err.println(LocalTime.now().truncatedTo(ChronoUnit.MILLIS) + " " + bot.name() + ": " + line);
+    this.options = Objects.requireNonNull(options, "options");
+    String name = bot.name();
+    this.log =
+        line ->
+            System.err.println(
+                LocalTime.now().truncatedTo(ChronoUnit.MILLIS) + " " + name + ": " + line);
   }
 
   /**
-   * Plays the seat of {@code token} on the referee at {@code address} ("host:port") until the
-   * match ends.
+   * Plays the seat of {@code options.token()} on the referee at {@code options.address()}
+   * until the match ends.
+   *
+   * @throws UsageException the options cannot work (no token, an unreadable TLS file)
+   * @throws RefusedException the referee refused the seat
+   * @throws UnreachableException no seat within the reconnect window
+   * @throws RpcFailedException the stream failed in a way a reconnect cannot fix
    */
-  public static MatchOutcome run(Bot bot, String address, String token)
-      throws BotRefusedException, RefereeUnreachableException, InterruptedException {
-    ManagedChannel channel =
-        ManagedChannelBuilder.forTarget(address).usePlaintext().userAgent("pusoy-java-kit").build();
+  public static Outcome run(Bot bot, Options options)
+      throws UsageException, RefusedException, UnreachableException, RpcFailedException,
+          InterruptedException {
+    options.check();
+    ManagedChannel channel = options.channel();
     try {
-      return new BotRunner(bot, channel, token).play();
+      return new BotRunner(bot, channel, options).play();
     } finally {
       channel.shutdownNow();
       channel.awaitTermination(2, TimeUnit.SECONDS);
     }
   }
+
+  /** Where progress lines go (default: standard error, after the time and the bot's name). */
+  public BotRunner log(Consumer<String> log) {
+    this.log = Objects.requireNonNull(log);
+    return this;
+  }
+
+  /**
+   * Plays until the match ends.
+   *
+   * @return the outcome; its {@code ended} is empty when the match ended while the bot was
+   *     away
+   */
+  public Outcome play()
+      throws RefusedException, UnreachableException, RpcFailedException, InterruptedException {
+    warmUp();
+    String name = bot.name();
+    worker =
+        new ThreadPoolExecutor(
+            1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), daemon(name + "-bot"));
+    timer = Executors.newSingleThreadScheduledExecutor(daemon(name + "-budget"));
+    long windowStart = System.nanoTime(); // from the start, then from each loss of the seat
+    int retries = 0;
+    RefusedException lastRefusal = null;
+    String lastFailure = "";
+    try {
+      while (true) {
+        Stream stream = new Stream();
+        try {
+          Optional<Outcome> outcome = playOnce(stream);
+          if (outcome.isPresent()) {
+            return outcome.get();
+          }
+          lastFailure = "the referee ended the stream before the match ended";
+        } catch (RefusedException e) {
+          // SEAT_TAKEN: the referee may not have noticed the old stream's end yet, or a
+          // restarted bot meets its own ghost; SHUTTING_DOWN: a restarting referee may
+          // take the seat back. Both are retried within the window.
+          RefusalReason reason = e.reason();
+          if (reason != RefusalReason.REFUSAL_REASON_SEAT_TAKEN
+              && reason != RefusalReason.REFUSAL_REASON_SHUTTING_DOWN) {
+            throw e;
+          }
+          lastRefusal = e;
+          lastFailure = "refused: " + e.getMessage();
+        } catch (StatusRuntimeException e) {
+          Status status = e.getStatus();
+          if (!RETRYABLE.contains(status.getCode())) {
+            throw new RpcFailedException(status);
+          }
+          lastFailure = RpcFailedException.describe(status);
+        }
+        if (stream.welcomed) {
+          log.accept("lost the stream (" + lastFailure + "); reconnecting");
+          windowStart = System.nanoTime();
+          retries = 0;
+          lastRefusal = null;
+        }
+        long leftNanos = options.reconnectWindow().toNanos() - (System.nanoTime() - windowStart);
+        if (leftNanos <= 0) {
+          if (lastRefusal != null) {
+            throw lastRefusal;
+          }
+          throw new UnreachableException(
+              "could not reach the referee at "
+                  + options.address()
+                  + " within "
+                  + options.reconnectWindow().toMillis()
+                  + " ms: "
+                  + lastFailure,
+              null);
+        }
+        if (retries > 0) {
+          long delayMs = backoffMs(retries);
+          log.accept(lastFailure + "; retrying in " + delayMs + " ms");
+          TimeUnit.NANOSECONDS.sleep(Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(delayMs)));
+        }
+        retries++;
+        if (channel instanceof ManagedChannel managed) {
+          managed.resetConnectBackoff(); // dial again now, not on gRPC's own schedule
+        }
+      }
+    } finally {
+      worker.shutdownNow();
+      timer.shutdownNow();
+    }
+  }
+
+  /**
+   * The wait before the n-th retry (n from 1): a random time in [d/2, d], d = min(1000, 50 *
+   * 2^(n-1)) ms. The first retry after a drop is immediate (not asked for here).
+   */
+  static long backoffMs(int n) {
+    long d = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS << Math.min(n - 1, 20));
+    return d / 2 + ThreadLocalRandom.current().nextLong(d / 2 + 1);
+  }
+
+  // -- one stream ---------------------------------------------------------------------------
+
+  /** What one stream learnt. */
+  private static final class Stream {
+    boolean welcomed;
+  }
+
+  /** One message read off the stream, with the time it was read. */
+  private record Inbound(PlayResponse message, Throwable error, long nanos, Instant wall) {}
+
+  /** The response side of a stream, queued for the reader with each message's receipt. */
+  private static final class Inbox implements ClientResponseObserver<PlayRequest, PlayResponse> {
+    final BlockingQueue<Inbound> queue = new LinkedBlockingQueue<>();
+    volatile ClientCallStreamObserver<PlayRequest> call;
+
+    @Override
+    public void beforeStart(ClientCallStreamObserver<PlayRequest> requestStream) {
+      call = requestStream;
+    }
+
+    @Override
+    public void onNext(PlayResponse value) {
+      queue.add(new Inbound(value, null, System.nanoTime(), Instant.now()));
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      queue.add(new Inbound(null, t, System.nanoTime(), Instant.now()));
+    }
+
+    @Override
+    public void onCompleted() {
+      queue.add(new Inbound(null, null, System.nanoTime(), Instant.now()));
+    }
+  }
+
+  /** Plays over one stream: the outcome at the match's end, empty if the stream ended first. */
+  private Optional<Outcome> playOnce(Stream stream) throws RefusedException, InterruptedException {
+    Inbox inbox = new Inbox();
+    StreamObserver<PlayRequest> requests = PlayServiceGrpc.newStub(channel).play(inbox);
+    synchronized (lock) {
+      out = requests;
+      send(Requests.hello(options.token(), bot.name(), bot.wantLegalPlays(), options.batchEvents()));
+    }
+    try {
+      while (true) {
+        Inbound in = inbox.queue.take();
+        if (in.message() == null) {
+          if (in.error() == null) {
+            return Optional.empty(); // a clean end before match_ended
+          }
+          throw Status.fromThrowable(in.error()).asRuntimeException();
+        }
+        PlayResponse msg = in.message();
+        switch (msg.getKindCase()) {
+          case WELCOME -> {
+            Welcome welcome = msg.getWelcome();
+            seat = welcome.getSeat();
+            matchId = welcome.getMatchId();
+            stream.welcomed = true;
+            log.accept(
+                (welcome.getReconnect() ? "back in seat " : "seated at seat ")
+                    + welcome.getSeat()
+                    + " of match "
+                    + welcome.getMatchId());
+            tell("onWelcome", () -> bot.onWelcome(welcome));
+          }
+          case REFUSAL -> {
+            Refusal refusal = msg.getRefusal();
+            if (seat >= 0 && refusal.getReason() == RefusalReason.REFUSAL_REASON_MATCH_OVER) {
+              log.accept("the match ended while the bot was away");
+              return Optional.of(new Outcome(seat, matchId, Optional.empty()));
+            }
+            throw new RefusedException(refusal);
+          }
+          case SNAPSHOT -> tell("onSnapshot", () -> bot.onSnapshot(msg.getSnapshot()));
+          case EVENT -> {
+            if (onEvent(msg.getEvent())) {
+              return finish(requests, inbox, msg.getEvent());
+            }
+          }
+          case BATCH -> {
+            for (Event event : msg.getBatch().getEventsList()) {
+              if (onEvent(event)) {
+                return finish(requests, inbox, event);
+              }
+            }
+          }
+          case PROMPT -> {
+            TurnPrompt raw = msg.getPrompt();
+            for (Event event : raw.getEventsList()) {
+              onEvent(event); // batched: the events that led to this turn, before choose
+            }
+            Budget budget =
+                Budget.forPrompt(raw, in.nanos(), in.wall(), options.safetyMargin(), bot.useTimeBank());
+            onPrompt(Prompt.from(raw, budget));
+          }
+          case RESULT -> onResult(msg.getResult());
+          case KIND_NOT_SET -> {
+            // A message kind newer than this library: nothing to do.
+          }
+        }
+      }
+    } finally {
+      synchronized (lock) {
+        closeTurn();
+        out = null;
+      }
+      ClientCallStreamObserver<PlayRequest> call = inbox.call;
+      if (call != null) {
+        call.cancel("the bot is done with this stream", null); // a no-op once the call ended
+      }
+    }
+  }
+
+  /** Hands an event to the bot; true when it ends the match. */
+  private boolean onEvent(Event event) {
+    tell("onEvent", () -> bot.onEvent(event));
+    long turnId = -1;
+    if (event.hasPlayed()) {
+      turnId = event.getPlayed().getTurnId();
+    } else if (event.hasPassed()) {
+      turnId = event.getPassed().getTurnId();
+    }
+    if (turnId >= 0) {
+      synchronized (lock) {
+        if (current != null && current.prompt.turnId() == turnId) {
+          closeTurn(); // the turn is over, whoever acted
+        }
+      }
+    }
+    return event.hasMatchEnded();
+  }
+
+  private void onPrompt(Prompt prompt) {
+    synchronized (lock) {
+      closeTurn();
+      Turn turn = new Turn(prompt, Fallback.of(prompt));
+      current = turn;
+      ask(turn, 0, "choose", bot::choose);
+    }
+  }
+
+  private void onResult(ActionResult result) {
+    synchronized (lock) {
+      Turn turn = current;
+      Rejection rejection = Rejection.from(result);
+      if (!result.getAccepted()) {
+        log.accept("turn " + result.getTurnId() + " rejected: " + rejection);
+      }
+      if (turn == null || turn.closed || result.getTurnId() != turn.prompt.turnId()) {
+        return; // the verdict on a stale answer: nothing to do
+      }
+      if (result.getAccepted() || result.getAttemptsLeft() <= 0) {
+        closeTurn();
+        return;
+      }
+      if (turn.timer != null) {
+        turn.timer.cancel(false);
+      }
+      turn.attempt++;
+      ask(turn, turn.attempt, "onRejected", p -> bot.onRejected(p, rejection));
+    }
+  }
+
+  /** At match_ended: close our side, let the bot's last hooks run, see the stream end. */
+  private Optional<Outcome> finish(StreamObserver<PlayRequest> requests, Inbox inbox, Event ended)
+      throws InterruptedException {
+    synchronized (lock) {
+      closeTurn();
+      try {
+        requests.onCompleted();
+      } catch (RuntimeException e) {
+        // The call ended already.
+      }
+      out = null;
+    }
+    Future<?> drained = worker.submit(() -> {});
+    try {
+      drained.get(DRAIN.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      log.accept("the bot's last calls did not finish in " + DRAIN.toSeconds() + " s");
+    }
+    Inbound last = inbox.queue.poll(1, TimeUnit.SECONDS); // the referee ends the stream
+    if (last != null && last.message() != null) {
+      log.accept("a message after match_ended was ignored");
+    }
+    return Optional.of(new Outcome(seat, matchId, Optional.of(ended.getMatchEnded())));
+  }
+
+  // -- the open turn ------------------------------------------------------------------------
+
+  /** The open turn: the attempt being answered and what was sent for it. */
+  private static final class Turn {
+    final Prompt prompt;
+    final Choice fallback; // computed before the bot could see the prompt
+    int attempt;
+    int answered = -1; // the last attempt answered
+    boolean closed;
+    Choice lastSent;
+    ScheduledFuture<?> timer;
+    Future<?> task;
+
+    Turn(Prompt prompt, Choice fallback) {
+      this.prompt = prompt;
+      this.fallback = fallback;
+    }
+  }
+
+  private boolean open(Turn turn, int attempt) {
+    return turn == current && !turn.closed && turn.attempt == attempt && turn.answered < attempt;
+  }
+
+  /**
+   * Queues {@code call} (choose or onRejected) on the worker under the turn's budget, and arms
+   * the timer that sends the fallback, and interrupts the worker, when the budget runs out
+   * first. Called with the lock held.
+   */
+  private void ask(Turn turn, int attempt, String what, Function<Prompt, Choice> call) {
+    long delay = Math.max(0, turn.prompt.budget().endNanos() - System.nanoTime());
+    turn.timer = timer.schedule(() -> budgetRanOut(turn, attempt, what), delay, TimeUnit.NANOSECONDS);
+    turn.task =
+        worker.submit(
+            () -> {
+              synchronized (lock) {
+                if (!open(turn, attempt) || turn.prompt.budget().expired()) {
+                  return; // no longer wanted: the bot is not asked
+                }
+              }
+              Choice choice = null;
+              try {
+                choice = call.apply(turn.prompt);
+                if (choice == null) {
+                  log.accept(what + " returned null on turn " + turn.prompt.turnId() + "; sending the fallback");
+                }
+              } catch (Throwable t) { // NOPMD: every failure of the bot's code is caught
+                log.accept(what + " threw " + t + " on turn " + turn.prompt.turnId() + "; sending the fallback");
+              }
+              synchronized (lock) {
+                answer(turn, attempt, choice, what);
+              }
+            });
+  }
+
+  private void budgetRanOut(Turn turn, int attempt, String what) {
+    synchronized (lock) {
+      if (!open(turn, attempt)) {
+        return;
+      }
+      log.accept("turn " + turn.prompt.turnId() + ": " + what + " is past its budget; sending the fallback");
+      answer(turn, attempt, null, what);
+      if (turn.task != null) {
+        turn.task.cancel(true); // interrupts the worker if it is still in that call
+      }
+    }
+  }
+
+  /**
+   * Sends {@code choice} (null: the fallback) for {@code attempt}, unless the turn moved on or
+   * that attempt was answered already. Called with the lock held.
+   */
+  private void answer(Turn turn, int attempt, Choice choice, String what) {
+    if (!open(turn, attempt)) {
+      if (choice != null) {
+        log.accept(
+            "turn " + turn.prompt.turnId() + ": " + what + " answered " + choice + " too late; dropped");
+      }
+      return;
+    }
+    turn.answered = attempt;
+    if (turn.timer != null) {
+      turn.timer.cancel(false);
+    }
+    Choice send = choice == null ? turn.fallback : choice;
+    if (attempt > 0 && turn.lastSent != null && sameCards(send, turn.lastSent)) {
+      log.accept(
+          "turn "
+              + turn.prompt.turnId()
+              + ": "
+              + send
+              + " was just rejected; not sent again (the referee acts at its deadline)");
+      return;
+    }
+    turn.lastSent = send;
+    send(Requests.action(turn.prompt.turnId(), send));
+  }
+
+  /** Called with the lock held. */
+  private void closeTurn() {
+    Turn turn = current;
+    if (turn != null && !turn.closed) {
+      turn.closed = true;
+      if (turn.timer != null) {
+        turn.timer.cancel(false);
+      }
+      if (turn.task != null) {
+        turn.task.cancel(true); // a call still running is interrupted; one still queued, skipped
+      }
+    }
+  }
+
+  static boolean sameCards(Choice a, Choice b) {
+    List<String> x = new ArrayList<>();
+    List<String> y = new ArrayList<>();
+    a.cards().forEach(c -> x.add(c.toUpperCase(Locale.ROOT)));
+    b.cards().forEach(c -> y.add(c.toUpperCase(Locale.ROOT)));
+    x.sort(null);
+    y.sort(null);
+    return x.equals(y);
+  }
+
+  /** Called with the lock held. */
+  private void send(PlayRequest request) {
+    if (out == null) {
+      return;
+    }
+    try {
+      out.onNext(request);
+    } catch (RuntimeException e) {
+      log.accept("could not send on a closed stream: " + e.getMessage()); // the reader sees how
+    }
+  }
+
+  /** Queues a hook call on the worker, guarded. */
+  private void tell(String hook, Runnable call) {
+    worker.execute(
+        () -> {
+          try {
+            call.run();
+          } catch (Throwable t) { // NOPMD: a failing hook loses only that call
+            log.accept(hook + " threw " + t);
+          }
+        });
+  }
+
+  // -- start-up -----------------------------------------------------------------------------
 
   /**
    * Loads and exercises the classes of the prompt path once before connecting, so that the
@@ -120,368 +580,29 @@ public final class BotRunner {
       PlayResponse parsed =
           PlayResponse.parseFrom(PlayResponse.newBuilder().setPrompt(sample).build().toByteArray());
       Prompt prompt = Prompt.from(parsed.getPrompt());
-      Requests.action(prompt.turnId(), prompt.fallback()).toByteArray();
+      Requests.action(prompt.turnId(), Fallback.of(prompt)).toByteArray();
       Requests.pass(prompt.turnId()).toByteArray();
+      // The helpers a bot is likely to use on its first turn.
+      Tracker tracker = new Tracker();
+      tracker.onWelcome(Welcome.getDefaultInstance());
+      tracker.onEvent(
+          Event.newBuilder()
+              .setPlayed(io.pusoyreferee.referee.v1.Played.newBuilder().setPlay(sample.getLegalPlays(0)))
+              .build());
+      Rules.DEFAULT.beats(List.of("3S", "3H"), List.of("3C", "3D"), false);
+      Rejection.from(ActionResult.getDefaultInstance()).toString();
+      CompletableFuture.runAsync(() -> {}).join();
     } catch (InvalidProtocolBufferException e) {
       throw new IllegalStateException(e);
     }
   }
 
-  /** How long to keep trying to get the seat back after a drop (default 30 s). */
-  public BotRunner reconnectWindow(Duration window) {
-    this.reconnectWindow = Objects.requireNonNull(window);
-    return this;
-  }
-
-  /** How long before the deadline to give up on {@link Bot#choose} (default 50 ms). */
-  public BotRunner deadlineMargin(Duration margin) {
-    this.deadlineMargin = Objects.requireNonNull(margin);
-    return this;
-  }
-
-  /** Where progress lines go (default: standard error, after the time and the bot's name). */
-  public BotRunner log(Consumer<String> log) {
-    this.log = Objects.requireNonNull(log);
-    return this;
-  }
-
-  /**
-   * Plays until the match ends.
-   *
-   * @return the outcome; its {@code ended} is empty when the match ended while the bot was
-   *     disconnected
-   * @throws BotRefusedException the referee refused the seat (a SEAT_TAKEN right after a drop
-   *     is retried instead)
-   * @throws RefereeUnreachableException no stream got the seat back within the reconnect window
-   * @throws StatusRuntimeException the stream failed in a way a reconnect cannot fix
-   */
-  public MatchOutcome play()
-      throws BotRefusedException, RefereeUnreachableException, InterruptedException {
-    warmUp();
-    Seat held = new Seat();
-    ExecutorService workers = Executors.newCachedThreadPool(new WorkerThreads(bot.name()));
-    long outageStart = System.nanoTime();
-    long delayMs = 0; // the first reconnect is immediate, then back off
-    Exception lastError = null;
-    try {
-      while (true) {
-        held.welcomedOnThisStream = false;
-        try {
-          Optional<MatchOutcome> outcome = playOnce(held, workers);
-          if (outcome.isPresent()) {
-            return outcome.get();
-          }
-          log.accept("the referee closed the stream before the match ended; reconnecting");
-        } catch (BotRefusedException e) {
-          // Right after a drop the referee may not have noticed yet: retry a seat it still
-          // thinks is taken. Every other refusal is final.
-          if (!(held.seated() && e.reason() == RefusalReason.REFUSAL_REASON_SEAT_TAKEN)) {
-            throw e;
-          }
-          if (!(lastError instanceof BotRefusedException)) {
-            log.accept("the referee still holds the seat for the old stream; retrying");
-          }
-          lastError = e;
-        } catch (StatusRuntimeException e) {
-          if (!RECONNECT_CODES.contains(e.getStatus().getCode())) {
-            throw e;
-          }
-          if (held.welcomedOnThisStream || lastError == null) {
-            log.accept("stream failed (" + describe(e.getStatus()) + "); reconnecting");
-          }
-          lastError = e;
-        }
-        if (held.welcomedOnThisStream) {
-          outageStart = System.nanoTime(); // a fresh drop: a new window, reconnect at once
-          delayMs = 0;
-        }
-        if (System.nanoTime() - outageStart > reconnectWindow.toNanos()) {
-          throw new RefereeUnreachableException(
-              "could not reach the referee within " + reconnectWindow.toSeconds() + " s"
-                  + (lastError == null ? "" : ": " + lastError.getMessage()),
-              lastError);
-        }
-        if (delayMs > 0) {
-          Thread.sleep(delayMs + ThreadLocalRandom.current().nextLong(delayMs / 4 + 1));
-        }
-        delayMs = delayMs == 0 ? FIRST_BACKOFF_MS : Math.min(delayMs * 2, MAX_BACKOFF_MS);
-        if (channel instanceof ManagedChannel managed) {
-          managed.resetConnectBackoff(); // let gRPC dial again now, not on its own schedule
-        }
-      }
-    } finally {
-      workers.shutdownNow();
-    }
-  }
-
-  /** What the runner knows about the seat across streams. */
-  private static final class Seat {
-    int seat = -1;
-    String matchId = "";
-    boolean welcomedOnThisStream;
-
-    boolean seated() {
-      return seat >= 0;
-    }
-  }
-
-  /** One message from the response side of a stream. */
-  private sealed interface Inbound permits Message, Failed, Closed {}
-
-  private record Message(PlayResponse response) implements Inbound {}
-
-  private record Failed(Throwable error) implements Inbound {}
-
-  private record Closed() implements Inbound {}
-
-  /** Responses go to a queue read by the runner's thread, so the bot sees one at a time. */
-  private static final class Inbox implements ClientResponseObserver<PlayRequest, PlayResponse> {
-    final BlockingQueue<Inbound> queue = new LinkedBlockingQueue<>();
-    /** Completes when the response side ends, cleanly or not. */
-    final CompletableFuture<Void> ended = new CompletableFuture<>();
-    volatile ClientCallStreamObserver<PlayRequest> call;
-
-    @Override
-    public void beforeStart(ClientCallStreamObserver<PlayRequest> requestStream) {
-      call = requestStream;
-    }
-
-    @Override
-    public void onNext(PlayResponse value) {
-      queue.add(new Message(value));
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      queue.add(new Failed(t));
-      ended.complete(null);
-    }
-
-    @Override
-    public void onCompleted() {
-      queue.add(new Closed());
-      ended.complete(null);
-    }
-  }
-
-  /** Plays over one stream: the outcome at the match's end, empty if the stream ended first. */
-  private Optional<MatchOutcome> playOnce(Seat held, ExecutorService workers)
-      throws BotRefusedException, InterruptedException {
-    Inbox inbox = new Inbox();
-    StreamObserver<PlayRequest> out = PlayServiceGrpc.newStub(channel).play(inbox);
-    try {
-      send(out, Requests.hello(token, bot.name(), bot.wantLegalPlays()));
-      Prompt prompt = null;
-      while (true) {
-        Inbound in = inbox.queue.take();
-        if (in instanceof Closed) {
-          return Optional.empty();
-        }
-        if (in instanceof Failed failed) {
-          throw Status.fromThrowable(failed.error()).asRuntimeException();
-        }
-        PlayResponse msg = ((Message) in).response();
-        switch (msg.getKindCase()) {
-          case WELCOME -> {
-            Welcome welcome = msg.getWelcome();
-            held.seat = welcome.getSeat();
-            held.matchId = welcome.getMatchId();
-            held.welcomedOnThisStream = true;
-            log.accept(
-                (welcome.getReconnect() ? "back in seat " : "seated at seat ")
-                    + welcome.getSeat()
-                    + " of match "
-                    + welcome.getMatchId());
-            guard("onWelcome", () -> bot.onWelcome(welcome));
-          }
-          case REFUSAL -> {
-            Refusal refusal = msg.getRefusal();
-            if (held.seated() && refusal.getReason() == RefusalReason.REFUSAL_REASON_MATCH_OVER) {
-              log.accept("the match ended while the bot was away");
-              return Optional.of(new MatchOutcome(held.seat, held.matchId, Optional.empty()));
-            }
-            throw new BotRefusedException(refusal);
-          }
-          case SNAPSHOT -> guard("onSnapshot", () -> bot.onSnapshot(msg.getSnapshot()));
-          case EVENT -> {
-            Event event = msg.getEvent();
-            guard("onEvent", () -> bot.onEvent(event));
-            if (event.hasMatchEnded()) {
-              finish(out, inbox);
-              return Optional.of(
-                  new MatchOutcome(held.seat, held.matchId, Optional.of(event.getMatchEnded())));
-            }
-          }
-          case PROMPT -> {
-            prompt = Prompt.from(msg.getPrompt(), Instant.now());
-            Optional<Choice> choice = decide(prompt, workers, inbox);
-            if (choice.isPresent()) {
-              send(out, Requests.action(prompt.turnId(), choice.get()));
-            }
-          }
-          case RESULT -> {
-            ActionResult result = msg.getResult();
-            if (!result.getAccepted()) {
-              onRejected(out, prompt, result);
-            }
-          }
-          case KIND_NOT_SET -> {
-            // A message kind newer than this library: nothing to do.
-          }
-        }
-      }
-    } finally {
-      ClientCallStreamObserver<PlayRequest> call = inbox.call;
-      if (call != null) {
-        call.cancel("the bot is done with this stream", null); // no-op once the call ended
-      }
-    }
-  }
-
-  private void onRejected(StreamObserver<PlayRequest> out, Prompt prompt, ActionResult result) {
-    log.accept(
-        "turn "
-            + result.getTurnId()
-            + " rejected: "
-            + result.getReason()
-            + " ("
-            + result.getMessage()
-            + "), "
-            + result.getAttemptsLeft()
-            + " attempt(s) left");
-    if (prompt == null || result.getTurnId() != prompt.turnId() || result.getAttemptsLeft() <= 0) {
-      return;
-    }
-    Choice retry;
-    try {
-      retry = orPass(bot.onRejected(prompt, result));
-    } catch (RuntimeException e) {
-      log.accept("onRejected threw " + e + "; sending the fallback");
-      retry = fallback(prompt);
-    }
-    log.accept("turn " + prompt.turnId() + ": sending " + retry + " instead");
-    send(out, Requests.action(prompt.turnId(), retry));
-  }
-
-  /**
-   * The bot's choice, cut short by the prompt's deadline (time bank included); empty when the
-   * stream ended while the bot was thinking (the turn is lost, the runner reconnects).
-   */
-  private Optional<Choice> decide(Prompt prompt, ExecutorService workers, Inbox inbox)
-      throws InterruptedException {
-    Duration budget = Duration.between(Instant.now(), prompt.latestAnswer()).minus(deadlineMargin);
-    if (budget.isNegative() || budget.isZero()) {
-      log.accept(
-          "turn "
-              + prompt.turnId()
-              + ": "
-              + budget.plus(deadlineMargin).toMillis()
-              + " ms left before the deadline (margin "
-              + deadlineMargin.toMillis()
-              + " ms); sending the fallback");
-      return Optional.of(fallback(prompt));
-    }
-    CompletableFuture<Choice> result = new CompletableFuture<>();
-    Future<?> task =
-        workers.submit(
-            () -> {
-              try {
-                result.complete(bot.choose(prompt));
-              } catch (Throwable t) {
-                result.completeExceptionally(t);
-              }
-            });
-    try {
-      CompletableFuture.anyOf(result, inbox.ended).get(budget.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      task.cancel(true);
-      log.accept("turn " + prompt.turnId() + ": choose() ran past the deadline; sending the fallback");
-      return Optional.of(fallback(prompt));
-    } catch (ExecutionException e) {
-      // Handled below: either choose() threw or the stream failed.
-    } catch (InterruptedException e) {
-      task.cancel(true);
-      throw e;
-    }
-    if (!result.isDone()) {
-      task.cancel(true); // the stream ended first: nobody waits for this answer any more
-      return Optional.empty();
-    }
-    try {
-      return Optional.of(orPass(result.getNow(null)));
-    } catch (CompletionException e) {
-      log.accept("turn " + prompt.turnId() + ": choose() threw " + e.getCause() + "; sending the fallback");
-      return Optional.of(fallback(prompt));
-    }
-  }
-
-  private Choice fallback(Prompt prompt) {
-    try {
-      return orPass(bot.fallback(prompt));
-    } catch (RuntimeException e) {
-      log.accept("fallback() threw " + e + "; using the library's fallback");
-      return prompt.fallback();
-    }
-  }
-
-  private static Choice orPass(Choice choice) {
-    return choice == null ? Choice.pass() : choice;
-  }
-
-  private void send(StreamObserver<PlayRequest> out, PlayRequest request) {
-    try {
-      out.onNext(request);
-    } catch (RuntimeException e) {
-      // The call already ended; the next message on the inbox says how.
-      log.accept("could not send on a closed stream: " + e.getMessage());
-    }
-  }
-
-  /** After match_ended: close our side and give the referee a moment to end the stream. */
-  private static void finish(StreamObserver<PlayRequest> out, Inbox inbox)
-      throws InterruptedException {
-    try {
-      out.onCompleted();
-    } catch (RuntimeException e) {
-      return;
-    }
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
-    while (System.nanoTime() < until) {
-      Inbound in = inbox.queue.poll(until - System.nanoTime(), TimeUnit.NANOSECONDS);
-      if (in == null || in instanceof Closed || in instanceof Failed) {
-        return;
-      }
-    }
-  }
-
-  private void guard(String hook, Runnable call) {
-    try {
-      call.run();
-    } catch (RuntimeException e) {
-      log.accept(hook + " threw " + e);
-    }
-  }
-
-  private static String describe(Status status) {
-    return status.getDescription() == null
-        ? status.getCode().toString()
-        : status.getCode() + ": " + status.getDescription();
-  }
-
-  /** Daemon threads for {@link Bot#choose}, so a runaway choice never keeps the JVM alive. */
-  private static final class WorkerThreads implements java.util.concurrent.ThreadFactory {
-    private final String name;
-    private final AtomicInteger count = new AtomicInteger();
-
-    WorkerThreads(String name) {
-      this.name = name;
-    }
-
-    @Override
-    public Thread newThread(Runnable task) {
-      Thread thread = new Thread(task, name + "-choose-" + count.incrementAndGet());
+  /** Daemon threads, so that a runaway bot call never keeps the JVM alive. */
+  private static ThreadFactory daemon(String name) {
+    return task -> {
+      Thread thread = new Thread(task, name);
       thread.setDaemon(true);
       return thread;
-    }
+    };
   }
 }

@@ -1,6 +1,5 @@
 package io.pusoyreferee.client;
 
-import io.pusoyreferee.referee.v1.ActionResult;
 import io.pusoyreferee.referee.v1.Event;
 import io.pusoyreferee.referee.v1.Snapshot;
 import io.pusoyreferee.referee.v1.Welcome;
@@ -26,7 +25,7 @@ public final class MisbehavingBot implements Bot {
   }
 
   @Override
-  public synchronized Choice choose(Prompt prompt) {
+  public Choice choose(Prompt prompt) {
     if (prompt.handNumber() != lastMisbehavedHand) {
       lastMisbehavedHand = prompt.handNumber();
       return illegalChoice(prompt);
@@ -45,13 +44,13 @@ public final class MisbehavingBot implements Bot {
   }
 
   @Override
-  public Choice onRejected(Prompt prompt, ActionResult result) {
-    return inner.onRejected(prompt, result);
+  public boolean useTimeBank() {
+    return inner.useTimeBank();
   }
 
   @Override
-  public Choice fallback(Prompt prompt) {
-    return inner.fallback(prompt);
+  public Choice onRejected(Prompt prompt, Rejection rejection) {
+    return inner.onRejected(prompt, rejection);
   }
 
   @Override

@@ -1,6 +1,5 @@
 package io.pusoyreferee.client;
 
-import com.google.protobuf.Timestamp;
 import io.pusoyreferee.referee.v1.PublicState;
 import io.pusoyreferee.referee.v1.TurnPrompt;
 import java.time.Duration;
@@ -14,18 +13,20 @@ import java.util.OptionalInt;
  *
  * @param turnId the id the answer must name (the library does that)
  * @param seat this bot's seat, 0..3
- * @param deadline when the turn ends (time bank excluded); when the referee sent none, the
- *     time of receipt plus the per-turn limit
+ * @param deadline when the turn ends by the referee's wall clock (time bank excluded); the
+ *     receipt plus the per-turn limit when the referee sent none. Time a turn with {@link
+ *     #budget()}, which guards against a clock that differs from the referee's.
  * @param turnTime the per-turn limit
- * @param timeBank the seat's time bank left, drawn on when the deadline passes
+ * @param timeBank the seat's time bank left, drawn on when the turn time is used up
  * @param hand the seat's cards, ascending in card order
- * @param legalPlays every legal play, weakest first (empty if the bot did not ask for them)
+ * @param legalPlays every legal play, weakest first; empty when a pass is the only legal
+ *     action (or when the bot did not ask for them)
  * @param canPass whether a pass is legal
  * @param isLead whether this is a lead (the table is empty)
- * @param attemptsLeft rejected attempts left in this turn before the referee plays for the
- *     seat
+ * @param attemptsLeft rejected attempts left in this turn before the referee acts for the seat
  * @param state the public state of the hand (table, card counts, trick, totals, ...)
- * @param receivedAt when the prompt arrived, by this machine's clock
+ * @param budget the time left to answer, on the monotonic clock (docs/kits.md, section 2)
+ * @param message the prompt as the referee sent it
  */
 public record Prompt(
     long turnId,
@@ -39,23 +40,19 @@ public record Prompt(
     boolean isLead,
     int attemptsLeft,
     PublicState state,
-    Instant receivedAt) {
+    Budget budget,
+    TurnPrompt message) {
 
   public Prompt {
     hand = List.copyOf(hand);
     legalPlays = List.copyOf(legalPlays);
   }
 
-  /** The view of a prompt received now. */
-  public static Prompt from(TurnPrompt prompt) {
-    return from(prompt, Instant.now());
-  }
-
-  /** The view of a prompt received at {@code receivedAt}. */
-  public static Prompt from(TurnPrompt prompt, Instant receivedAt) {
+  /** The view of a prompt with the budget the library computed at its receipt. */
+  public static Prompt from(TurnPrompt prompt, Budget budget) {
     Duration turnTime = Duration.ofMillis(Integer.toUnsignedLong(prompt.getTurnTimeMs()));
     Instant deadline =
-        prompt.hasDeadline() ? toInstant(prompt.getDeadline()) : receivedAt.plus(turnTime);
+        prompt.hasDeadline() ? Budget.toInstant(prompt.getDeadline()) : Instant.now().plus(turnTime);
     return new Prompt(
         prompt.getTurnId(),
         prompt.getSeat(),
@@ -68,7 +65,18 @@ public record Prompt(
         prompt.getIsLead(),
         prompt.getAttemptsLeft(),
         prompt.getState(),
-        receivedAt);
+        budget,
+        prompt);
+  }
+
+  /**
+   * The view of a prompt received now, with the default safety margin and the time bank
+   * (tests and tools; the runner computes the budget itself).
+   */
+  public static Prompt from(TurnPrompt prompt) {
+    return from(
+        prompt,
+        Budget.forPrompt(prompt, System.nanoTime(), Instant.now(), Options.DEFAULT_SAFETY_MARGIN, true));
   }
 
   /** The hand being played, from 1. */
@@ -98,40 +106,23 @@ public record Prompt(
     return state.getCardCountsList();
   }
 
-  /**
-   * The last moment an answer counts, by this machine's clock: the deadline plus the time
-   * bank. The deadline is the referee's wall-clock time; in case this machine's clock is
-   * behind the referee's, it is never taken later than the receipt plus the per-turn limit.
-   */
-  public Instant latestAnswer() {
-    Instant byClock = deadline;
-    if (!turnTime.isZero()) {
-      Instant byReceipt = receivedAt.plus(turnTime);
-      if (byReceipt.isBefore(byClock)) {
-        byClock = byReceipt;
-      }
-    }
-    return byClock.plus(timeBank);
+  /** Whether a revolution is in force (rank comparisons inverted). */
+  public boolean revolution() {
+    return state.getRevolution();
   }
 
-  /**
-   * The safest answer: a pass when allowed, else the weakest legal play; without a list of
-   * legal plays, the lowest card of the hand alone.
-   */
-  public Choice fallback() {
-    if (canPass) {
-      return Choice.pass();
-    }
-    if (!legalPlays.isEmpty()) {
-      return Choice.play(legalPlays.get(0));
-    }
-    if (!hand.isEmpty()) {
-      return Choice.play(hand.get(0));
-    }
-    return Choice.pass();
-  }
-
-  private static Instant toInstant(Timestamp ts) {
-    return Instant.ofEpochSecond(ts.getSeconds(), ts.getNanos());
+  @Override
+  public String toString() {
+    return "Prompt[turn "
+        + turnId
+        + ", hand "
+        + String.join(" ", hand)
+        + ", "
+        + legalPlays.size()
+        + " legal plays, canPass "
+        + canPass
+        + ", "
+        + budget
+        + "]";
   }
 }

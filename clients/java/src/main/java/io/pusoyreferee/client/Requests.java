@@ -16,14 +16,16 @@ public final class Requests {
   private Requests() {}
 
   /** The opening Hello. */
-  public static PlayRequest hello(String token, String botName, boolean wantLegalPlays) {
+  public static PlayRequest hello(
+      String token, String botName, boolean wantLegalPlays, boolean batchEvents) {
     return PlayRequest.newBuilder()
         .setHello(
             Hello.newBuilder()
                 .setProtocolVersion(PROTOCOL_VERSION)
                 .setToken(token)
                 .setWantLegalPlays(wantLegalPlays)
-                .setBotName(botName))
+                .setBotName(botName)
+                .setBatchEvents(batchEvents))
         .build();
   }
 

@@ -3,7 +3,6 @@ package io.pusoyreferee.client;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pusoyreferee.referee.v1.ActionResult;
 import io.pusoyreferee.referee.v1.RejectionReason;
 import java.time.Instant;
 import java.util.List;
@@ -18,33 +17,29 @@ class FallbackTest {
 
   @Test
   void passesWhenAPassIsLegal() {
-    Prompt prompt = Prompt.from(Messages.prompt(1, true, DEADLINE).build());
-    assertTrue(prompt.fallback().isPass());
-    assertTrue(PLAIN.fallback(prompt).isPass());
+    assertTrue(Fallback.of(Prompt.from(Messages.prompt(1, true, DEADLINE).build())).isPass());
   }
 
   @Test
   void playsTheWeakestLegalPlayWhenItMustPlay() {
-    Prompt prompt = Prompt.from(Messages.prompt(1, false, DEADLINE).build());
-    assertEquals(Choice.play("3D"), prompt.fallback());
-    assertEquals(Choice.play("3D"), PLAIN.fallback(prompt));
+    assertEquals(Choice.play("3D"), Fallback.of(Prompt.from(Messages.prompt(1, false, DEADLINE).build())));
   }
 
   @Test
-  void withoutLegalPlaysLeadsTheLowestCard() {
-    Prompt prompt = Prompt.from(Messages.prompt(1, false, DEADLINE).clearLegalPlays().build());
-    assertEquals(Choice.play("3D"), prompt.fallback());
+  void withoutLegalPlaysLeadsTheOpeningCardOrTheLowestCard() {
+    Prompt lowest = Prompt.from(Messages.prompt(1, false, DEADLINE).clearLegalPlays().build());
+    assertEquals(Choice.play("3D"), Fallback.of(lowest));
+    var opening = Messages.prompt(1, false, DEADLINE).clearLegalPlays();
+    opening.getStateBuilder().setMustInclude("3C");
+    assertEquals(Choice.play("3C"), Fallback.of(Prompt.from(opening.build())));
+    Prompt nothing = Prompt.from(Messages.prompt(1, false, DEADLINE).clearLegalPlays().clearHand().build());
+    assertTrue(Fallback.of(nothing).isPass());
   }
 
   @Test
   void theRejectionHookSendsTheFallbackByDefault() {
+    Rejection rejected = new Rejection(1, RejectionReason.REJECTION_REASON_CARD_NOT_IN_HAND, "no", 2);
     Prompt lead = Prompt.from(Messages.prompt(1, false, DEADLINE).build());
-    ActionResult rejected =
-        ActionResult.newBuilder()
-            .setTurnId(1)
-            .setReason(RejectionReason.REJECTION_REASON_CARD_NOT_IN_HAND)
-            .setAttemptsLeft(2)
-            .build();
     assertEquals(Choice.play(List.of("3D")), PLAIN.onRejected(lead, rejected));
     Prompt follow = Prompt.from(Messages.prompt(2, true, DEADLINE).build());
     assertTrue(PLAIN.onRejected(follow, rejected).isPass());

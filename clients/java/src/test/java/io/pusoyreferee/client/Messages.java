@@ -6,14 +6,17 @@ import io.pusoyreferee.referee.v1.Combination;
 import io.pusoyreferee.referee.v1.Event;
 import io.pusoyreferee.referee.v1.MatchEnded;
 import io.pusoyreferee.referee.v1.MatchStatus;
+import io.pusoyreferee.referee.v1.Passed;
 import io.pusoyreferee.referee.v1.Play;
 import io.pusoyreferee.referee.v1.PlayResponse;
+import io.pusoyreferee.referee.v1.Played;
 import io.pusoyreferee.referee.v1.PublicState;
 import io.pusoyreferee.referee.v1.Refusal;
 import io.pusoyreferee.referee.v1.RefusalReason;
 import io.pusoyreferee.referee.v1.RejectionReason;
 import io.pusoyreferee.referee.v1.Snapshot;
 import io.pusoyreferee.referee.v1.Standing;
+import io.pusoyreferee.referee.v1.TrickCleared;
 import io.pusoyreferee.referee.v1.TurnPrompt;
 import io.pusoyreferee.referee.v1.Welcome;
 import java.time.Instant;
@@ -103,6 +106,37 @@ final class Messages {
                 .setReason(reason)
                 .setMessage("rejected")
                 .setAttemptsLeft(attemptsLeft))
+        .build();
+  }
+
+  static PlayResponse played(long turnId, int seat, String... cards) {
+    Combination kind =
+        switch (cards.length) {
+          case 1 -> Combination.COMBINATION_SINGLE;
+          case 2 -> Combination.COMBINATION_PAIR;
+          default -> Combination.COMBINATION_TRIPLE;
+        };
+    return PlayResponse.newBuilder()
+        .setEvent(
+            Event.newBuilder()
+                .setPlayed(
+                    Played.newBuilder()
+                        .setTurnId(turnId)
+                        .setSeat(seat)
+                        .setPlay(play(kind, cards))
+                        .setCardsLeft(13 - cards.length)))
+        .build();
+  }
+
+  static PlayResponse passed(long turnId, int seat) {
+    return PlayResponse.newBuilder()
+        .setEvent(Event.newBuilder().setPassed(Passed.newBuilder().setTurnId(turnId).setSeat(seat)))
+        .build();
+  }
+
+  static PlayResponse trickCleared(int leader) {
+    return PlayResponse.newBuilder()
+        .setEvent(Event.newBuilder().setTrickCleared(TrickCleared.newBuilder().setLeader(leader)))
         .build();
   }
 

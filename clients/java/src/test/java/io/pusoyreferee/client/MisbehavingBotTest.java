@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pusoyreferee.referee.v1.ActionResult;
+import io.pusoyreferee.referee.v1.RejectionReason;
 import io.pusoyreferee.referee.v1.TurnPrompt;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
@@ -46,7 +46,7 @@ class MisbehavingBotTest {
   void recoversThroughTheWrappedBotsHook() {
     MisbehavingBot bot = new MisbehavingBot(p -> Choice.play("AC"));
     Prompt prompt = prompt(1, 1);
-    assertTrue(bot.onRejected(prompt, ActionResult.getDefaultInstance()).isPass());
+    assertTrue(bot.onRejected(prompt, new Rejection(1, RejectionReason.REJECTION_REASON_CARD_NOT_IN_HAND, "", 2)).isPass());
     assertEquals("java-bot-misbehaving", bot.name());
   }
 

@@ -2,6 +2,7 @@ package io.pusoyreferee.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.InvalidProtocolBufferException;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
 class PromptTest {
 
   private static final Instant DEADLINE = Instant.parse("2026-01-02T03:04:05.600Z");
+  private static final Duration MARGIN = Duration.ofMillis(50);
 
   @Test
   void parsesAPromptFromTheWire() throws InvalidProtocolBufferException {
@@ -29,15 +31,13 @@ class PromptTest {
         .setMustInclude("");
     byte[] wire = PlayResponse.newBuilder().setPrompt(builder).build().toByteArray();
 
-    Instant received = DEADLINE.minusMillis(1990);
-    Prompt prompt = Prompt.from(PlayResponse.parseFrom(wire).getPrompt(), received);
+    Prompt prompt = Prompt.from(PlayResponse.parseFrom(wire).getPrompt());
 
     assertEquals(42, prompt.turnId());
     assertEquals(2, prompt.seat());
     assertEquals(DEADLINE, prompt.deadline());
     assertEquals(Duration.ofMillis(2000), prompt.turnTime());
     assertEquals(Duration.ofMillis(1500), prompt.timeBank());
-    assertEquals(DEADLINE.plusMillis(1500), prompt.latestAnswer());
     assertEquals(Messages.HAND, prompt.hand());
     assertEquals(
         List.of(
@@ -53,19 +53,52 @@ class PromptTest {
     assertEquals(OptionalInt.of(1), prompt.tableSeat());
     assertEquals(List.of(13, 13, 13, 13), prompt.cardCounts());
     assertEquals("m-1", prompt.state().getMatchId());
-    assertEquals(received, prompt.receivedAt());
+    assertEquals(42, prompt.message().getTurnId());
+  }
+
+  /** The budget's length from receipt, in ms, for a prompt read at {@code wall}. */
+  private static long budgetMs(TurnPrompt wire, Instant wall, boolean useBank) {
+    long receipt = System.nanoTime();
+    Budget b = Budget.forPrompt(wire, receipt, wall, MARGIN, useBank);
+    return Duration.ofNanos(b.endNanos() - receipt).toMillis();
   }
 
   @Test
-  void theLatestAnswerNeverTrustsASlowClockPastTheTurnTime() {
+  void theBudgetIsTheTurnPlusTheBankMinusTheMargin() {
     TurnPrompt wire = Messages.prompt(1, true, DEADLINE).setTimeBankMs(500).build();
     // Same clocks: the prompt arrives 10 ms after it was sent; the referee's deadline holds.
-    Prompt inTime = Prompt.from(wire, DEADLINE.minusMillis(1990));
-    assertEquals(DEADLINE.plusMillis(500), inTime.latestAnswer());
-    // This machine's clock is 5 s behind: receipt + turn time is the earlier bound.
-    Instant behind = DEADLINE.minusSeconds(7);
-    Prompt skewed = Prompt.from(wire, behind);
-    assertEquals(behind.plusMillis(2000 + 500), skewed.latestAnswer());
+    assertEquals(1990 + 500 - 50, budgetMs(wire, DEADLINE.minusMillis(1990), true));
+    assertEquals(1990 - 50, budgetMs(wire, DEADLINE.minusMillis(1990), false), "without the bank");
+  }
+
+  @Test
+  void aClockBehindTheRefereesNeverStretchesTheTurnPastItsTime() {
+    TurnPrompt wire = Messages.prompt(1, true, DEADLINE).setTimeBankMs(500).build();
+    assertEquals(2000 + 500 - 50, budgetMs(wire, DEADLINE.minusSeconds(60), true));
+  }
+
+  @Test
+  void aClockAheadOfTheRefereesLeavesOnlyTheBank() {
+    TurnPrompt wire = Messages.prompt(1, true, DEADLINE).setTimeBankMs(500).build();
+    assertEquals(500 - 50, budgetMs(wire, DEADLINE.plusSeconds(5), true));
+  }
+
+  @Test
+  void withoutADeadlineTheTurnTimeOrTheDefaultCounts() {
+    TurnPrompt noDeadline = Messages.prompt(1, true, DEADLINE).clearDeadline().build();
+    assertEquals(2000 - 50, budgetMs(noDeadline, DEADLINE, true));
+    TurnPrompt neither = Messages.prompt(1, true, DEADLINE).clearDeadline().setTurnTimeMs(0).build();
+    assertEquals(5000 - 50, budgetMs(neither, DEADLINE, true));
+  }
+
+  @Test
+  void theBudgetRunsOnTheMonotonicClock() throws InterruptedException {
+    Budget budget = Budget.of(Duration.ofMillis(200));
+    assertFalse(budget.expired());
+    assertTrue(budget.remaining().toMillis() > 100);
+    Thread.sleep(250);
+    assertTrue(budget.expired());
+    assertEquals(Duration.ZERO, budget.remaining());
   }
 
   @Test
@@ -77,16 +110,8 @@ class PromptTest {
   }
 
   @Test
-  void withoutADeadlineTheTurnTimeCountsFromReceipt() {
-    Instant received = Instant.parse("2026-05-06T07:08:09Z");
-    Prompt prompt = Prompt.from(Messages.prompt(1, true, DEADLINE).clearDeadline().build(), received);
-    assertEquals(received.plusMillis(2000), prompt.deadline());
-  }
-
-  @Test
   void theViewIsImmutable() {
     Prompt prompt = Prompt.from(Messages.prompt(1, true, DEADLINE).build());
-    org.junit.jupiter.api.Assertions.assertThrows(
-        UnsupportedOperationException.class, () -> prompt.hand().add("3C"));
+    assertThrows(UnsupportedOperationException.class, () -> prompt.hand().add("3C"));
   }
 }

@@ -15,13 +15,15 @@ class RequestsTest {
 
   @Test
   void helloCarriesVersionTokenAndName() {
-    PlayRequest request = Requests.hello("secret", "my-bot", true);
+    PlayRequest request = Requests.hello("secret", "my-bot", true, false);
     assertEquals(PlayRequest.KindCase.HELLO, request.getKindCase());
     Hello hello = request.getHello();
     assertEquals(1, hello.getProtocolVersion());
     assertEquals("secret", hello.getToken());
     assertEquals("my-bot", hello.getBotName());
     assertTrue(hello.getWantLegalPlays());
+    assertTrue(!hello.getBatchEvents());
+    assertTrue(Requests.hello("secret", "my-bot", false, true).getHello().getBatchEvents());
   }
 
   @Test

@@ -9,7 +9,10 @@ import io.pusoyreferee.client.Choice;
 import io.pusoyreferee.client.Prompt;
 import io.pusoyreferee.referee.v1.Combination;
 import io.pusoyreferee.referee.v1.Play;
+import io.pusoyreferee.referee.v1.PublicState;
+import io.pusoyreferee.referee.v1.Snapshot;
 import io.pusoyreferee.referee.v1.TurnPrompt;
+import io.pusoyreferee.referee.v1.Welcome;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
@@ -44,6 +47,27 @@ class SampleBotTest {
     assertEquals(4, counts.size(), counts.toString());
     assertTrue(counts.containsKey(Choice.pass()));
     counts.values().forEach(n -> assertTrue(n > 850 && n < 1150, counts.toString()));
+  }
+
+  @Test
+  void playsItsStrongestWhenAnOpponentIsAboutToGoOut() {
+    SampleBot bot = new SampleBot(new Random(3));
+    bot.onWelcome(Welcome.newBuilder().setSeat(0).build());
+    bot.onSnapshot(
+        Snapshot.newBuilder()
+            .setState(PublicState.newBuilder().setHandNumber(1).addAllCardCounts(List.of(3, 13, 1, 13)))
+            .build());
+    for (int i = 0; i < 50; i++) {
+      assertEquals(Choice.play("3C", "3S"), bot.choose(prompt(true)), "the pair: the most cards");
+    }
+  }
+
+  @Test
+  void withNoLegalPlayItPasses() {
+    SampleBot bot = new SampleBot(new Random(3));
+    Prompt prompt =
+        Prompt.from(TurnPrompt.newBuilder().setTurnId(2).setTurnTimeMs(1000).addHand("3C").setCanPass(true).build());
+    assertTrue(bot.choose(prompt).isPass());
   }
 
   @Test

@@ -12,7 +12,7 @@ import java.util.Optional;
  * @param matchId the match
  * @param ended the match_ended event; empty when the match ended while the bot was away
  */
-public record MatchOutcome(int seat, String matchId, Optional<MatchEnded> ended) {
+public record Outcome(int seat, String matchId, Optional<MatchEnded> ended) {
 
   /** Whether the match was cancelled (by the organiser or a server shutdown). */
   public boolean cancelled() {

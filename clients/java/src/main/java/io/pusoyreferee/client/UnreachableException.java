@@ -1,11 +1,11 @@
 package io.pusoyreferee.client;
 
 /** The referee could not be reached (again) within the reconnect window. */
-public final class RefereeUnreachableException extends Exception {
+public final class UnreachableException extends Exception {
 
   private static final long serialVersionUID = 1L;
 
-  public RefereeUnreachableException(String message, Throwable cause) {
+  public UnreachableException(String message, Throwable cause) {
     super(message, cause);
   }
 }

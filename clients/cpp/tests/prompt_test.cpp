@@ -1,7 +1,7 @@
 // Reading a prompt into the library's view; the fallback and misbehave choices.
 #include <gtest/gtest.h>
 
-#include "pusoy/view.hpp"
+#include "pusoy/prompt.hpp"
 
 namespace pusoy {
 namespace {
@@ -37,8 +37,8 @@ pb::TurnPrompt sample_prompt() {
     return prompt;
 }
 
-TEST(TurnView, ReadsEveryFieldOfAPrompt) {
-    const TurnView view = TurnView::from_proto(sample_prompt());
+TEST(Prompt, ReadsEveryFieldOfAPrompt) {
+    const Prompt view = Prompt::from_proto(sample_prompt());
     EXPECT_EQ(view.turn_id, 42u);
     EXPECT_EQ(view.seat, 2u);
     const auto since_epoch = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -66,54 +66,74 @@ TEST(TurnView, ReadsEveryFieldOfAPrompt) {
     EXPECT_FALSE(view.holds("4C"));
 }
 
-TEST(TurnView, ALeadHasNoTable) {
+TEST(Prompt, ALeadHasNoTable) {
     pb::TurnPrompt prompt = sample_prompt();
     prompt.mutable_state()->clear_table();
     prompt.mutable_state()->clear_table_seat();
     prompt.set_is_lead(true);
-    const TurnView view = TurnView::from_proto(prompt);
+    const Prompt view = Prompt::from_proto(prompt);
     EXPECT_FALSE(view.table.has_value());
     EXPECT_FALSE(view.table_seat.has_value());
     EXPECT_TRUE(view.is_lead);
 }
 
-TEST(TurnView, AnswerByFollowsTheDeadlineButNotPastTheTurnLimit) {
+pb::TurnPrompt timed(std::chrono::system_clock::time_point deadline, std::uint32_t turn_ms,
+                     std::uint32_t bank_ms) {
     pb::TurnPrompt prompt = sample_prompt();
-    const auto now = std::chrono::system_clock::now();
-    auto set_deadline = [&](std::chrono::milliseconds from_now) {
-        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            (now + from_now).time_since_epoch())
-                            .count();
-        prompt.mutable_deadline()->set_seconds(ms / 1000);
-        prompt.mutable_deadline()->set_nanos(static_cast<int>(ms % 1000) * 1'000'000);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline.time_since_epoch()).count();
+    prompt.mutable_deadline()->set_seconds(ms / 1000);
+    prompt.mutable_deadline()->set_nanos(static_cast<int>(ms % 1000) * 1'000'000);
+    prompt.set_turn_time_ms(turn_ms);
+    prompt.set_time_bank_ms(bank_ms);
+    return prompt;
+}
+
+// docs/kits.md, section 2, on fixed clock readings.
+TEST(Budget, IsTheDeadlineOrTheTurnTimeWhicheverComesFirstPlusTheBankLessTheMargin) {
+    using std::chrono::milliseconds;
+    // Whole milliseconds, as the deadlines below are.
+    const auto wall = std::chrono::time_point_cast<milliseconds>(std::chrono::system_clock::now());
+    const auto at = std::chrono::steady_clock::now();
+    auto end = [&](const pb::TurnPrompt& p, bool bank) {
+        return std::chrono::duration_cast<milliseconds>(
+                   Budget::for_prompt(p, at, wall, milliseconds{50}, bank).end() - at)
+            .count();
     };
-    set_deadline(std::chrono::milliseconds{1500});
-    TurnView view = TurnView::from_proto(prompt);
-    EXPECT_GT(view.time_left().count(), 1000);
-    EXPECT_LE(view.time_left().count(), 1500);
+    EXPECT_EQ(end(timed(wall + milliseconds{1500}, 2000, 0), true), 1450);
+    EXPECT_EQ(end(timed(wall + milliseconds{1500}, 2000, 3000), true), 4450);  // the bank counts
+    EXPECT_EQ(end(timed(wall + milliseconds{1500}, 2000, 3000), false), 1450);  // unless not wanted
+    EXPECT_EQ(end(timed(wall + std::chrono::hours{1}, 2000, 0), true), 1950);  // a clock behind
+    EXPECT_EQ(end(timed(wall - milliseconds{5000}, 2000, 0), true), -50);      // a clock ahead: 0
+    pb::TurnPrompt none = sample_prompt();
+    none.clear_deadline();
+    none.set_turn_time_ms(0);
+    none.set_time_bank_ms(0);
+    EXPECT_EQ(end(none, true), 4950);  // neither: the referee's default, 5 s
+}
 
-    set_deadline(std::chrono::hours{1});  // a skewed clock: capped at turn_time_ms
-    view = TurnView::from_proto(prompt);
-    EXPECT_LE(view.time_left().count(), 2000);
-
-    set_deadline(std::chrono::milliseconds{-5000});  // already past
-    view = TurnView::from_proto(prompt);
-    EXPECT_EQ(view.time_left().count(), 0);
+TEST(Budget, CountsDownOnTheMonotonicClock) {
+    const Budget budget = Budget::in(std::chrono::milliseconds{300});
+    EXPECT_FALSE(budget.expired());
+    EXPECT_GT(budget.remaining().count(), 200);
+    EXPECT_LE(budget.remaining().count(), 300);
+    const Budget gone = Budget::in(std::chrono::milliseconds{-1});
+    EXPECT_TRUE(gone.expired());
+    EXPECT_EQ(gone.remaining().count(), 0);
 }
 
 TEST(Fallback, PassesWhenAllowed) {
-    TurnView view = TurnView::from_proto(sample_prompt());
+    Prompt view = Prompt::from_proto(sample_prompt());
     EXPECT_EQ(fallback(view), Choice::pass());
 }
 
 TEST(Fallback, PlaysTheWeakestLegalPlayWhenItCannotPass) {
-    TurnView view = TurnView::from_proto(sample_prompt());
+    Prompt view = Prompt::from_proto(sample_prompt());
     view.can_pass = false;
     EXPECT_EQ(fallback(view), Choice::play({"TD"}));
 }
 
-TEST(Fallback, WithoutLegalPlaysALeadPlaysTheOpeningCardOrTheLowestCard) {
-    TurnView view = TurnView::from_proto(sample_prompt());
+TEST(Fallback, WithoutLegalPlaysPlaysTheOpeningCardOrTheLowestCard) {
+    Prompt view = Prompt::from_proto(sample_prompt());
     view.can_pass = false;
     view.is_lead = true;
     view.legal_plays.clear();
@@ -124,7 +144,7 @@ TEST(Fallback, WithoutLegalPlaysALeadPlaysTheOpeningCardOrTheLowestCard) {
 }
 
 TEST(Misbehave, PlaysOneCardThatIsNotInTheHand) {
-    TurnView view = TurnView::from_proto(sample_prompt());
+    Prompt view = Prompt::from_proto(sample_prompt());
     const Choice bad = misbehave_choice(view);
     ASSERT_EQ(bad.cards.size(), 1u);
     EXPECT_FALSE(view.holds(bad.cards[0]));
