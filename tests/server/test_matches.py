@@ -256,7 +256,7 @@ async def test_a_server_keeps_the_last_finished_matches_and_serves_older_logs(tm
     server = RefereeServer("127.0.0.1:0", tmp_path / "logs", keep_finished=2)
     await server.start()
     try:
-        async with grpc.aio.insecure_channel(server.address) as channel:
+        async with server.organiser_channel() as channel:
             organiser = match_service_grpc.MatchServiceStub(channel)
             played = [
                 await play_sample_match(server, organiser, "big-two", 1, f"keep-{i}")
@@ -273,8 +273,10 @@ async def test_a_server_keeps_the_last_finished_matches_and_serves_older_logs(tm
             assert "GetMatchLog serves its log" in (err.value.details() or "")
             request = match_service.GetMatchLogRequest(match_id=oldest.match_id)
             lines = [r.line async for r in organiser.GetMatchLog(request)]
-            logged = read_log(server.matches.log_path(oldest.match_id)).lines
-            assert lines == [ln.raw for ln in logged]
+            # The whole file: every entry and the signature trailer after them.
+            path = Path(server.matches.log_path(oldest.match_id))
+            assert lines == (await asyncio.to_thread(path.read_text, encoding="utf-8")).splitlines()
+            assert len(lines) == len(read_log(path).lines) + 1
             for strange in ("../" * 6 + "etc/passwd", "nope"):
                 with pytest.raises(grpc.aio.AioRpcError) as err:
                     _ = [

@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import grpc
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -27,6 +26,7 @@ from referee.protocol import (
 )
 from referee.server import metrics as metrics_module
 from referee.server.app import RefereeServer
+from referee.server.auth import organiser_channel
 from referee.server.metrics import DEFAULT_CAUSES, REJECTION_REASONS
 
 from .conftest import Seat, create, lowest_policy
@@ -119,7 +119,7 @@ async def test_metrics_during_and_after_a_match_agree_with_its_log(tmp_path: Pat
         version = [k for k in before if k[0] == p + "build_info"]
         assert len(version) == 1 and before[version[0]] == 1
 
-        async with grpc.aio.insecure_channel(server.address) as channel:
+        async with server.organiser_channel() as channel:
             organiser = match_service_grpc.MatchServiceStub(channel)
             created = await create(
                 organiser, seed="metrics", hands=2, time_control={"turn_time_ms": 1500}
@@ -201,7 +201,7 @@ async def test_a_cancelled_and_a_suspended_match_are_counted_apart(tmp_path: Pat
     assert server.metrics_endpoint is not None and server.metrics is not None
     p = "pusoy_referee_"
     try:
-        async with grpc.aio.insecure_channel(server.address) as channel:
+        async with server.organiser_channel() as channel:
             organiser = match_service_grpc.MatchServiceStub(channel)
             one = await create(organiser, time_control={"connect_timeout_ms": 60_000})
             await create(organiser, time_control={"connect_timeout_ms": 60_000})
@@ -301,7 +301,8 @@ async def test_serve_with_metrics_address_then_sigusr1_leaves_matches_to_resume(
     try:
         address = (await _line(proc.stderr, r"listening on (\S+);")).group(1)
         metrics_at = (await _line(proc.stderr, r"metrics on http://(\S+)/metrics")).group(1)
-        async with grpc.aio.insecure_channel(address) as channel:
+        token = (tmp_path / "state" / "organiser-token").read_text().strip()
+        async with organiser_channel(address, token) as channel:
             organiser = match_service_grpc.MatchServiceStub(channel)
             created = await create(organiser, time_control={"connect_timeout_ms": 60_000})
             seat = Seat(address, created.seat_tokens[0], None).start()

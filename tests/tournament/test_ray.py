@@ -28,7 +28,20 @@ from .conftest import bot_entry, read_results, spawned_bot, write_config
 from .ray_cluster import LocalCluster
 from .test_tournament import check_results_match_logs
 
-TIMING = {"started", "duration_s", "referee_match_id", "retries"}
+TIMING = {"started", "duration_s", "referee_match_id", "retries", "final_hash", "signed_by"}
+"""Fields that differ between two plays of the same deals (the hash covers times; each
+folder has its own signing key)."""
+MEASURED = {
+    "think_ms",
+    "wall_ms_per_turn",
+    "wall_ms_max_turn",
+    "cpu_s",
+    "cpu_turns_ms",
+    "cpu_ms_per_turn",
+    "cpu_ms_max_turn",
+    "memory_mb",
+}
+"""A seat's measured time and memory (its sandbox's figures)."""
 """What may differ between two runs of the same matches."""
 
 
@@ -58,9 +71,12 @@ def config(folder: Path, execution: dict[str, Any] | None = None, name: str = "t
 
 def comparable(folder: Path) -> dict[str, dict[str, Any]]:
     """results.jsonl by match (lines are in the order matches ended), timing aside."""
-    return {
-        r["match_id"]: {k: v for k, v in r.items() if k not in TIMING} for r in read_results(folder)
-    }
+    out = {}
+    for r in read_results(folder):
+        kept = {k: v for k, v in r.items() if k not in TIMING}
+        kept["seats"] = [{k: v for k, v in s.items() if k not in MEASURED} for s in r["seats"]]
+        out[r["match_id"]] = kept
+    return out
 
 
 def standings(folder: Path) -> dict[str, Any]:
@@ -101,7 +117,14 @@ def test_ray_refuses_remote_bots_and_a_referee_server(tmp_path):
     with pytest.raises(ConfigError, match="remote bots") as err:
         load_config(path)
     assert err.value.where == "execution.backend"
-    path = write_config(tmp_path, bots(), referee={"server": "127.0.0.1:50051"})
+    token = tmp_path / "token"
+    token.write_text("x" * 43 + "\n")
+    token.chmod(0o600)
+    path = write_config(
+        tmp_path,
+        bots(),
+        referee={"server": "127.0.0.1:50051", "organiser_token_file": str(token)},
+    )
     path.write_text(path.read_text() + ray_section)
     with pytest.raises(ConfigError, match="its own referee") as err:
         load_config(path)

@@ -108,6 +108,9 @@ def test_a_stray_log_and_a_changed_deal_are_caught(copy):
     out = []
     for line in path.read_text().splitlines():
         entry = json.loads(line)
+        if "trailer" in entry:  # the signature: left as it is (it no longer matches)
+            out.append(line)
+            continue
         dealt = entry["event"].get("hand_dealt")
         if dealt and dealt.get("hand_number", 0) == 1:
             hands = dealt["hands"]
