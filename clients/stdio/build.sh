@@ -18,17 +18,11 @@ command -v jq >/dev/null 2>&1 || missing+=(jq)
 perl -MJSON::PP -e1 >/dev/null 2>&1 || missing+=(perl)
 command -v "${CC:-cc}" >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 if ((${#missing[@]})); then
-    say "missing Debian packages: ${missing[*]}"
-    command -v apt-get >/dev/null 2>&1 ||
-        die "no apt-get here: install ${missing[*]} by hand, then re-run"
-    [[ $(id -u) -eq 0 ]] ||
-        die "not root, cannot install them. Run: sudo apt-get update && sudo apt-get install -y ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q >/dev/null || die "apt-get update failed"
-    apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null ||
-        die "apt-get install ${missing[*]} failed"
+    # A build installs nothing: the prerequisites are the machine's (scripts/system-packages
+    # installs them for the project's tests).
+    die "missing prerequisites: ${missing[*]}. On Debian or Ubuntu:
+    sudo apt-get install -y --no-install-recommends ${missing[*]}"
 fi
-command -v jq >/dev/null 2>&1 || die "jq is not on PATH after installing it"
 perl -MJSON::PP -e1 || die "perl cannot load JSON::PP"
 
 "${CC:-cc}" -std=c99 -O2 -Wall -Wextra -Wpedantic -Wshadow -Werror \
