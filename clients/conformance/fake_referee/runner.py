@@ -368,10 +368,13 @@ def bot_env(t: Transcript, port: int) -> dict[str, str]:
 
 def run_one(t: Transcript, bot: list[str], verbose: bool) -> tuple[bool, str]:
     script = Script(t)
-    port = free_port()
     server: grpc.Server | None = None
     if t.data.get("listen", True):
-        server, port = start_server(script, port)
+        # Port 0: the server binds a free port itself (picking one first and binding it
+        # after races with other processes on a busy machine).
+        server, port = start_server(script, 0)
+    else:
+        port = free_port()  # a port nobody listens on
     timeout = t.data.get("timeout_ms", DEFAULT_TIMEOUT_MS) / 1000
     with tempfile.TemporaryFile("w+") as out:
         started = time.monotonic()
