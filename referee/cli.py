@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -960,8 +961,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--organiser-token-file",
         metavar="PATH",
+        default=os.environ.get("PUSOY_ORGANISER_TOKEN_FILE") or None,
         help="the organiser's token (created, mode 0600, when absent; default "
-        "STATE_DIR/organiser-token)",
+        "$PUSOY_ORGANISER_TOKEN_FILE, else STATE_DIR/organiser-token)",
     )
     serve.add_argument(
         "--organiser-address",
