@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import hashlib
 import json
 import os
 import secrets
@@ -35,6 +34,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 from google.protobuf import json_format
 
+from referee.log.writer import line_hash
 from referee.protocol import common
 
 ALGORITHM = "ed25519"
@@ -46,6 +46,30 @@ KEY_FILE = "signing-key.pem"
 
 class SigningKeyError(ValueError):
     """A signing key or public key file that cannot be used; the message says why."""
+
+
+def create_private_file(path: Path, data: bytes) -> bool:
+    """Create ``path`` (mode 0600) holding ``data``; False when it already exists.
+
+    Written whole and fsynced under a private name, then linked into place: processes
+    starting at once in one state folder (two `referee match` runs) all end up with the
+    file that was linked first, never with a half-written one. Raises OSError.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def signed_bytes(match_id: str, lines: int, final_hash: str) -> bytes:
@@ -104,25 +128,11 @@ class LogSigner:
             serialization.PrivateFormat.PKCS8,
             serialization.NoEncryption(),
         )
-        # Written whole under a private name, then linked into place: two processes
-        # starting at once in one state folder (two `referee match` runs) both end up
-        # with the one key that was linked first, never with a half-written file.
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                f.write(pem)
-                f.flush()
-                os.fsync(f.fileno())
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
+            if not create_private_file(path, pem):
                 return cls.load(path), False
         except OSError as exc:
             raise SigningKeyError(f"cannot create the signing key {path}: {exc.strerror}") from None
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
         return cls(key), True
 
     def trailer(self, match_id: str, lines: int, final_hash: str) -> common.LogTrailer:
@@ -220,6 +230,6 @@ def resign(data: bytes, match_id: str, signer: LogSigner) -> tuple[bytes, str]:
         lines.pop()
     if not lines:
         raise ValueError("a log with no entry cannot be signed")
-    final_hash = hashlib.sha256(lines[-1].encode("utf-8")).hexdigest()
+    final_hash = line_hash(lines[-1])
     trailer = trailer_line(signer.trailer(match_id, len(lines), final_hash))
     return ("\n".join([*lines, trailer]) + "\n").encode("utf-8"), final_hash

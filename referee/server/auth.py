@@ -14,11 +14,9 @@ token or not.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import hashlib
 import hmac
-import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -26,6 +24,7 @@ from typing import Any
 
 import grpc
 
+from referee.log.signing import create_private_file
 from referee.server.throttle import limited_log, peer_host
 from referee.server.tls import ClientTls, client_channel
 
@@ -70,25 +69,14 @@ def load_or_create_token(path: Path) -> tuple[str, bool]:
     path = Path(path)
     if not path.exists():
         token = new_token()
-        # Written whole, then linked into place: a second process starting at once in
-        # the same state folder reads the token that won, never a half-written file.
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="ascii") as f:
-                f.write(token + "\n")
-            try:
-                os.link(tmp, path)
+            if create_private_file(path, (token + "\n").encode("ascii")):
                 return token, True
-            except FileExistsError:
-                pass  # another process made it first: read theirs below
         except OSError as exc:
             raise TokenError(
                 f"cannot create the organiser token file {path}: {exc.strerror}"
             ) from None
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        # Another process made it first: read theirs below.
     try:
         mode = path.stat().st_mode
         text = path.read_text(encoding="utf-8")
