@@ -10,15 +10,14 @@ from __future__ import annotations
 import concurrent.futures
 import enum
 import hashlib
-import json
 import os
 from collections.abc import Sequence
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import BinaryIO
 
-from referee.log.fastjson import to_dict
+from referee.log.fastjson import timestamp_json, to_json
 from referee.protocol import LOG_SCHEMA_VERSION, common
-from referee.protocol.convert import set_ts
 
 
 class FsyncPolicy(enum.StrEnum):
@@ -37,7 +36,7 @@ class LogWriteError(OSError):
 
 def entry_to_line(entry: common.LogEntry) -> str:
     """The log line of an entry: compact JSON, proto field names, no newline."""
-    return json.dumps(to_dict(entry), separators=(",", ":"), ensure_ascii=False)
+    return to_json(entry)
 
 
 _syncer: concurrent.futures.ThreadPoolExecutor | None = None
@@ -91,6 +90,10 @@ class EventLogWriter:
         """Bytes in the file."""
         self.fsync = fsync
         self.closed = False
+        # The line of a LogEntry in its fields' order (match_id, seq, time, prev_hash,
+        # schema_version, event, command), as entry_to_line writes it, without the entry.
+        self._head = ('{"match_id":' + encode_basestring(match_id) + ",") if match_id else "{"
+        self._version = f',"schema_version":{LOG_SCHEMA_VERSION}' if LOG_SCHEMA_VERSION else ""
 
     @classmethod
     def create(
@@ -133,34 +136,33 @@ class EventLogWriter:
         events: Sequence[common.Event],
         at: int,
         command: common.Command | None = None,
-    ) -> list[common.LogEntry]:
+    ) -> None:
         """Write one decision: its events at time ``at`` (µs), the command on the first.
 
         Raises LogWriteError and leaves the file as it was when the write fails.
         """
         if self.closed:
             raise LogWriteError(f"the log of match {self.match_id} is closed")
-        entries: list[common.LogEntry] = []
-        lines: list[str] = []
+        if not events:
+            return
+        seconds, micros = divmod(at, 1_000_000)
+        when = '","time":"' + timestamp_json(seconds, micros * 1000) + '"'
+        head, version = self._head, self._version
+        first_end = "}" if command is None else ',"command":' + to_json(command) + "}"
+        lines: list[bytes] = []
         prev = self._prev_hash
         seq = self._seq
-        for i, event in enumerate(events):
+        for event in events:
             seq += 1
-            entry = common.LogEntry(
-                match_id=self.match_id,
-                seq=seq,
-                prev_hash=prev,
-                schema_version=LOG_SCHEMA_VERSION,
-                event=event,
-            )
-            set_ts(entry.time, at)
-            if i == 0 and command is not None:
-                entry.command.CopyFrom(command)
-            line = entry_to_line(entry)
-            prev = line_hash(line)
-            entries.append(entry)
+            line = (
+                f'{head}"seq":"{seq}{when}'
+                + (f',"prev_hash":"{prev}"' if prev else "")
+                + f'{version},"event":{to_json(event)}'
+                + (first_end if not lines else "}")
+            ).encode("utf-8")
+            prev = hashlib.sha256(line).hexdigest()
             lines.append(line)
-        data = ("\n".join(lines) + "\n").encode("utf-8")
+        data = b"\n".join(lines) + b"\n"
         try:
             written = os.write(self._fd, data)
             while written < len(data):
@@ -176,7 +178,6 @@ class EventLogWriter:
         self._seq = seq
         self._prev_hash = prev
         self.size += len(data)
-        return entries
 
     def _cut_back(self) -> None:
         try:
