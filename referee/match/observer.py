@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from referee.match.state import MachineState, TurnState
 from referee.protocol import PROTOCOL_VERSION, common, play_service
-from referee.protocol.convert import card_list, play_pb
+from referee.protocol.convert import KIND_TO_PB, card_list
 from referee.rules import SEATS, card_text
 
 
@@ -70,29 +70,32 @@ def hand_cards(state: MachineState, seat: int) -> list[str]:
     return card_list(hand.hands[seat], state.settings.rules.suit_order)
 
 
-def public_state(state: MachineState) -> common.PublicState:
-    """Everything every seat may know now."""
+def public_state(state: MachineState, out: common.PublicState | None = None) -> common.PublicState:
+    """Everything every seat may know now (filled into ``out`` when given: a prompt's
+    or a snapshot's own field, so that nothing is built twice)."""
+    if out is None:
+        out = common.PublicState()
     match = state.rules
     hand = match.hand
     order = state.settings.rules.suit_order
-    out = common.PublicState(
-        match_id=state.match_id,
-        hand_number=match.hand_number,
-        totals=list(match.totals),
-        hands_won=list(match.hands_won),
-        strikes=[seat.strikes for seat in state.seats],
-    )
+    out.match_id = state.match_id
+    out.hand_number = match.hand_number
+    out.totals.extend(match.totals)
+    out.hands_won.extend(match.hands_won)
+    out.strikes.extend([seat.strikes for seat in state.seats])
     if hand is None:
         out.card_counts.extend([0] * SEATS)
         out.locked_out.extend([False] * SEATS)
         return out
     if hand.turn is not None:
         out.turn = hand.turn
-    if hand.table is not None:
-        out.table.CopyFrom(play_pb(hand.table.mask, hand.table.kind, order))
+    table = hand.table
+    if table is not None:
+        out.table.cards.extend(card_list(table.mask, order))
+        out.table.combination = KIND_TO_PB[table.kind]
         if hand.table_seat is not None:
             out.table_seat = hand.table_seat
-    out.card_counts.extend(hand.card_counts())
+    out.card_counts.extend([h.bit_count() for h in hand.hands])
     out.locked_out.extend(hand.locked)
     if hand.must_include:
         out.must_include = card_text(hand.must_include.bit_length() - 1)
@@ -100,12 +103,13 @@ def public_state(state: MachineState) -> common.PublicState:
     out.lone_two_rule = hand.lone_two_rule
     out.played_cards.extend(card_list(state.played_mask, order))
     for entry in state.trick:
-        trick_play = common.TrickPlay(seat=entry.seat)
+        trick_play = out.trick.add(seat=entry.seat)
         if entry.cards:
-            trick_play.play.CopyFrom(play_pb(entry.cards, entry.kind, order))
+            trick_play.play.cards.extend(card_list(entry.cards, order))
+            if entry.kind is not None:
+                trick_play.play.combination = KIND_TO_PB[entry.kind]
         else:
             setattr(trick_play, "pass", True)
-        out.trick.append(trick_play)
     return out
 
 
@@ -121,7 +125,9 @@ def welcome(state: MachineState, seat: int, reconnect: bool) -> play_service.Wel
 
 
 def snapshot(state: MachineState, seat: int) -> play_service.Snapshot:
-    return play_service.Snapshot(state=public_state(state), hand=hand_cards(state, seat))
+    out = play_service.Snapshot(hand=hand_cards(state, seat))
+    public_state(state, out.state)
+    return out
 
 
 def prompt(
@@ -139,15 +145,17 @@ def prompt(
         seat=turn.seat,
         turn_time_ms=settings.turn_time_ms,
         time_bank_ms=started.time_bank_ms,
-        state=public_state(state),
-        hand=hand_cards(state, turn.seat),
+        hand=card_list(hand.hands[turn.seat], order),
         can_pass=plays.can_pass,
         attempts_left=settings.max_rejections_per_turn,
         is_lead=hand.table is None,
     )
+    public_state(state, out.state)
     out.deadline.CopyFrom(started.deadline)
     if seat.want_legal_plays:
-        out.legal_plays.extend(play_pb(c.mask, c.kind, order) for c in plays)
+        add = out.legal_plays.add
+        for c in plays:
+            add(cards=card_list(c.mask, order), combination=KIND_TO_PB[c.kind])
     return out
 
 

@@ -28,9 +28,34 @@ REASON_TO_PB: dict[Reason, common.RejectionReason.ValueType] = {
 PB_TO_REASON = {v: k for k, v in REASON_TO_PB.items()}
 
 
+def _rank_texts(order: SuitOrder) -> list[list[tuple[str, ...]]]:
+    """For each rank and each set of its four suits (a 4-bit nibble of a mask), the
+    cards' text in card order: a mask is read a rank at a time, with no sort."""
+    return [
+        [
+            tuple(card_text(c) for c in sorted_cards(nibble << (4 * rank), order))
+            for nibble in range(16)
+        ]
+        for rank in range(13)
+    ]
+
+
+_RANK_TEXTS = {order: _rank_texts(order) for order in SuitOrder}
+
+
 def card_list(mask: int, order: SuitOrder) -> list[str]:
     """Cards of a mask as canonical text, ascending in card order."""
-    return [card_text(c) for c in sorted_cards(mask, order)]
+    by_rank = _RANK_TEXTS[order]
+    out: list[str] = []
+    rank = 0
+    while mask:
+        skip = ((mask & -mask).bit_length() - 1) >> 2  # ranks with no card
+        mask >>= 4 * skip
+        rank += skip
+        out += by_rank[rank][mask & 15]
+        mask >>= 4
+        rank += 1
+    return out
 
 
 def play_pb(mask: int, kind: Kind | None, order: SuitOrder) -> common.Play:
