@@ -14,6 +14,7 @@ Timestamp; a field of such a type is refused.
 from __future__ import annotations
 
 import datetime
+import keyword
 import re
 from collections.abc import Callable
 from json.encoder import encode_basestring
@@ -252,8 +253,10 @@ def to_dict(msg: Message) -> dict[str, Any]:
 _json_writers: dict[str, dict[str, tuple[str, Callable[[Any], str]]]] = {}
 _EPOCH = datetime.datetime(1970, 1, 1)
 _MAX_SECONDS = 253402300799  # 9999-12-31T23:59:59Z, as Timestamp allows
-_last_date = (-1, "")
-"""The date part of the last second written (a decision's entries share their time)."""
+_dates: dict[int, str] = {}
+"""The date part of recent seconds: a decision's lines share their time, and a turn's
+deadline (a few seconds on) comes back at every move."""
+_MAX_DATES = 64
 
 
 def timestamp_json(seconds: int, nanos: int) -> str:
@@ -261,11 +264,11 @@ def timestamp_json(seconds: int, nanos: int) -> str:
     fractional digits, whichever shows the exact time; the date part is cached."""
     if not 0 <= seconds <= _MAX_SECONDS or not 0 <= nanos < 1_000_000_000:
         return Timestamp(seconds=seconds, nanos=nanos).ToJsonString()
-    global _last_date
-    last, date = _last_date
-    if last != seconds:
-        date = (_EPOCH + datetime.timedelta(seconds=seconds)).isoformat()
-        _last_date = (seconds, date)
+    date = _dates.get(seconds)
+    if date is None:
+        if len(_dates) >= _MAX_DATES:
+            _dates.clear()
+        date = _dates[seconds] = (_EPOCH + datetime.timedelta(seconds=seconds)).isoformat()
     if nanos == 0:
         return date + "Z"
     if nanos % 1_000_000 == 0:
@@ -308,24 +311,54 @@ def _json_value(fd: Any) -> Callable[[Any], str]:
     raise ValueError(f"field {fd.full_name} of a type the log does not use")
 
 
-def _json_field(fd: Any) -> tuple[str, Callable[[Any], str]]:
-    key = '"' + fd.name + '":'
-    write = _json_value(fd)
-    if not fd.is_repeated:
-        return key, write
-    return key, lambda values: "[" + ",".join(map(write, values)) + "]"
+_encoders: dict[str, Callable[[Any], str]] = {}
+
+
+def _encoder(desc: Any) -> Callable[[Any], str]:
+    """The ``to_json`` of one message type, written out as Python source: a test per field
+    in field-number order (``ListFields``' order, which ``MessageToDict`` keeps), no
+    descriptor walk per message. A line's events and command go through these at every
+    move. Presence as ``ListFields`` has it: ``HasField`` for message, oneof and optional
+    fields, non-zero/non-empty for the others."""
+    scope: dict[str, Any] = {}
+    lines = ["def encode(m):", "    parts = []", "    add = parts.append"]
+    oneofs = {o.name for o in desc.oneofs}
+    if oneofs and all(fd.containing_oneof is not None for fd in desc.fields):
+        oneofs_first = True  # every field in oneofs: ask each oneof which is set, once
+    else:
+        oneofs_first = False
+    for o in desc.oneofs if oneofs_first else ():
+        lines.append(f"    k_{o.name} = m.WhichOneof({o.name!r})")
+    for i, fd in enumerate(sorted(desc.fields, key=lambda f: f.number)):
+        write = _json_value(fd)
+        scope[f"w{i}"] = write
+        key = '"' + fd.name + '":'
+        get = f"getattr(m, {fd.name!r})" if keyword.iskeyword(fd.name) else f"m.{fd.name}"
+        if fd.is_repeated:
+            lines += [
+                f"    v = {get}",
+                "    if v:",
+                f"        add({key!r} + '[' + ','.join(map(w{i}, v)) + ']')",
+            ]
+        elif oneofs_first:
+            lines += [
+                f"    if k_{fd.containing_oneof.name} == {fd.name!r}:",
+                f"        add({key!r} + w{i}({get}))",
+            ]
+        elif fd.has_presence:
+            lines += [f"    if m.HasField({fd.name!r}):", f"        add({key!r} + w{i}({get}))"]
+        else:
+            lines += [f"    v = {get}", "    if v:", f"        add({key!r} + w{i}(v))"]
+    lines.append("    return '{' + ','.join(parts) + '}'")
+    exec("\n".join(lines), scope)  # source made from the descriptor's own names
+    encode: Callable[[Any], str] = scope["encode"]
+    _encoders[desc.full_name] = encode
+    return encode
 
 
 def to_json(msg: Message) -> str:
     """``json.dumps(to_dict(msg), separators=(",", ":"), ensure_ascii=False)``, written
     directly (the log's compact JSON of a message)."""
     desc = msg.DESCRIPTOR
-    table = _json_writers.get(desc.full_name)
-    if table is None:
-        table = {fd.name: _json_field(fd) for fd in desc.fields}
-        _json_writers[desc.full_name] = table
-    parts = []
-    for fd, value in msg.ListFields():
-        key, write = table[fd.name]
-        parts.append(key + write(value))
-    return "{" + ",".join(parts) + "}"
+    encode = _encoders.get(desc.full_name) or _encoder(desc)
+    return encode(msg)
