@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from referee.match.state import MachineState, TurnState
 from referee.protocol import PROTOCOL_VERSION, common, play_service
-from referee.protocol.convert import KIND_TO_PB, card_list
+from referee.protocol.convert import KIND_TO_PB, card_list, play_cards
 from referee.rules import SEATS, card_text
 
 
@@ -155,7 +155,7 @@ def prompt(
     if seat.want_legal_plays:
         add = out.legal_plays.add
         for c in plays:
-            add(cards=card_list(c.mask, order), combination=KIND_TO_PB[c.kind])
+            add(cards=play_cards(c.mask, order), combination=KIND_TO_PB[c.kind])
     return out
 
 

@@ -58,6 +58,23 @@ def card_list(mask: int, order: SuitOrder) -> list[str]:
     return out
 
 
+_PLAY_TEXTS: dict[SuitOrder, dict[int, list[str]]] = {order: {} for order in SuitOrder}
+_MAX_PLAY_TEXTS = 50_000
+"""Bound on the remembered plays per suit order (a few MB; cleared when full)."""
+
+
+def play_cards(mask: int, order: SuitOrder) -> list[str]:
+    """``card_list`` of a play (at most five cards), remembered: a hand's legal plays come
+    back in every prompt of the hand. The list is shared: never modify it."""
+    known = _PLAY_TEXTS[order]
+    text = known.get(mask)
+    if text is None:
+        if len(known) >= _MAX_PLAY_TEXTS:
+            known.clear()
+        text = known[mask] = card_list(mask, order)
+    return text
+
+
 def play_pb(mask: int, kind: Kind | None, order: SuitOrder) -> common.Play:
     return common.Play(
         cards=card_list(mask, order),
