@@ -115,12 +115,19 @@ class _Plan:
         result = observer.action_result(state, event)
         if result is not None and kind != "action_rejected":
             self._send_result(*result)
+        shared = None  # one message for every seat that sees the event as it is
         for seat, session in enumerate(self.sessions):
             if session is None:
                 continue
             visible = observer.for_seat(event, seat)
-            if visible is not None:
+            if visible is None:
+                continue
+            if visible is not event:
                 self.sends.append((session, play_service.PlayResponse(event=visible)))
+                continue
+            if shared is None:
+                shared = play_service.PlayResponse(event=event)
+            self.sends.append((session, shared))
         if result is not None and kind == "action_rejected":
             self._send_result(*result)
         public = observer.for_spectator(event)
