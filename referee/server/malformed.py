@@ -13,18 +13,31 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
 
-class _Malformed:
+class Malformed:
     """The parsed value of bytes that are not the request's message."""
 
 
-MALFORMED = _Malformed()
+MALFORMED = Malformed()
+
+SEES_MALFORMED = "sees_malformed_requests"
+"""Set (by ``sees_malformed``) on a stream handler that takes MALFORMED items itself."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def sees_malformed(handler: F) -> F:
+    """Mark a request-stream handler that checks each request for MALFORMED itself (and
+    ends its call with INVALID_ARGUMENT on one), so that its stream is not wrapped: the
+    bots' stream carries every move, and a wrapper costs a generator step a message."""
+    setattr(handler, SEES_MALFORMED, True)
+    return handler
 
 
 class MalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
@@ -52,6 +65,14 @@ class MalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 grpc.StatusCode.INVALID_ARGUMENT, f"the request of {name} cannot be parsed"
             )
 
+        if handler.request_streaming and getattr(handler.stream_stream, SEES_MALFORMED, False):
+            # The servicer checks for MALFORMED itself: no wrapper around every message.
+            checked: Any = handler.stream_stream
+            return grpc.stream_stream_rpc_method_handler(
+                checked,
+                request_deserializer=safe_parse,
+                response_serializer=handler.response_serializer,
+            )
         if handler.request_streaming:
             return _stream_requests(handler, safe_parse, refuse)
         if handler.unary_unary is not None:

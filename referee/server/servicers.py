@@ -36,6 +36,7 @@ from referee.protocol import (
 from referee.server.auth import OrganiserGate
 from referee.server.host import Inbound, MatchHost
 from referee.server.limits import ServerLimits, apply_limits, check_request
+from referee.server.malformed import Malformed, sees_malformed
 from referee.server.metrics import Metrics
 from referee.server.registry import LogUnavailable, MatchRegistry, ShuttingDown
 from referee.server.sessions import Session, Spectator
@@ -203,6 +204,9 @@ class MatchServicer(match_service_grpc.MatchServiceServicer):
         )
 
 
+UNPARSABLE_PLAY = "the request of Play cannot be parsed"
+
+
 class PlayServicer(play_service_grpc.PlayServiceServicer):
     def __init__(
         self,
@@ -214,9 +218,10 @@ class PlayServicer(play_service_grpc.PlayServiceServicer):
         self.limits = limits or ServerLimits()
         self.hellos = hellos or HelloGuard(self.limits)
 
+    @sees_malformed
     async def Play(
         self,
-        request_iterator: AsyncIterator[play_service.PlayRequest],
+        request_iterator: AsyncIterator[play_service.PlayRequest | Malformed],
         context: Context,
     ) -> AsyncIterator[play_service.PlayResponse]:
         metrics = self.registry.metrics
@@ -234,6 +239,8 @@ class PlayServicer(play_service_grpc.PlayServiceServicer):
                 f"no Hello within {HELLO_TIMEOUT_S:.0f} s of opening the stream",
             )
             return
+        if isinstance(first, Malformed):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, UNPARSABLE_PLAY)
         if first.WhichOneof("kind") != "hello":
             await self.hellos.failed_hello(context, "first message not a hello")
             yield _refusal(
@@ -291,10 +298,12 @@ class PlayServicer(play_service_grpc.PlayServiceServicer):
         end = session.outbox.end
         if end is not None and end.code != grpc.StatusCode.OK:
             await context.abort(end.code, end.details)
+        if session.malformed:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, UNPARSABLE_PLAY)
 
     async def _read(
         self,
-        requests: AsyncIterator[play_service.PlayRequest],
+        requests: AsyncIterator[play_service.PlayRequest | Malformed],
         session: Session,
         host: MatchHost,
     ) -> None:
@@ -302,6 +311,9 @@ class PlayServicer(play_service_grpc.PlayServiceServicer):
         cause = "stream closed by the bot"
         try:
             async for req in requests:
+                if isinstance(req, Malformed):  # the stream ends here, as if the bot had closed it
+                    session.malformed = True
+                    break
                 if req.WhichOneof("kind") != "action":
                     continue  # a second Hello on a seated stream is ignored
                 act = req.action

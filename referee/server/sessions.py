@@ -100,6 +100,8 @@ class Session:
         """The match accepted this stream for its seat (until it ends)."""
         self.gone = False
         """The match was told that this stream ended."""
+        self.malformed = False
+        """The bot sent bytes that are not a PlayRequest (its call ends INVALID_ARGUMENT)."""
         self.batch: list[common.Event] | None = None
         """Events held for the next prompt or batch (Hello.batch_events); None: live."""
 

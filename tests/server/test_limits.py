@@ -334,3 +334,42 @@ async def test_a_streamed_message_that_does_not_parse_ends_the_stream_invalid(se
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 _ = [m async for m in call]
             assert err.value.code() == StatusCode.INVALID_ARGUMENT, method
+
+
+async def test_a_seated_bot_that_sends_garbage_is_cut_invalid_and_its_seat_goes(server, organiser):
+    created = await organiser.CreateMatch(
+        match_service.CreateMatchRequest(profile="big-two", hands=1, seed="garbage")
+    )
+    hello = play_service.PlayRequest(
+        hello=play_service.Hello(protocol_version=PROTOCOL_VERSION, token=created.seat_tokens[0])
+    ).SerializeToString()
+    sent: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    async def requests() -> AsyncIterator[bytes]:
+        while (item := await sent.get()) is not None:
+            yield item
+
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        play = channel.stream_stream(
+            "/pusoy.referee.v1.PlayService/Play",
+            request_serializer=lambda b: b,
+            response_deserializer=play_service.PlayResponse.FromString,
+        )
+        call = play(requests(), timeout=20)
+        sent.put_nowait(hello)
+        assert (await call.read()).HasField("welcome")
+        sent.put_nowait(b"\xff\xff\xff")
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            while (await call.read()) is not grpc.aio.EOF:
+                pass
+        assert err.value.code() == StatusCode.INVALID_ARGUMENT
+        assert "cannot be parsed" in (err.value.details() or "")
+        sent.put_nowait(None)
+    async with asyncio.timeout(10):
+        while True:
+            events = [ln.entry.event for ln in read_log(log_path(server, created.match_id)).lines]
+            gone = [e.seat_disconnected for e in events if e.HasField("seat_disconnected")]
+            if gone:
+                break
+            await asyncio.sleep(0.05)
+    assert gone[0].seat == 0
