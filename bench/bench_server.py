@@ -12,8 +12,9 @@ that seat in every match at once, as real bots are separate programs):
 Prints moves per second, server CPU per move, p50/p99 from a bot's action to the next
 prompt, for each, and the ratio referee / bare.
 
-    python bench/bench_server.py                 # 1 and 50 matches, 2 rounds each
+    python bench/bench_server.py                 # 1 and 50 matches, 5 rounds each
     python bench/bench_server.py --matches 50 --rounds 3 --hands 2
+    python bench/bench_server.py --matches 50 --batch   # and with all bots batching
 """
 
 from __future__ import annotations
@@ -56,12 +57,17 @@ def cpu_seconds(pid: int) -> float:
 # -- bots (one process per seat index, all matches) ------------------------------
 
 
-async def referee_seat(address: str, token: str, rng: random.Random, rec: dict) -> None:
+async def referee_seat(
+    address: str, token: str, rng: random.Random, rec: dict, batch: bool = False
+) -> None:
     queue: asyncio.Queue[play_service.PlayRequest | None] = asyncio.Queue()
     queue.put_nowait(
         play_service.PlayRequest(
             hello=play_service.Hello(
-                protocol_version=PROTOCOL_VERSION, token=token, want_legal_plays=True
+                protocol_version=PROTOCOL_VERSION,
+                token=token,
+                want_legal_plays=True,
+                batch_events=batch,
             )
         )
     )
@@ -96,6 +102,8 @@ async def referee_seat(address: str, token: str, rng: random.Random, rec: dict) 
                     (kind, msg.event.WhichOneof("kind") if kind == "event" else "", msg.ByteSize())
                 )
             if kind == "event" and msg.event.HasField("match_ended"):
+                break
+            if kind == "batch" and any(e.HasField("match_ended") for e in msg.batch.events):
                 break
         queue.put_nowait(None)
         call.cancel()
@@ -139,7 +147,9 @@ def run_bot_process(args: argparse.Namespace) -> None:
         if spec["mode"] == "referee":
             await asyncio.gather(
                 *(
-                    referee_seat(spec["address"], toks[args.seat], rng, rec)
+                    referee_seat(
+                        spec["address"], toks[args.seat], rng, rec, spec.get("batch", False)
+                    )
                     for toks in spec["tokens"]
                 )
             )
@@ -301,7 +311,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def referee_round(
-    matches: int, hands: int, tmp: Path, record: bool
+    matches: int, hands: int, tmp: Path, record: bool, batch: bool = False
 ) -> tuple[dict, list[dict]]:
     serve = os.environ.get("BENCH_SERVE_SCRIPT")
     argv = (
@@ -348,7 +358,9 @@ async def referee_round(
         cpu0 = cpu_seconds(proc.pid)
         t0 = time.perf_counter()
         recs = await run_bots(
-            {"mode": "referee", "address": address, "tokens": tokens}, tmp, record
+            {"mode": "referee", "address": address, "tokens": tokens, "batch": batch},
+            tmp,
+            record,
         )
         wall = time.perf_counter() - t0
         cpu = cpu_seconds(proc.pid) - cpu0
@@ -415,22 +427,61 @@ def show(name: str, r: dict) -> str:
     )
 
 
-async def bench(matches: int, hands: int, rounds: int) -> None:
+def spread(values: list[float], fmt: str = "{:.2f}") -> str:
+    """Median and range, the form every figure is reported in."""
+    mid, low, high = (fmt.format(v) for v in (statistics.median(values), min(values), max(values)))
+    return f"{mid} ({low}-{high})"
+
+
+async def bench(matches: int, hands: int, rounds: int, batch: bool) -> None:
     print(f"== {matches} match(es) at once, {hands} hand(s) each, big-two, random legal bots")
-    ratios = []
+    rows: dict[str, list[float]] = {}
+
+    def add(name: str, value: float) -> None:
+        rows.setdefault(name, []).append(value)
+
     for rnd in range(rounds):
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
             ref, recs = await referee_round(matches, hands, tmp, record=True)
             pattern = pattern_from(recs[0], ref["moves"], matches)
             bare = await bare_round(matches, pattern, tmp)
-        ratio = (ref["moves"] / ref["wall"]) / (bare["moves"] / bare["wall"])
-        ratios.append(ratio)
+            batched = None
+            if batch:
+                (tmp / "batch").mkdir()
+                batched, _ = await referee_round(
+                    matches, hands, tmp / "batch", record=False, batch=True
+                )
         print(f"round {rnd + 1}:")
         print("  " + show("referee", ref))
         print("  " + show("bare", bare))
-        print(f"  ratio referee/bare moves/s: {ratio:.2f}   (bare pattern {pattern})")
-    print(f"median ratio over {rounds} rounds: {statistics.median(ratios):.2f}")
+        if batched is not None:
+            print("  " + show("batched", batched))
+        rate = {k: r["moves"] / r["wall"] for k, r in (("ref", ref), ("bare", bare))}
+        cpu = {k: r["cpu"] / max(1, r["moves"]) * 1e6 for k, r in (("ref", ref), ("bare", bare))}
+        add("referee moves/s", rate["ref"])
+        add("bare moves/s", rate["bare"])
+        add("moves/s ratio referee/bare (target >= 0.75)", rate["ref"] / rate["bare"])
+        add("referee CPU us/move", cpu["ref"])
+        add("bare CPU us/move", cpu["bare"])
+        add("CPU per move ratio referee/bare (target <= 1.5)", cpu["ref"] / cpu["bare"])
+        add("referee p99 ms", pct(ref["lat"], 0.99))
+        add("bare p99 ms", pct(bare["lat"], 0.99))
+        add(
+            "p99 ratio referee/bare (target <= 1.3 at 50)",
+            pct(ref["lat"], 0.99) / pct(bare["lat"], 0.99),
+        )
+        if batched is not None:
+            b_rate = batched["moves"] / batched["wall"]
+            add("batched moves/s", b_rate)
+            add("batched CPU us/move", batched["cpu"] / max(1, batched["moves"]) * 1e6)
+            add("batched p99 ms", pct(batched["lat"], 0.99))
+            add("moves/s ratio batched/live (target >= 1.5 at 50)", b_rate / rate["ref"])
+        print(f"  bare pattern {pattern}")
+    print(f"-- {matches} match(es): median (min-max) over {rounds} alternating rounds")
+    for name, values in rows.items():
+        fmt = "{:.2f}" if "ratio" in name else "{:.1f}" if " ms" in name else "{:.0f}"
+        print(f"  {name:52} {spread(values, fmt)}")
 
 
 def main() -> None:
@@ -442,7 +493,12 @@ def main() -> None:
         default=0,
         help="hands per match (default: 20 for one match, 2 for many)",
     )
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument(
+        "--batch",
+        action="store_true",
+        help="each round also plays the referee with all four bots batching their events",
+    )
     ap.add_argument("--bot-process", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--bare-server", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--record-sizes", action="store_true", help=argparse.SUPPRESS)
@@ -458,7 +514,7 @@ def main() -> None:
         run_bare_server(args)
         return
     for m in args.matches:
-        asyncio.run(bench(m, args.hands or (20 if m == 1 else 2), args.rounds))
+        asyncio.run(bench(m, args.hands or (20 if m == 1 else 2), args.rounds, args.batch))
 
 
 if __name__ == "__main__":
