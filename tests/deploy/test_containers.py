@@ -1,14 +1,13 @@
-"""The referee image, built and run for real (issue 13, part 1): CI's container step.
+"""The referee image, built and run for real (issue 13, part 1), in CI.
 
-The smallest run that proves the image works, kept cheap for CI (docs/deploy.md, "How CI
-runs it"): a private dockerd, a base made with mmdebstrap and `docker import` (no
-registry here), the referee image alone built from docker/Dockerfile with it, then one
-container serving with the image's own default command. Its health check turns healthy;
-an organiser and four bots on the host play a match against it over the published port;
-the log on the data volume verifies and the metrics scraped from the container agree with
-it; `referee match` works in the image's working folder; SIGTERM stops it gracefully with
-JSON logs on stdout. The full compose match (five images, four kits, each bot in its own
-container) is `scripts/test-containers`, which runs tests/deploy/full_compose.py.
+A private dockerd, a base made with mmdebstrap and `docker import` (no registry here),
+the images built from docker/ with it (conftest.py's ``images``, shared with
+test_compose.py), then one referee container serving with the image's own default
+command. Its health check turns healthy; an organiser and four bots on the host play a
+match against it over the published port; the log on the data volume verifies and the
+metrics scraped from the container agree with it; `referee match` works in the image's
+working folder; SIGTERM stops it gracefully with JSON logs on stdout. The compose match
+(four kits, each bot in its own container) is test_compose.py.
 """
 
 from __future__ import annotations
@@ -19,11 +18,10 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
-import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from referee.log.verify import verify_log
@@ -33,8 +31,6 @@ from .engine import (
     TAG,
     Engine,
     assert_metrics_match_log,
-    build_images,
-    private_engine,
     published,
     scrape,
     volume_path,
@@ -42,13 +38,6 @@ from .engine import (
 )
 
 NAME = "pusoy-referee-ci"
-
-
-@pytest.fixture(scope="module")
-def images(note: Callable[[str], None]) -> Iterator[Engine]:
-    with private_engine(note) as engine:
-        build_images(engine, note, "referee")
-        yield engine
 
 
 def _bot(address: str, token_file: Path) -> subprocess.Popen[bytes]:

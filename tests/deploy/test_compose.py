@@ -1,13 +1,11 @@
-"""The full compose match (issue 13, part 1), run by scripts/test-containers, not by CI.
+"""The compose match (issue 13, part 1), in CI.
 
 Every image of docker/compose.yaml (the referee, and the sample bots of the Python, Go,
-Rust and TypeScript kits, the compiled ones built on the host and copied in), then
-`docker compose up`: a referee, the organiser's match and four bots, each in its own
-container on the compose network. The referee's metrics, scraped while the match waits
-for its fourth bot and after it, agree with the log; the log on the referee's volume
-verifies and is the organiser's copy; everything stops. CI runs the cheaper
-tests/deploy/test_containers.py (the referee image alone); this file is named so that
-pytest collects it only when asked for it by path.
+Rust and TypeScript kits, the compiled ones built on the host and copied in; built once
+by conftest.py's ``images``), then `docker compose up`: a referee, the organiser's match
+and four bots, each in its own container on the compose network. The referee's metrics,
+scraped while the match waits for its fourth bot and after it, agree with the log; the
+log on the referee's volume verifies and is the organiser's copy; everything stops.
 """
 
 from __future__ import annotations
@@ -15,10 +13,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from referee.log import read_log
 from referee.log.verify import verify_log
@@ -29,19 +25,10 @@ from .engine import (
     TAG,
     Engine,
     assert_metrics_match_log,
-    build_images,
-    private_engine,
     published,
     scrape,
     volume_path,
 )
-
-
-@pytest.fixture(scope="module")
-def images(note: Callable[[str], None]) -> Iterator[Engine]:
-    with private_engine(note, compose=True) as engine:
-        build_images(engine, note, ",".join(("referee", *KITS)))
-        yield engine
 
 
 def containers(engine: Engine) -> dict[str, str]:
