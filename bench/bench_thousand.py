@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -102,6 +103,8 @@ class Figures:
     peak_fds: int = 0
     fd_limit: int = 0
     latencies_ms: list[float] = dataclasses.field(default_factory=list, repr=False)
+    seated_s: list[float] = dataclasses.field(default_factory=list, repr=False)
+    """Per seat, from the bots' start to its Welcome (never seated: left out)."""
     bot_errors: list[str] = dataclasses.field(default_factory=list)
     bot_warnings: dict[str, int] = dataclasses.field(default_factory=dict)
     slow_reader: str = ""
@@ -122,7 +125,7 @@ class Figures:
 
     def summary(self) -> dict[str, object]:
         out = dataclasses.asdict(self)
-        del out["latencies_ms"]
+        del out["latencies_ms"], out["seated_s"]
         out.update(
             kb_per_match=round(self.kb_per_match, 1),
             moves_per_s=round(self.moves / self.wall_s, 1) if self.wall_s else 0,
@@ -131,6 +134,9 @@ class Figures:
             p50_ms=round(pct(self.latencies_ms, 0.5), 2),
             p99_ms=round(pct(self.latencies_ms, 0.99), 2),
             latencies=len(self.latencies_ms),
+            seated=len(self.seated_s),
+            seated_p50_s=round(pct(self.seated_s, 0.5), 2),
+            seated_max_s=round(max(self.seated_s, default=float("nan")), 2),
         )
         return out
 
@@ -295,13 +301,14 @@ async def play_variant(
     tmp: Path,
     turn_ms: int,
     stderr: BinaryIO,
+    server_args: Sequence[str] = (),
 ) -> Figures:
     fig = Figures(variant, matches, hands)
     fig.fd_limit = raise_open_files(FDS_PER_MATCH * matches + 4 * matches // bot_processes + 256)
     limits = ["--max-live-matches", str(matches), "--max-waiting-matches", str(matches)]
     limits += ["--keep-finished", str(max(matches, 1000))]
     proc, address = await start_server(
-        serve_argv(tmp / "logs", tmp / "state", *limits), stderr=stderr
+        serve_argv(tmp / "logs", tmp / "state", *limits, *server_args), stderr=stderr
     )
     metadata = organiser_metadata(tmp / "state")
     try:
@@ -351,6 +358,7 @@ async def play_variant(
         fig.bot_errors += [str(e) for e in report.get("errors", [])]  # type: ignore[attr-defined]
         warnings.update(report.get("warnings") or {})  # type: ignore[arg-type]
         fig.latencies_ms += [us / 1000 for us in report.get("latencies_us") or []]  # type: ignore[attr-defined]
+        fig.seated_s += [ms / 1000 for ms in report.get("seated_ms") or [] if ms >= 0]  # type: ignore[attr-defined]
     fig.bot_warnings = dict(warnings)
     logs = sorted((tmp / "logs").glob("*.jsonl"))
     defaults: collections.Counter[str] = collections.Counter()
@@ -384,7 +392,9 @@ def show(fig: Figures) -> str:
         f"{s['bot_cpu_us_per_move']} us/move",
         f"  action -> next prompt as the bots see it: p50 {s['p50_ms']} ms, "
         f"p99 {s['p99_ms']} ms ({s['latencies']} turns)",
-        f"  creating the matches took {fig.create_s:.1f} s",
+        f"  creating the matches took {fig.create_s:.1f} s; seats seated {s['seated']}/"
+        f"{4 * fig.matches}, the Welcome after p50 {s['seated_p50_s']} s, at most "
+        f"{s['seated_max_s']} s",
     ]
     if fig.slow_reader:
         lines.append(f"  slow reader: {fig.slow_reader}")
@@ -400,6 +410,7 @@ def run(
     bot_processes: int,
     turn_ms: int = 5000,
     keep: Path | None = None,
+    server_args: Sequence[str] = (),
 ) -> list[Figures]:
     """Each variant on a fresh server; the figures (printed as they come)."""
     build_seats()
@@ -410,7 +421,9 @@ def run(
             tmp.mkdir(parents=True, exist_ok=True)
             with open(tmp / "server.stderr", "wb") as stderr:
                 fig = asyncio.run(
-                    play_variant(variant, matches, hands, bot_processes, tmp, turn_ms, stderr)
+                    play_variant(
+                        variant, matches, hands, bot_processes, tmp, turn_ms, stderr, server_args
+                    )
                 )
         print(show(fig), flush=True)
         out.append(fig)
@@ -427,10 +440,20 @@ def main() -> None:
     )
     ap.add_argument("--json", type=Path, help="also write the figures here")
     ap.add_argument("--keep", type=Path, help="keep the logs and files in this folder")
+    ap.add_argument(
+        "--server-arg", action="append", default=[], help="pass this to referee serve (repeat)"
+    )
     args = ap.parse_args()
     variants = list(VARIANTS) if args.variant == "all" else [args.variant]
     print(f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, {os.cpu_count()} cores", flush=True)
-    figures = run(args.matches, variants, args.hands, args.bot_processes, keep=args.keep)
+    figures = run(
+        args.matches,
+        variants,
+        args.hands,
+        args.bot_processes,
+        keep=args.keep,
+        server_args=args.server_arg,
+    )
     if args.json:
         args.json.write_text(json.dumps([f.summary() for f in figures], indent=1))
     sys.exit(0 if all(f.ok for f in figures) else 1)

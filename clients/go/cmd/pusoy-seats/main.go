@@ -72,6 +72,15 @@ type lightBot struct {
 	pusoy.Base
 	rng   *rand.Rand
 	clock *clock
+	start time.Time
+	// seated is when the first Welcome came, since the process started (0: never).
+	seated time.Duration
+}
+
+func (b *lightBot) OnWelcome(*pusoy.Welcome) {
+	if b.seated == 0 {
+		b.seated = time.Since(b.start)
+	}
 }
 
 func (b *lightBot) Choose(_ context.Context, p *pusoy.Prompt) pusoy.Choice {
@@ -115,7 +124,10 @@ type report struct {
 	Warnings    map[string]int `json:"warnings"`
 	Prompts     int            `json:"prompts"`
 	WallSeconds float64        `json:"wall_seconds"`
-	LatenciesUS []int64        `json:"latencies_us"`
+	// SeatedMS is, per seat, the milliseconds from the start to its first Welcome (-1:
+	// never seated).
+	SeatedMS    []int64 `json:"seated_ms"`
+	LatenciesUS []int64 `json:"latencies_us"`
 }
 
 func readTokens(path string) ([]string, error) {
@@ -142,6 +154,7 @@ func main() {
 	address := flag.String("address", pusoy.DefaultAddress, "the referee's host:port")
 	tokensPath := flag.String("tokens", "-", "file of seat tokens, one per line (-: standard input)")
 	batch := flag.Bool("batch-events", false, "ask for the events batched into the prompts (Hello.batch_events)")
+	verbose := flag.Bool("verbose", false, "print the library's messages on stderr (default: count its warnings)")
 	seed := flag.Uint64("seed", 1, "seed of the random choices")
 	flag.Parse()
 	tokens, err := readTokens(*tokensPath)
@@ -154,24 +167,29 @@ func main() {
 
 	warnings := &counting{counts: map[string]int{}}
 	logger := slog.New(warnings)
+	if *verbose {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	clk := newClock()
 	var finished atomic.Int64
 	var mu sync.Mutex
 	var errs []string
 	var wg sync.WaitGroup
 	start := time.Now()
+	bots := make([]*lightBot, len(tokens))
 	for i, token := range tokens {
+		bots[i] = &lightBot{rng: rand.New(rand.NewPCG(*seed, uint64(i))), clock: clk, start: start}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			bot := &lightBot{rng: rand.New(rand.NewPCG(*seed, uint64(i))), clock: clk}
+			bot := bots[i]
 			opts := pusoy.Options{
 				Address: *address, Token: token, Name: "go-seats",
 				BatchEvents: *batch, Logger: logger,
 			}
 			if _, err := pusoy.Run(ctx, bot, opts); err != nil {
 				mu.Lock()
-				errs = append(errs, fmt.Sprintf("seat %d: %v", i, err))
+				errs = append(errs, fmt.Sprintf("seat %d after %.1f s: %v", i, time.Since(start).Seconds(), err))
 				mu.Unlock()
 				return
 			}
@@ -186,6 +204,13 @@ func main() {
 		WallSeconds: time.Since(start).Seconds(), LatenciesUS: clk.latencies(),
 	}
 	clk.mu.Unlock()
+	for _, b := range bots {
+		ms := int64(-1)
+		if b.seated > 0 {
+			ms = b.seated.Milliseconds()
+		}
+		out.SeatedMS = append(out.SeatedMS, ms)
+	}
 	if out.Errors == nil {
 		out.Errors = []string{}
 	}
