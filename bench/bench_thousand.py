@@ -74,6 +74,9 @@ SEATS = GO_KIT / "bin" / "pusoy-seats"
 VARIANTS = ("live", "batch", "slow")
 FDS_PER_MATCH = 5
 """Referee side: four bot connections and the match's log."""
+CONNECT_TIMEOUT_MS = 600_000
+"""The longest a server lets a match wait for its bots by default: seating 4,000 bots at
+once takes minutes here (the connect phase is reported)."""
 SLOW_READ_S = 0.1
 SAMPLE_S = 0.2
 
@@ -326,7 +329,7 @@ async def play_variant(
                     metadata,
                     matches,
                     hands,
-                    common.TimeControl(turn_time_ms=turn_ms, connect_timeout_ms=120_000),
+                    common.TimeControl(turn_time_ms=turn_ms, connect_timeout_ms=CONNECT_TIMEOUT_MS),
                     seed_prefix=f"thousand-{variant}",
                 )
                 fig.create_s = time.perf_counter() - started
