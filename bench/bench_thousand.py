@@ -96,6 +96,8 @@ class Figures:
     disconnects: int = 0
     moves: int = 0
     create_s: float = 0.0
+    total_s: float = 0.0
+    """The whole variant: start, create, play, verify."""
     wall_s: float = 0.0
     server_cpu_s: float = 0.0
     bot_cpu_s: float = 0.0
@@ -219,6 +221,7 @@ def start_bots(
         tokens = tmp / f"tokens{i}.txt"
         tokens.write_text("".join(t + "\n" for c in share for t in c.seat_tokens))
         argv = [str(SEATS), "--address", address, "--tokens", str(tokens), "--seed", str(i + 1)]
+        argv += ["--reconnect-window", f"{CONNECT_TIMEOUT_MS}ms"]  # as long as a match waits
         if batch:
             argv.append("--batch-events")
         with open(tmp / f"bots{i}.json", "wb") as out, open(tmp / f"bots{i}.stderr", "wb") as err:
@@ -398,6 +401,7 @@ def show(fig: Figures) -> str:
         f"  creating the matches took {fig.create_s:.1f} s; seats seated {s['seated']}/"
         f"{4 * fig.matches}, the Welcome after p50 {s['seated_p50_s']} s, at most "
         f"{s['seated_max_s']} s",
+        f"  wall time of the whole run (start, create, play, verify): {fig.total_s:.0f} s",
     ]
     if fig.slow_reader:
         lines.append(f"  slow reader: {fig.slow_reader}")
@@ -422,12 +426,14 @@ def run(
         with tempfile.TemporaryDirectory(prefix=f"thousand-{variant}-") as d:
             tmp = Path(d) if keep is None else keep / variant
             tmp.mkdir(parents=True, exist_ok=True)
+            started = time.perf_counter()
             with open(tmp / "server.stderr", "wb") as stderr:
                 fig = asyncio.run(
                     play_variant(
                         variant, matches, hands, bot_processes, tmp, turn_ms, stderr, server_args
                     )
                 )
+            fig.total_s = time.perf_counter() - started
         print(show(fig), flush=True)
         out.append(fig)
     return out

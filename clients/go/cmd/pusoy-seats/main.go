@@ -154,6 +154,8 @@ func main() {
 	address := flag.String("address", pusoy.DefaultAddress, "the referee's host:port")
 	tokensPath := flag.String("tokens", "-", "file of seat tokens, one per line (-: standard input)")
 	batch := flag.Bool("batch-events", false, "ask for the events batched into the prompts (Hello.batch_events)")
+	window := flag.Duration("reconnect-window", pusoy.DefaultReconnectWindow,
+		"how long each seat keeps trying to get its seat (a busy referee seats thousands slowly)")
 	verbose := flag.Bool("verbose", false, "print the library's messages on stderr (default: count its warnings)")
 	seed := flag.Uint64("seed", 1, "seed of the random choices")
 	flag.Parse()
@@ -185,7 +187,7 @@ func main() {
 			bot := bots[i]
 			opts := pusoy.Options{
 				Address: *address, Token: token, Name: "go-seats",
-				BatchEvents: *batch, Logger: logger,
+				BatchEvents: *batch, Logger: logger, ReconnectWindow: *window,
 			}
 			if _, err := pusoy.Run(ctx, bot, opts); err != nil {
 				mu.Lock()
