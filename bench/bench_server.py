@@ -33,26 +33,20 @@ from pathlib import Path
 
 import grpc
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from referee.protocol import (  # noqa: E402
-    PROTOCOL_VERSION,
-    common,
-    match_service,
-    match_service_grpc,
-    play_service,
-    play_service_grpc,
+from _common import (
+    cpu_seconds,
+    create_matches,
+    organiser_metadata,
+    pct,
+    serve_argv,
+    start_server,
 )
 
-TICKS = os.sysconf("SC_CLK_TCK")
+from referee.protocol import PROTOCOL_VERSION, common, play_service, play_service_grpc
+
 BARE_METHOD = "/bench.Bare/Play"
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
 
 # -- bots (one process per seat index, all matches) ------------------------------
 
@@ -257,15 +251,6 @@ def run_bare_server(args: argparse.Namespace) -> None:
 # -- orchestration -------------------------------------------------------------------
 
 
-async def start_server(argv: list[str]) -> tuple[asyncio.subprocess.Process, str]:
-    proc = await asyncio.create_subprocess_exec(
-        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
-    )
-    assert proc.stdout is not None
-    line = (await proc.stdout.readline()).decode()
-    return proc, line.split("listening on ")[1].split(";")[0].strip()
-
-
 async def run_bots(spec: dict, tmp: Path, record_sizes: bool = False) -> list[dict]:
     spec_path = tmp / "spec.json"
     spec_path.write_text(json.dumps(spec))
@@ -305,56 +290,21 @@ def latencies(recs: list[dict]) -> list[float]:
     return out
 
 
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
-
-
 async def referee_round(
     matches: int, hands: int, tmp: Path, record: bool, batch: bool = False
 ) -> tuple[dict, list[dict]]:
     serve = os.environ.get("BENCH_SERVE_SCRIPT")
-    argv = (
-        [sys.executable, serve]
-        if serve
-        else [
-            sys.executable,
-            "-m",
-            "referee.cli",
-            "serve",
-            "--address",
-            "127.0.0.1:0",
-            "--log-dir",
-            str(tmp / "logs"),
-            "--log-level",
-            "error",
-            "--state-dir",
-            str(tmp / "state"),
-        ]
-    )
+    argv = [sys.executable, serve] if serve else serve_argv(tmp / "logs", tmp / "state")
     proc, address = await start_server(argv)
-    # A referee with an organiser token keeps it in its state folder (older ones have none).
-    token_file = tmp / "state" / "organiser-token"
-    metadata = (
-        (("authorization", "Bearer " + token_file.read_text().strip()),)
-        if token_file.exists()
-        else ()
-    )
     try:
-        async with grpc.aio.insecure_channel(address) as ch:
-            stub = match_service_grpc.MatchServiceStub(ch)
-            tokens = []
-            for i in range(matches):
-                created = await stub.CreateMatch(
-                    match_service.CreateMatchRequest(
-                        profile="big-two",
-                        hands=hands,
-                        seed=f"bench-{i}",
-                        time_control=common.TimeControl(turn_time_ms=10_000),
-                    ),
-                    metadata=metadata,
-                )
-                tokens.append(list(created.seat_tokens))
+        created = await create_matches(
+            address,
+            organiser_metadata(tmp / "state"),
+            matches,
+            hands,
+            common.TimeControl(turn_time_ms=10_000),
+        )
+        tokens = [list(c.seat_tokens) for c in created]
         cpu0 = cpu_seconds(proc.pid)
         t0 = time.perf_counter()
         recs = await run_bots(

@@ -94,6 +94,10 @@ The organiser's token and the log signing key are kept in the state folder (.ref
 mode 0700), never in the log folder; both are created on the first start. Every limit
 below has a safe default; 0 turns a count limit off.
 
+Each live match holds about five file descriptors (four bots' connections and its log):
+at start the referee raises its open-file limit to the hard limit (`ulimit -Hn`) and
+warns when that is short of --max-live-matches (docs/deploy.md, "Many matches at once").
+
 A referee started again on the same --log-dir and --state-dir after a crash resumes every
 unfinished match: bots reconnect with their same seat tokens (docs/log-format.md, section 7).
 SIGTERM or SIGINT stops it and cancels the running matches; SIGUSR1 stops it and leaves
@@ -254,6 +258,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if args.tls_cert
         else None
     )
+    from referee.server.openfiles import open_files_warning
+
+    short = open_files_warning(_serve_limits(args), args.http_max_connections if args.http else 0)
+    if short is not None:
+        print(f"referee serve: warning: {short}", file=sys.stderr)
     log_dir = Path(args.log_dir)
     try:
         secrets = load_server_secrets(

@@ -59,6 +59,12 @@ SERVICE_NAMES = (
     lobby_service.DESCRIPTOR.services_by_name["LobbyService"].full_name,
 )
 MAX_STREAMS_PER_CONNECTION = 1000
+MAX_UNACCEPTED_S = 300
+"""How long a new call may wait inside gRPC for the server to take it up. With a
+thousand matches starting at once, this server took up the bots' calls at a few dozen a
+second (bench/bench_thousand.py), so a burst of 4,000 waited a minute or more; gRPC's
+own default (30 s) cancelled the late ones (CANCELLED, before the referee saw them) and
+their seats were played by default."""
 
 
 def _grpc_options(limits: ServerLimits) -> list[tuple[str, int]]:
@@ -69,6 +75,7 @@ def _grpc_options(limits: ServerLimits) -> list[tuple[str, int]]:
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.max_receive_message_length", limits.max_message_bytes),
         ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
+        ("grpc.server_max_unrequested_time_in_server", MAX_UNACCEPTED_S),
     ]
 
 

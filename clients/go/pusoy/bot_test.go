@@ -192,3 +192,19 @@ func TestOutcomePlace(t *testing.T) {
 		t.Error("place without standings is not 0")
 	}
 }
+
+func TestBackoffDoublesToItsCapAndStaysThere(t *testing.T) {
+	want := []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond,
+		400 * time.Millisecond, 800 * time.Millisecond, time.Second, time.Second}
+	for i, w := range want {
+		if got := backoffDelay(i + 1); got != w {
+			t.Errorf("backoffDelay(%d) = %v, want %v", i+1, got, w)
+		}
+	}
+	// A referee unreachable for the whole reconnect window: hundreds of retries.
+	for retries := 1; retries <= 1000; retries++ {
+		if d := backoffDelay(retries); d <= 0 || d > maxBackoff {
+			t.Fatalf("backoffDelay(%d) = %v, outside (0, %v]", retries, d, maxBackoff)
+		}
+	}
+}

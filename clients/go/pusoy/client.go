@@ -156,7 +156,7 @@ func RunWithClient(ctx context.Context, bot Bot, client refereev1.PlayServiceCli
 			return nil, fmt.Errorf("%w at %s within %s: %v", ErrUnreachable, opts.Address, window, err)
 		}
 		if retries > 0 {
-			d := min(maxBackoff, minBackoff<<(retries-1))
+			d := backoffDelay(retries)
 			sleep := min(left, d/2+time.Duration(rand.Int64N(int64(d/2)+1))) // jitter: [d/2, d]
 			select {
 			case <-ctx.Done():
@@ -166,6 +166,17 @@ func RunWithClient(ctx context.Context, bot Bot, client refereev1.PlayServiceCli
 		}
 		retries++
 	}
+}
+
+// backoffDelay is the longest wait before the retries-th retry (from 1): doubling from
+// minBackoff up to maxBackoff. The doubling stops at the cap: a shift past 37 overflows
+// and once made the wait negative (a panic in rand) after ~30 s of failed retries.
+func backoffDelay(retries int) time.Duration {
+	d := minBackoff
+	for i := 1; i < retries && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxBackoff)
 }
 
 // retryable reports whether a stream error may be cured by reconnecting.
