@@ -25,6 +25,9 @@ _SHARED_BUILDS = {
     "stdio": "stdio",  # clients/stdio/build.sh
     "view": "browser",  # one Chromium at a time
 }
+_SHARED_BUILD_FILES = {
+    "tests/server/test_hundred_matches.py": "toolchains",  # the Go kit's pusoy-seats
+}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
@@ -36,5 +39,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             parts = Path(item.path).resolve().relative_to(_ROOT).parts
         except ValueError:
             parts = Path(item.path).parts
-        group = _SHARED_BUILDS.get(parts[1]) if parts[0] == "tests" and len(parts) > 2 else None
-        item.add_marker(pytest.mark.xdist_group(group or "/".join(parts)))
+        path = "/".join(parts)
+        group = _SHARED_BUILD_FILES.get(path)
+        if group is None and parts[0] == "tests" and len(parts) > 2:
+            group = _SHARED_BUILDS.get(parts[1])
+        item.add_marker(pytest.mark.xdist_group(group or path))
