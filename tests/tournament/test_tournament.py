@@ -190,7 +190,10 @@ async def test_faulty_bots_only_hurt_themselves(tmp_path):
         bots,
         tournament={"format": "fixed", "seatings": "none", "rounds": 2},
         rules={"hands": 1},
-        time={"turn_time_ms": 300, "connect_timeout_ms": 1500},
+        # The hanging bot holds each match for the whole connect time; the others are
+        # Python processes that must start and connect within it on a loaded CI machine
+        # (at 1.5 s the crashing bot once missed its match and never got to crash).
+        time={"turn_time_ms": 300, "connect_timeout_ms": 5000},
     )
     summary = await Tournament(load_config(path)).run()
     assert (summary.done, summary.failed) == (2, 0)
