@@ -52,3 +52,9 @@ def pytest_xdist_make_scheduler(config: Any, log: Any) -> Any:
             return work_unit(nodeid.split("::", 1)[0])
 
     return SharedBuildScheduling(config, log)
+
+
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    """The container tests after the kits' own: the kits' first (cold) builds then count
+    for the kits, and the container step reuses them, as docs/deploy.md says."""
+    items.sort(key=lambda item: "tests/deploy/" in Path(str(item.path)).as_posix())
