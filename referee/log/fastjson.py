@@ -250,7 +250,6 @@ def to_dict(msg: Message) -> dict[str, Any]:
     return out
 
 
-_json_writers: dict[str, dict[str, tuple[str, Callable[[Any], str]]]] = {}
 _EPOCH = datetime.datetime(1970, 1, 1)
 _MAX_SECONDS = 253402300799  # 9999-12-31T23:59:59Z, as Timestamp allows
 _dates: dict[int, str] = {}
@@ -322,11 +321,8 @@ def _encoder(desc: Any) -> Callable[[Any], str]:
     fields, non-zero/non-empty for the others."""
     scope: dict[str, Any] = {}
     lines = ["def encode(m):", "    parts = []", "    add = parts.append"]
-    oneofs = {o.name for o in desc.oneofs}
-    if oneofs and all(fd.containing_oneof is not None for fd in desc.fields):
-        oneofs_first = True  # every field in oneofs: ask each oneof which is set, once
-    else:
-        oneofs_first = False
+    # Every field in oneofs (Event, Command): ask each oneof which is set, once.
+    oneofs_first = bool(desc.oneofs) and all(fd.containing_oneof is not None for fd in desc.fields)
     for o in desc.oneofs if oneofs_first else ():
         lines.append(f"    k_{o.name} = m.WhichOneof({o.name!r})")
     for i, fd in enumerate(sorted(desc.fields, key=lambda f: f.number)):

@@ -60,8 +60,9 @@ def _fsync_and_close(fd: int) -> None:
         os.close(fd)
 
 
-def line_hash(line: str) -> str:
-    return hashlib.sha256(line.encode("utf-8")).hexdigest()
+def line_hash(line: str | bytes) -> str:
+    """The hash chain's link: SHA-256 (hex) of a line's UTF-8 bytes, without its newline."""
+    return hashlib.sha256(line.encode("utf-8") if isinstance(line, str) else line).hexdigest()
 
 
 _HAND_BOUNDARIES = ("hand_ended", "match_ended")
@@ -160,7 +161,7 @@ class EventLogWriter:
                 + f'{version},"event":{to_json(event)}'
                 + (first_end if not lines else "}")
             ).encode("utf-8")
-            prev = hashlib.sha256(line).hexdigest()
+            prev = line_hash(line)
             lines.append(line)
         data = b"\n".join(lines) + b"\n"
         try:

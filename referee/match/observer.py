@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from referee.match.state import MachineState, TurnState
 from referee.protocol import PROTOCOL_VERSION, common, play_service
-from referee.protocol.convert import KIND_TO_PB, card_list, play_cards
+from referee.protocol.convert import KIND_TO_PB, card_list, fill_play, play_cards
 from referee.rules import SEATS, card_text
 
 
@@ -91,11 +91,10 @@ def public_state(state: MachineState, out: common.PublicState | None = None) -> 
         out.turn = hand.turn
     table = hand.table
     if table is not None:
-        out.table.cards.extend(card_list(table.mask, order))
-        out.table.combination = KIND_TO_PB[table.kind]
+        fill_play(out.table, table.mask, table.kind, order)
         if hand.table_seat is not None:
             out.table_seat = hand.table_seat
-    out.card_counts.extend([h.bit_count() for h in hand.hands])
+    out.card_counts.extend(hand.card_counts())
     out.locked_out.extend(hand.locked)
     if hand.must_include:
         out.must_include = card_text(hand.must_include.bit_length() - 1)
@@ -105,9 +104,7 @@ def public_state(state: MachineState, out: common.PublicState | None = None) -> 
     for entry in state.trick:
         trick_play = out.trick.add(seat=entry.seat)
         if entry.cards:
-            trick_play.play.cards.extend(card_list(entry.cards, order))
-            if entry.kind is not None:
-                trick_play.play.combination = KIND_TO_PB[entry.kind]
+            fill_play(trick_play.play, entry.cards, entry.kind, order)
         else:
             setattr(trick_play, "pass", True)
     return out

@@ -75,11 +75,12 @@ def play_cards(mask: int, order: SuitOrder) -> list[str]:
     return text
 
 
-def play_pb(mask: int, kind: Kind | None, order: SuitOrder) -> common.Play:
-    return common.Play(
-        cards=card_list(mask, order),
-        combination=KIND_TO_PB[kind] if kind is not None else common.COMBINATION_UNSPECIFIED,
-    )
+def fill_play(out: common.Play, mask: int, kind: Kind | None, order: SuitOrder) -> None:
+    """Write a play's cards and combination into ``out`` (a field of the message being
+    built, so that no Play is built and copied in)."""
+    out.cards.extend(card_list(mask, order))
+    if kind is not None:
+        out.combination = KIND_TO_PB[kind]
 
 
 def rules_pb(rules: Rules) -> common.Rules:

@@ -26,6 +26,12 @@ class Malformed:
 
 MALFORMED = Malformed()
 
+
+def unparsable(method: str) -> str:
+    """The INVALID_ARGUMENT details for a request of ``method`` that does not parse."""
+    return f"the request of {method} cannot be parsed"
+
+
 SEES_MALFORMED = "sees_malformed_requests"
 """Set (by ``sees_malformed``) on a stream handler that takes MALFORMED items itself."""
 
@@ -61,9 +67,7 @@ class MalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 return MALFORMED
 
         async def refuse(context: Context) -> None:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"the request of {name} cannot be parsed"
-            )
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, unparsable(name))
 
         if handler.request_streaming and getattr(handler.stream_stream, SEES_MALFORMED, False):
             # The servicer checks for MALFORMED itself: no wrapper around every message.

@@ -36,7 +36,7 @@ from referee.protocol import (
 from referee.server.auth import OrganiserGate
 from referee.server.host import Inbound, MatchHost
 from referee.server.limits import ServerLimits, apply_limits, check_request
-from referee.server.malformed import Malformed, sees_malformed
+from referee.server.malformed import Malformed, sees_malformed, unparsable
 from referee.server.metrics import Metrics
 from referee.server.registry import LogUnavailable, MatchRegistry, ShuttingDown
 from referee.server.sessions import Session, Spectator
@@ -204,7 +204,7 @@ class MatchServicer(match_service_grpc.MatchServiceServicer):
         )
 
 
-UNPARSABLE_PLAY = "the request of Play cannot be parsed"
+UNPARSABLE_PLAY = unparsable("Play")
 
 
 class PlayServicer(play_service_grpc.PlayServiceServicer):
