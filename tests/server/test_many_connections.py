@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import resource
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from referee_process import serve_argv
 
 from referee.server import app
 from referee.server.app import MAX_UNACCEPTED_S, RefereeServer
@@ -121,19 +121,7 @@ def serve(tmp: Path, nofile: tuple[int, int], *args: str) -> tuple[str, str]:
         resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
 
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "referee.cli",
-            "serve",
-            "--address",
-            "127.0.0.1:0",
-            "--log-dir",
-            str(tmp / "logs"),
-            "--state-dir",
-            str(tmp / "state"),
-            *args,
-        ],
+        serve_argv(tmp, "127.0.0.1:0", *args),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

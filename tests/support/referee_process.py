@@ -24,6 +24,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def serve_argv(tmp: Path, address: str, *args: str) -> list[str]:
+    """``referee serve`` at ``address`` with its log and state folders under ``tmp``."""
+    return [
+        *(sys.executable, "-m", "referee.cli", "serve", "--address", address),
+        *("--log-dir", str(tmp / "logs"), "--state-dir", str(tmp / "state")),
+        *args,
+    ]
+
+
 class Serve:
     """``referee serve`` on a fixed port (so bots find it again after a restart), with its
     log and state folders under ``tmp``. ``args``: more options of ``referee serve`` (its
@@ -48,12 +57,7 @@ class Serve:
     def start(self) -> list[str]:
         """Start it; the lines it printed about resumed matches (before it listens)."""
         self.proc = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "referee.cli", "serve", "--address", self.address),
-                *("--log-dir", str(self.tmp / "logs"), "--state-dir", str(self.tmp / "state")),
-                *("--log-level", "error"),
-                *self.args,
-            ],
+            serve_argv(self.tmp, self.address, "--log-level", "error", *self.args),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
