@@ -9,11 +9,14 @@ import io.pusoyreferee.referee.v1.PublicState;
 import io.pusoyreferee.referee.v1.SeatCards;
 import io.pusoyreferee.referee.v1.Snapshot;
 import io.pusoyreferee.referee.v1.TrickPlay;
+import io.pusoyreferee.referee.v1.TurnPrompt;
 import io.pusoyreferee.referee.v1.Welcome;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Set;
 
@@ -158,6 +161,45 @@ public final class Tracker {
   }
 
   /** This bot's seat, -1 before the welcome. */
+  /**
+   * What this tracker holds that differs from the referee's state in {@code p} (its public
+   * state and the seat's hand), or null when they agree: a check of the tracker, used by the
+   * conformance bot and the kit's tests.
+   */
+  public String differsFrom(TurnPrompt p) {
+    Tracker t = this;
+    PublicState st = p.getState();
+    List<Tracker.TrickEntry> trick = new ArrayList<>();
+    for (TrickPlay x : st.getTrickList()) {
+      trick.add(new Tracker.TrickEntry(x.getSeat(), x.getPass() ? List.of() : x.getPlay().getCardsList()));
+    }
+    List<Boolean> locked = new ArrayList<>(st.getLockedOutList());
+    while (locked.size() < 4) {
+      locked.add(false);
+    }
+    Map<String, List<Object>> pairs = new LinkedHashMap<>();
+    pairs.put("hand_number", List.of(t.handNumber(), st.getHandNumber()));
+    pairs.put("hand", List.of(t.hand(), p.getHandList()));
+    pairs.put("card_counts", List.of(t.cardCounts(), st.getCardCountsList()));
+    pairs.put("played_cards", List.of(t.playedCards(), st.getPlayedCardsList()));
+    pairs.put("table", List.of(t.table(), st.getTable().getCardsList()));
+    pairs.put(
+        "table_seat",
+        List.of(t.tableSeat(), st.hasTableSeat() ? OptionalInt.of(st.getTableSeat()) : OptionalInt.empty()));
+    pairs.put("locked_out", List.of(t.lockedOut(), locked));
+    pairs.put("revolution", List.of(t.revolution(), st.getRevolution()));
+    pairs.put("trick", List.of(t.trick(), trick));
+    pairs.put("totals", List.of(t.totals(), st.getTotalsList()));
+    pairs.put("hands_won", List.of(t.handsWon(), st.getHandsWonList()));
+    for (Map.Entry<String, List<Object>> e : pairs.entrySet()) {
+      if (!e.getValue().get(0).equals(e.getValue().get(1))) {
+        return "turn " + p.getTurnId() + ": tracker " + e.getKey() + " " + e.getValue().get(0)
+            + ", the referee's " + e.getValue().get(1);
+      }
+    }
+    return null;
+  }
+
   public int seat() {
     return seat;
   }

@@ -13,17 +13,12 @@ import io.pusoyreferee.client.Prompt;
 import io.pusoyreferee.client.Rejection;
 import io.pusoyreferee.client.Tracker;
 import io.pusoyreferee.referee.v1.Event;
-import io.pusoyreferee.referee.v1.PublicState;
 import io.pusoyreferee.referee.v1.Snapshot;
-import io.pusoyreferee.referee.v1.TrickPlay;
-import io.pusoyreferee.referee.v1.TurnPrompt;
 import io.pusoyreferee.referee.v1.Welcome;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalInt;
 
 /**
  * The Java kit's conformance bot: a bot whose behaviour the transcript scripts
@@ -107,7 +102,7 @@ public final class ConformanceBot implements Bot {
           + (long) before.getNumberValue());
     }
     if (tracker != null) {
-      String why = differs(tracker, prompt.message());
+      String why = tracker.differsFrom(prompt.message());
       if (why != null) {
         checkFailed(why);
       }
@@ -149,40 +144,6 @@ public final class ConformanceBot implements Bot {
       tracker.onEvent(event);
     }
     throwIn("on_event");
-  }
-
-  /** What the tracker holds that differs from the referee's state in the prompt, or null. */
-  static String differs(Tracker t, TurnPrompt p) {
-    PublicState st = p.getState();
-    List<Tracker.TrickEntry> trick = new ArrayList<>();
-    for (TrickPlay x : st.getTrickList()) {
-      trick.add(new Tracker.TrickEntry(x.getSeat(), x.getPass() ? List.of() : x.getPlay().getCardsList()));
-    }
-    List<Boolean> locked = new ArrayList<>(st.getLockedOutList());
-    while (locked.size() < 4) {
-      locked.add(false);
-    }
-    Map<String, List<Object>> pairs = new LinkedHashMap<>();
-    pairs.put("hand_number", List.of(t.handNumber(), st.getHandNumber()));
-    pairs.put("hand", List.of(t.hand(), p.getHandList()));
-    pairs.put("card_counts", List.of(t.cardCounts(), st.getCardCountsList()));
-    pairs.put("played_cards", List.of(t.playedCards(), st.getPlayedCardsList()));
-    pairs.put("table", List.of(t.table(), st.getTable().getCardsList()));
-    pairs.put(
-        "table_seat",
-        List.of(t.tableSeat(), st.hasTableSeat() ? OptionalInt.of(st.getTableSeat()) : OptionalInt.empty()));
-    pairs.put("locked_out", List.of(t.lockedOut(), locked));
-    pairs.put("revolution", List.of(t.revolution(), st.getRevolution()));
-    pairs.put("trick", List.of(t.trick(), trick));
-    pairs.put("totals", List.of(t.totals(), st.getTotalsList()));
-    pairs.put("hands_won", List.of(t.handsWon(), st.getHandsWonList()));
-    for (Map.Entry<String, List<Object>> e : pairs.entrySet()) {
-      if (!e.getValue().get(0).equals(e.getValue().get(1))) {
-        return "turn " + p.getTurnId() + ": tracker " + e.getKey() + " " + e.getValue().get(0)
-            + ", the referee's " + e.getValue().get(1);
-      }
-    }
-    return null;
   }
 
   private Struct step(String table, long turnId) {
