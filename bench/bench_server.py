@@ -377,10 +377,9 @@ def show(name: str, r: dict) -> str:
     )
 
 
-def spread(values: list[float], fmt: str = "{:.2f}") -> str:
-    """Median and range, the form every figure is reported in."""
-    mid, low, high = (fmt.format(v) for v in (statistics.median(values), min(values), max(values)))
-    return f"{mid} ({low}-{high})"
+def spread(values: list[float], fmt: str = ".2f") -> str:
+    """Median and range, the form every figure is reported in (``fmt``: a format spec)."""
+    return f"{statistics.median(values):{fmt}} ({min(values):{fmt}}-{max(values):{fmt}})"
 
 
 async def bench(matches: int, hands: int, rounds: int, batch: bool) -> None:
@@ -430,7 +429,7 @@ async def bench(matches: int, hands: int, rounds: int, batch: bool) -> None:
         print(f"  bare pattern {pattern}")
     print(f"-- {matches} match(es): median (min-max) over {rounds} alternating rounds")
     for name, values in rows.items():
-        fmt = "{:.2f}" if "ratio" in name else "{:.1f}" if " ms" in name else "{:.0f}"
+        fmt = ".2f" if "ratio" in name else ".1f" if " ms" in name else ".0f"
         print(f"  {name:52} {spread(values, fmt)}")
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,10 +44,6 @@ def remove(tree: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-
-
-def spread(values: list[float], fmt: str) -> str:
-    return f"{statistics.median(values):{fmt}} ({min(values):{fmt}}-{max(values):{fmt}})"
 
 
 async def compare(revs: list[str], matches: int, hands: int, rounds: int) -> None:
@@ -88,12 +83,13 @@ async def compare(revs: list[str], matches: int, hands: int, rounds: int) -> Non
         p99 = [bs.pct(r["lat"], 0.99) for r in rs]
         ratio = [a / b for a, b in zip(rate, bare_rate, strict=True)]
         print(
-            f"  {rev:>10}: moves/s {spread(rate, '.0f')}, server CPU/move {spread(cpu, '.0f')} µs,"
-            f" p99 {spread(p99, '.1f')} ms, ratio to bare {spread(ratio, '.2f')}"
+            f"  {rev:>10}: moves/s {bs.spread(rate, '.0f')},"
+            f" server CPU/move {bs.spread(cpu, '.0f')} µs,"
+            f" p99 {bs.spread(p99, '.1f')} ms, ratio to bare {bs.spread(ratio, '.2f')}"
         )
     cpu_b = [b["cpu"] / max(1, b["moves"]) * 1e6 for b in bare_results]
-    rates = spread(bare_rate, ".0f")
-    print(f"  {'bare':>10}: moves/s {rates}, server CPU/move {spread(cpu_b, '.0f')} µs")
+    rates = bs.spread(bare_rate, ".0f")
+    print(f"  {'bare':>10}: moves/s {rates}, server CPU/move {bs.spread(cpu_b, '.0f')} µs")
 
 
 def main() -> None:
