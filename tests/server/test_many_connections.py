@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import resource
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -113,28 +114,35 @@ async def test_calls_that_wait_longer_than_the_servers_setting_are_cancelled_by_
 # -- file descriptors ---------------------------------------------------------------
 
 
+WITH_NOFILE = (
+    "import os, resource, sys; "
+    "resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[1]), int(sys.argv[2]))); "
+    "os.execv(sys.argv[3], sys.argv[3:])"
+)
+"""Set RLIMIT_NOFILE, then become the command: no preexec_fn, which runs Python in a
+child forked from this test process, whose gRPC threads (the servers of the tests
+before) may hold locks the child then waits on or dies of."""
+
+
 def serve(tmp: Path, nofile: tuple[int, int], *args: str) -> tuple[str, str]:
     """Start ``referee serve`` with this RLIMIT_NOFILE; its "Max open files" line from
     /proc once it listens, and its stderr."""
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
-
-    proc = subprocess.Popen(
-        serve_argv(tmp, "127.0.0.1:0", *args),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=limit,
-    )
+    argv = [
+        sys.executable,
+        "-c",
+        WITH_NOFILE,
+        *map(str, nofile),
+        *serve_argv(tmp, "127.0.0.1:0", *args),
+    ]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
-        assert "listening on" in line, line
-        limits = Path(f"/proc/{proc.pid}/limits").read_text()
+        limits = Path(f"/proc/{proc.pid}/limits").read_text() if "listening on" in line else ""
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=30)
+    assert limits, f"serve exited {proc.returncode} before listening: {line!r}\n{err}"
     return next(ln for ln in limits.splitlines() if ln.startswith("Max open files")), err
 
 
