@@ -15,6 +15,9 @@
 set -euo pipefail
 
 KIT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# One build of this kit at a time (tests on two workers, a second terminal): wait for
+# the one running; it leaves nothing for this one to redo.
+if command -v flock >/dev/null 2>&1; then exec 9>"$KIT_DIR/.build.lock"; flock 9; fi
 BUILD_DIR="$KIT_DIR/build"
 BUILD_TYPE="${PUSOY_CPP_BUILD_TYPE:-Release}"
 JOBS="${PUSOY_CPP_JOBS:-2}"

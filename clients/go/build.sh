@@ -14,6 +14,9 @@ PROTOC_GEN_GO_GRPC_VERSION=v1.6.2   # google.golang.org/grpc/cmd/protoc-gen-go-g
 GO_MIN_MINOR=26                     # go.mod says go 1.26.0 (what grpc v1.85.0 needs)
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# One build of this kit at a time (tests on two workers, a second terminal): wait for
+# the one running; it leaves nothing for this one to redo.
+if command -v flock >/dev/null 2>&1; then exec 9>"$here/.build.lock"; flock 9; fi
 repo="$(cd "$here/../.." && pwd)"
 cd "$here"
 

@@ -7,6 +7,9 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# One build of this kit at a time (tests on two workers, a second terminal): wait for
+# the one running; it leaves nothing for this one to redo.
+if command -v flock >/dev/null 2>&1; then exec 9>"$here/.build.lock"; flock 9; fi
 cd "$here"
 
 die() {
