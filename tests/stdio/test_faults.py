@@ -43,9 +43,13 @@ def test_garbage_lines_are_typed_rejections_and_the_bot_plays_on(tmp_path):
 
 
 def test_a_flood_is_cut_off_by_the_referee_and_the_bridge_reconnects(tmp_path):
+    # The out-of-turn count starts again at each of the flooder's prompts, so the others
+    # think a little: the flood always gets more than the limit in before the next one
+    # (with instant bots, a loaded machine's bridge once lost that race).
+    thinker = f"stdio:{MISBEHAVING} slow 0.1"
     log, _ = referee_match(
         tmp_path,
-        [f"stdio:{MISBEHAVING} flood", "greedy", "greedy", "greedy"],
+        [f"stdio:{MISBEHAVING} flood", thinker, thinker, thinker],
         "--hands",
         "1",
         "--seed",

@@ -9,6 +9,7 @@ Standard library only, as a stdio bot in any language would be. Modes:
 - ``silent``: never reads and never answers;
 - ``exit``: exits with status 3 at its second prompt;
 - ``late``: answers its second prompt after ``argv[2]`` seconds, then plays on;
+- ``slow``: answers every prompt after ``argv[2]`` seconds (a bot that thinks);
 - ``eager``: answers each prompt with two lines at once, a card it does not hold and then
   its real answer, and never answers a rejection.
 """
@@ -64,7 +65,7 @@ def main() -> int:
                 missing = next(r + s for r in "3456789TJQKA2" for s in "CSHD" if r + s not in held)
                 lines += [missing.encode(), answer(prompt)]
             else:
-                if mode == "late" and prompts == 2:
+                if (mode == "late" and prompts == 2) or mode == "slow":
                     time.sleep(float(sys.argv[2]))
                 lines.append(answer(prompt))
                 if mode == "flood":
