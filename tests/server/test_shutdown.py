@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from pathlib import Path
+
+from referee_process import serve_argv
 
 from referee.log import read_log
 from referee.log.signing import load_public_key
@@ -19,18 +20,7 @@ from .conftest import Seat
 async def test_sigterm_cancels_running_matches_and_closes_their_logs(tmp_path: Path):
     logs = tmp_path / "logs"
     proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "referee.cli",
-        "serve",
-        "--address",
-        "127.0.0.1:0",
-        "--log-dir",
-        str(logs),
-        "--log-format",
-        "json",
-        "--state-dir",
-        str(tmp_path / "state"),
+        *serve_argv(tmp_path, "127.0.0.1:0", "--log-format", "json"),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )

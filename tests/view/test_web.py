@@ -11,6 +11,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from referee_process import serve_argv
 
 from pusoy_client import run_bot
 from pusoy_client.samples import Misbehaving
@@ -169,20 +170,7 @@ async def test_a_viewer_that_falls_behind_is_cut_off(stack):
 
 def test_serve_http_from_the_command_line(tmp_path):
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "referee.cli",
-            "serve",
-            "--address",
-            "127.0.0.1:0",
-            "--http",
-            "127.0.0.1:0",
-            "--log-dir",
-            str(tmp_path / "logs"),
-            "--state-dir",
-            str(tmp_path / "state"),
-        ],
+        serve_argv(tmp_path, "127.0.0.1:0", "--http", "127.0.0.1:0"),
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
