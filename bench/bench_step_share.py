@@ -31,17 +31,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_server as bs
-from _common import TICKS
+from _common import cpu_seconds
 
 STEP_FRAME = "MatchHost.step (referee/server/host.py"
 SAMPLES_PER_S = 100
-
-
-def thread_cpu(pid: int, tid: int) -> float:
-    """User + system CPU seconds of one thread of a running process."""
-    stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
-    fields = stat.rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def step_share(raw: Path, main_tid: int) -> float:
@@ -93,7 +86,7 @@ class Spied:
 
     def cpu_seconds(self, pid: int) -> float:
         if self.raw is not None and pid == self.pid:
-            self.main_cpu.append(thread_cpu(pid, pid))
+            self.main_cpu.append(cpu_seconds(pid, tid=pid))
         return self._cpu(pid)
 
     async def finish(self) -> tuple[Path, float]:
