@@ -5,6 +5,8 @@ in this process (the local backend), then as Ray tasks on a head node and a seco
 and kills the second node outright while it plays a match. The match is played again on
 the head from scratch, the retry is noted, and results.jsonl and the standings come out
 the same as the local run's (timing fields and the referee's random match ids aside).
+A second tournament on the same cluster has its runner (Ray's driver) SIGKILLed
+mid-run, and the next run resumes it as a local tournament resumes.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ import asyncio
 import base64
 import io
 import json
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +28,9 @@ from referee.log.verify import verify_log
 from referee.tournament.config import Backend, ConfigError, load_config
 from referee.tournament.director import Tournament, TournamentError
 from referee.tournament.progress import Progress
+from referee.tournament.schedule import build_schedule
 
-from .conftest import bot_entry, read_results, spawned_bot, write_config
+from .conftest import ROOT, bot_entry, read_results, spawned_bot, write_config
 from .ray_cluster import LocalCluster
 from .test_tournament import check_results_match_logs
 
@@ -199,3 +205,69 @@ async def test_same_results_on_ray_when_a_node_dies_mid_run(tmp_path, cluster):
     for match_id, result in on_ray.items():
         assert result == local[match_id], match_id
     assert standings(folder) == standings(tmp_path / "local")
+
+
+def test_a_ray_tournament_whose_runner_is_killed_resumes_on_the_next_run(tmp_path, cluster):
+    """The runner (Ray's driver) SIGKILLed mid-tournament: the next run records the rest,
+    keeps what was recorded, plays no match twice, and every log verifies with the
+    tournament's key, as a local tournament resumes."""
+    c, _ = cluster
+    kinds = {"greedy": "greedy", "random": "random", "greedy-2": "greedy", "random-2": "random"}
+    bots_ = [bot_entry(name, builtin=kind) for name, kind in kinds.items()]
+    path = write_config(
+        tmp_path,
+        bots_,
+        tournament={"format": "fixed", "rounds": 4, "concurrency": 2},
+        rules={"hands": 1},
+        time={"turn_time_ms": 5000, "connect_timeout_ms": 30000},
+    )
+    path.write_text(path.read_text() + f'\n[execution]\nbackend = "ray"\naddress = "{c.address}"\n')
+    out = tmp_path / "out"
+    results = out / "results.jsonl"
+    first_out = tmp_path / "first-run.txt"
+    with open(first_out, "wb") as log:
+        first = subprocess.Popen(
+            [sys.executable, "-m", "referee.cli", "tournament", str(path)],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 180
+            while not (results.exists() and len(results.read_text().splitlines()) >= 2):
+                assert first.poll() is None, first_out.read_text()
+                assert time.monotonic() < deadline, first_out.read_text()
+                time.sleep(0.05)
+        finally:
+            first.send_signal(signal.SIGKILL)
+            first.wait()
+    before = results.read_text().splitlines()
+    assert 2 <= len(before) < 16, first_out.read_text()
+
+    second = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "tournament", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert second.returncode == 0, second.stderr + second.stdout
+    assert f"Resuming: {len(before)} matches already recorded" in second.stdout
+
+    lines = results.read_text().splitlines()
+    assert lines[: len(before)] == before  # what was recorded stays as it was
+    ids = [json.loads(line)["match_id"] for line in lines]
+    seed = json.loads((out / "tournament.json").read_text())["master_seed"]
+    schedule = build_schedule(load_config(path), seed)
+    assert len(ids) == len(set(ids)) == 16
+    assert sorted(ids) == sorted(s.match_id for s in schedule)
+    key = base64.b64decode((out / "signing-key.pub").read_text().strip())
+    assert all(verify_log(out / r["log"], public_key=key).ok for r in read_results(out))
+    check_results_match_logs(out)
+    assert sorted(p.stem for p in (out / "logs").glob("*.jsonl")) == sorted(ids)
+    # Ray ended the killed runner's tasks with it: no match is left playing on the cluster.
+    deadline = time.monotonic() + 30
+    while any(n.running("ray::play_here") for n in c.nodes if n.proc.poll() is None):
+        assert time.monotonic() < deadline, "a match task outlived its tournament"
+        time.sleep(0.2)
