@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -14,9 +15,11 @@ from referee import __version__
 from referee.text import printable
 
 if TYPE_CHECKING:
-    from referee.server.limits import ServerLimits
+    from google.protobuf.message import Message
 
-if TYPE_CHECKING:
+    from referee.organiser import Organiser, Target
+    from referee.protocol import match_service
+    from referee.server.limits import ServerLimits
     from referee.table.bots import Seat
 
 JUDGE_EPILOG = """\
@@ -127,6 +130,29 @@ exit status:
   4  a bot never connected (it was played by default after the connect limit)
 """
 
+ORGANISER_EPILOG = """\
+examples (a `referee serve` on this machine, its token in .referee/organiser-token):
+  referee organiser info
+  referee organiser create --profile big-two --hands 4 --name alice --name bob \\
+      --name carol --name dave --tokens-dir seats      # seats/seat-0.token ... (mode 0600)
+  referee organiser list --status running
+  referee organiser show 20261202-101500-1a2b3c4d
+  referee organiser log 20261202-101500-1a2b3c4d --wait --output game.jsonl
+  referee organiser cancel 20261202-101500-1a2b3c4d --reason "bot swapped"
+  referee organiser list --address referee.example:50051 --tls-ca ca.pem \\
+      --token-file secrets/organiser-token
+
+Every command takes --json for scripts (the reply in protobuf's JSON mapping). `log`
+checks the log it fetched with the key the referee publishes (GetServerInfo): it exits
+1 when the log does not verify. The organiser's token is sent with every call;
+`info`, `show` and the log of a match that is over need none.
+
+exit status:
+  0  done
+  1  the log did not verify (log), or the match was cancelled (log --wait)
+  2  bad arguments, no token, the referee refused the call or cannot be reached
+"""
+
 REPLAY_EPILOG = """\
 examples:
   referee replay matches/20261201-101500-1a2b3c4d.jsonl
@@ -151,8 +177,9 @@ examples:
   referee verify --tournament night1  # every log (with night1/signing-key.pub), every deal group
 
 With --public-key (the base64 text `referee serve` prints and GetServerInfo serves, or a
-PEM file), a log must end with a signature trailer by that key: a log without one is
-reported UNSIGNED (cut short before the referee closed it), a changed log FAILED.
+file holding it or a PEM key), a log must end with a signature trailer by that key: a
+log without one is reported UNSIGNED (cut short before the referee closed it), a changed
+log FAILED.
 """
 
 TOURNAMENT_EPILOG = """\
@@ -354,6 +381,38 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _match_request(
+    args: argparse.Namespace, seat_names: tuple[str, str, str, str] | None
+) -> match_service.CreateMatchRequest:
+    """The match the flags of ``_add_match_settings_flags`` describe, as a CreateMatch
+    request (no seed given: none in the request). Raises OptionsError or SettingsError."""
+    from referee.match.settings import MatchSettings
+    from referee.rules import Rules
+
+    rules = Rules.for_profile(args.profile, _match_options(args))
+    if args.hands:
+        rules = rules.with_options({"match_end": f"hands {args.hands}"})
+    if args.threshold:
+        rules = rules.with_options({"match_end": f"threshold {args.threshold}"})
+    given = {
+        field: getattr(args, dest)
+        for dest, field in MATCH_SETTINGS.items()
+        if getattr(args, dest) is not None
+    }
+    settings = MatchSettings(
+        rules,
+        seed=args.seed or "",
+        drill_disconnect_after_prompts=args.drill_disconnect_after,
+        **given,
+    )
+    request = settings.request_pb()
+    if seat_names is not None:
+        request.seat_names[:] = seat_names
+    else:
+        del request.seat_names[:]  # the referee's defaults
+    return request
+
+
 def _match_options(args: argparse.Namespace) -> dict[str, str]:
     from referee.rules import OPTION_NAMES
 
@@ -361,7 +420,7 @@ def _match_options(args: argparse.Namespace) -> dict[str, str]:
     for item in args.option or []:
         name, sep, value = item.partition("=")
         if not sep:
-            raise SystemExit(f"referee match: --option wants NAME=VALUE, got {item!r}")
+            raise SystemExit(f"referee {args.command}: --option wants NAME=VALUE, got {item!r}")
         options[name.strip()] = value.strip()
     for name in OPTION_NAMES:
         value = getattr(args, f"opt_{name}", None)
@@ -474,8 +533,8 @@ def _match_seats(given: list[list[str | None]]) -> list[Seat]:
 def _cmd_match(args: argparse.Namespace) -> int:
     import asyncio
 
-    from referee.match.settings import MatchSettings, SettingsError, settings_from_request
-    from referee.rules import OptionsError, Rules
+    from referee.match.settings import SettingsError, settings_from_request
+    from referee.rules import OptionsError
     from referee.server.logging import configure_logging
     from referee.server.state import StateError, load_signer
     from referee.table.readout import (
@@ -495,25 +554,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
         print(f"referee match: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        rules = Rules.for_profile(args.profile, _match_options(args))
-        if args.hands:
-            rules = rules.with_options({"match_end": f"hands {args.hands}"})
-        if args.threshold:
-            rules = rules.with_options({"match_end": f"threshold {args.threshold}"})
-        given = {
-            field: getattr(args, dest)
-            for dest, field in MATCH_SETTINGS.items()
-            if getattr(args, dest) is not None
-        }
-        settings = settings_from_request(
-            MatchSettings(
-                rules,
-                seat_names=(seats[0].name, seats[1].name, seats[2].name, seats[3].name),
-                seed=args.seed or "",
-                drill_disconnect_after_prompts=args.drill_disconnect_after,
-                **given,
-            ).request_pb()
-        )
+        names = (seats[0].name, seats[1].name, seats[2].name, seats[3].name)
+        settings = settings_from_request(_match_request(args, names))
     except (OptionsError, SettingsError) as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -543,6 +585,245 @@ def _cmd_match(args: argparse.Namespace) -> int:
     for line in problem_lines(report):
         print(f"referee match: {line}", file=sys.stderr)
     return exit_status(report)
+
+
+ORGANISER_STATUSES = ("waiting", "running", "finished", "cancelled")
+"""``--status`` names: MatchStatus values (common.proto) without their prefix."""
+
+
+def _organiser_target(args: argparse.Namespace, needs_token: bool) -> Target:
+    from referee.organiser import OrganiserError, Target, read_token
+    from referee.server.tls import ClientTls, TlsError
+
+    given = args.token_file or os.environ.get("PUSOY_ORGANISER_TOKEN_FILE")
+    path = Path(given or Path(".referee") / "organiser-token")
+    token = ""
+    if needs_token and not given and not path.exists():
+        raise OrganiserError(
+            f"no organiser token: {path} is absent; give --token-file PATH (the file "
+            "`referee serve` names when it starts)"
+        )
+    if needs_token or given or path.exists():
+        token = read_token(path)
+    hint = (
+        f"the token read from {path}"
+        if token
+        else f"no token: give --token-file ({path} is absent)"
+    )
+    tls = None
+    if args.tls_ca or args.tls_cert or args.tls_key or args.tls_server_name:
+        try:
+            tls = ClientTls(
+                ca=Path(args.tls_ca) if args.tls_ca else None,
+                cert=Path(args.tls_cert) if args.tls_cert else None,
+                key=Path(args.tls_key) if args.tls_key else None,
+                server_name=args.tls_server_name or "",
+            )
+        except TlsError as exc:
+            raise OrganiserError(str(exc)) from None
+    return Target(args.address, token, tls, token_hint=hint)
+
+
+def _json(message: Message) -> str:
+    from google.protobuf import json_format
+
+    return json_format.MessageToJson(
+        message,
+        preserving_proto_field_name=True,
+        indent=2,
+    )
+
+
+def _match_lines(info: match_service.MatchInfo) -> list[str]:
+    """A match's public summary, for a person."""
+    from referee.protocol import common
+
+    names = list(info.config.seat_names)
+    status = common.MatchStatus.Name(info.status).removeprefix("MATCH_STATUS_").lower()
+    lines = [f"Match {info.match_id}: {status}, hands played: {info.hands_played}"]
+    for seat, name in enumerate(names):
+        here = info.connected[seat] if seat < len(info.connected) else False
+        total = info.totals[seat] if seat < len(info.totals) else 0
+        lines.append(
+            f"  seat {seat} {printable(name)}: total {total}{', connected' if here else ''}"
+        )
+    for st in info.standings:
+        who = " & ".join(printable(names[i]) if i < len(names) else str(i) for i in st.seats)
+        lines.append(f"  {st.place}. {who}: total {st.total}, hands won: {st.hands_won}")
+    if info.failure:
+        lines.append(f"  failure: {printable(info.failure)}")
+    lines.append(f"  seed commitment: {info.seed_commitment}")
+    if info.final_hash:
+        lines.append(f"  log: {info.log_lines} lines, final hash {info.final_hash}")
+    return lines
+
+
+def _write_tokens(folder: Path, tokens: Sequence[str]) -> list[Path]:
+    """Each seat's token in FOLDER/seat-N.token, readable by its owner only, written whole."""
+    import tempfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for seat, token in enumerate(tokens):
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".seat-{seat}.")
+        try:
+            os.fchmod(fd, 0o600)
+            os.write(fd, token.encode("ascii") + b"\n")
+        finally:
+            os.close(fd)
+        path = folder / f"seat-{seat}.token"
+        os.replace(tmp, path)
+        paths.append(path)
+    return paths
+
+
+def _cmd_organiser(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from referee.match.settings import SettingsError, settings_from_request
+    from referee.organiser import OrganiserError
+    from referee.rules import OptionsError
+    from referee.table.readout import EXIT_USAGE
+
+    me = f"referee organiser {args.organiser_command}"
+    request = None
+    if args.organiser_command == "create":
+        names = tuple(args.names or ())
+        if names and len(names) != 4:
+            print(
+                f"{me}: give 4 seat names (--name 4 times) or none, got {len(names)}",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        try:
+            request = _match_request(args, names or None)
+            settings_from_request(request)  # refused here as the referee would refuse it
+        except (OptionsError, SettingsError) as exc:
+            print(f"{me}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        target = _organiser_target(
+            args, needs_token=args.organiser_command in ("create", "list", "cancel")
+        )
+        return asyncio.run(_organiser_call(args, target, request))
+    except OrganiserError as exc:
+        print(f"{me}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+async def _organiser_call(
+    args: argparse.Namespace,
+    target: Target,
+    request: match_service.CreateMatchRequest | None,
+) -> int:
+    from referee.organiser import Organiser
+
+    async with Organiser(target) as org:
+        if args.organiser_command == "info":
+            return await _organiser_info(args, org)
+        if args.organiser_command == "create":
+            assert request is not None
+            return await _organiser_create(args, org, request)
+        if args.organiser_command == "list":
+            return await _organiser_list(args, org)
+        if args.organiser_command == "show":
+            info = await org.get(args.match_id)
+            print(_json(info) if args.json else "\n".join(_match_lines(info)))
+            return 0
+        if args.organiser_command == "cancel":
+            info = await org.cancel(args.match_id, args.reason)
+            print(_json(info) if args.json else f"Cancelled {info.match_id}.")
+            return 0
+        return await _organiser_log(args, org)
+
+
+async def _organiser_info(args: argparse.Namespace, org: Organiser) -> int:
+    info = await org.info()
+    if args.json:
+        print(_json(info))
+        return 0
+    limits = ", ".join(f"{f.name} {v}" for f, v in info.limits.ListFields())
+    print(f"Referee {printable(info.software_version)} at {org.target.address}")
+    print(f"Protocol versions: {', '.join(map(str, info.protocol_versions))}")
+    print(f"Logs signed with {info.signing_algorithm}: {info.signing_public_key}")
+    print(f"Limits: {limits or 'none'}")
+    return 0
+
+
+async def _organiser_create(
+    args: argparse.Namespace, org: Organiser, request: match_service.CreateMatchRequest
+) -> int:
+    created = await org.create(request)
+    if args.json:
+        print(_json(created))
+    else:
+        print(f"Created {created.match_id} at {org.target.address}")
+        print(f"Seed commitment: {created.seed_commitment}")
+    if args.tokens_dir:
+        for path in _write_tokens(Path(args.tokens_dir), created.seat_tokens):
+            print(f"Token: {path}", file=sys.stderr if args.json else sys.stdout)
+    elif not args.json:
+        names = created.match.config.seat_names
+        for seat, token in enumerate(created.seat_tokens):
+            print(f"seat {seat} {printable(names[seat])}: {token}")
+    if not args.json:
+        print(
+            f"Each bot connects to {org.target.address} with its seat's token "
+            "(a kit's --address and --token, or PUSOY_ADDRESS and PUSOY_TOKEN)."
+        )
+    return 0
+
+
+async def _organiser_list(args: argparse.Namespace, org: Organiser) -> int:
+    from referee.protocol import common, match_service
+
+    status = common.MatchStatus.Value(f"MATCH_STATUS_{(args.status or 'unspecified').upper()}")
+    found = await org.list(status)
+    if args.json:
+        print(_json(match_service.ListMatchesResponse(matches=found)))
+        return 0
+    for info in found:
+        now = common.MatchStatus.Name(info.status).removeprefix("MATCH_STATUS_").lower()
+        names = ", ".join(printable(n) for n in info.config.seat_names)
+        print(
+            f"{info.match_id}  {now:<9}  {info.hands_played:>3} hands  "
+            f"{sum(info.connected)}/4 connected  {names}"
+        )
+    if not found:
+        print("No matches.")
+    return 0
+
+
+async def _organiser_log(args: argparse.Namespace, org: Organiser) -> int:
+    import asyncio
+
+    from referee.log.signing import decode_public_key
+    from referee.log.verify import verify_log
+    from referee.organiser import OVER, OrganiserError
+    from referee.protocol import common
+
+    info = await org.get(args.match_id)  # NOT_FOUND before anything is written
+    if args.wait:
+        async for info in org.wait_over(args.match_id):
+            if not args.json:
+                print(_match_lines(info)[0], file=sys.stderr, flush=True)
+    published = (await org.info()).signing_public_key
+    key = decode_public_key(published)
+    if key is None:
+        raise OrganiserError(f"the referee published no usable signing key ({published!r})")
+    dest = Path(args.output or f"{args.match_id}.jsonl")
+    lines = await org.fetch_log(args.match_id, dest)
+    over = info.status in OVER
+    report = await asyncio.to_thread(verify_log, dest, key if over else None)
+    if args.json:
+        summary = {"log": str(dest), "lines": lines, "verified": report.ok}
+        print(json.dumps({**summary, "summary": report.summary()}))
+    else:
+        print(f"Log: {dest}")
+        print(report.summary())
+    if not report.ok:
+        return 1
+    return 1 if args.wait and info.status == common.MATCH_STATUS_CANCELLED else 0
 
 
 def _self_command() -> str:
@@ -610,13 +891,13 @@ def _cmd_view(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from referee.log.signing import SigningKeyError, load_public_key
+    from referee.log.signing import SigningKeyError, load_public_key, public_key_argument
     from referee.log.verify import verify_log
 
     key = None
     if args.public_key:
         try:
-            key = load_public_key(Path(args.public_key))
+            key = public_key_argument(args.public_key)
         except SigningKeyError as exc:
             print(f"referee verify: {exc}", file=sys.stderr)
             return 2
@@ -853,6 +1134,68 @@ def _add_logging_flags(p: argparse.ArgumentParser) -> None:
         help="server log format on stderr (default: console on a terminal, else JSON)",
     )
     p.add_argument("--log-level", default="warning", help="debug, info, warning or error")
+
+
+def _add_match_settings_flags(p: argparse.ArgumentParser) -> None:
+    """The flags that describe a match: ``referee match`` and ``referee organiser create``."""
+    p.add_argument(
+        "--profile", default="pusoy-dos", help="pusoy-dos (default), pusoy-dos-chips or big-two"
+    )
+    p.add_argument("--seed", help="seed of the deals (default: from the OS random source)")
+    match_end = p.add_mutually_exclusive_group()
+    match_end.add_argument(
+        "--hands", type=_count, help="play this many hands (default: the profile's match end)"
+    )
+    match_end.add_argument(
+        "--threshold", type=_count, help="play until a total reaches this (instead of --hands)"
+    )
+    # Left unset, each takes MatchSettings' default (shown by --help, see _MatchHelp).
+    p.add_argument("--turn-time-ms", type=_count, help="time per turn (default: %(setting)s)")
+    p.add_argument(
+        "--connect-timeout-ms",
+        type=_count,
+        help="time for the bots to connect (default: %(setting)s)",
+    )
+    p.add_argument("--time-bank-ms", type=_count, help="reserve per seat (default: %(setting)s)")
+    p.add_argument(
+        "--max-rejections",
+        type=_count,
+        help="rejected attempts per turn before the default action (default: %(setting)s)",
+    )
+    p.add_argument(
+        "--max-strikes",
+        type=_count,
+        help="strikes before a seat is played by default (0: no limit; default: %(setting)s)",
+    )
+    p.add_argument(
+        "--max-actions-out-of-turn",
+        type=_count,
+        help="actions answering no prompt, between two prompts, before a seat's stream is "
+        "closed (default: %(setting)s)",
+    )
+    p.add_argument(
+        "--drill-disconnect-after",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="close each seat's stream once after its Nth prompt, to check that bots "
+        "reconnect (default: off)",
+    )
+    p.add_argument(
+        "--option",
+        action="append",
+        metavar="NAME=VALUE",
+        help="any house-rule option of docs/rules.md",
+    )
+    from referee.rules import OPTION_NAMES
+
+    for name in OPTION_NAMES:
+        p.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=f"opt_{name}",
+            metavar="VALUE",
+            help=argparse.SUPPRESS,
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1093,17 +1436,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the seat name of the --bot just before (default: the program's name, "
         "e.g. random_bot for 'python examples/random_bot.py')",
     )
-    match.add_argument(
-        "--profile", default="pusoy-dos", help="pusoy-dos (default), pusoy-dos-chips or big-two"
-    )
-    match.add_argument("--seed", help="seed of the deals (default: from the OS random source)")
-    match_end = match.add_mutually_exclusive_group()
-    match_end.add_argument(
-        "--hands", type=_count, help="play this many hands (default: the profile's match end)"
-    )
-    match_end.add_argument(
-        "--threshold", type=_count, help="play until a total reaches this (instead of --hands)"
-    )
+    _add_match_settings_flags(match)
     match.add_argument("--log-dir", default="matches", help="folder for the event log")
     match.add_argument(
         "--state-dir",
@@ -1112,57 +1445,81 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder for the log signing key (default .referee; created, mode 0700; never "
         "the log folder)",
     )
-    # Left unset, each takes MatchSettings' default (shown by --help, see _MatchHelp).
-    match.add_argument("--turn-time-ms", type=_count, help="time per turn (default: %(setting)s)")
-    match.add_argument(
-        "--connect-timeout-ms",
-        type=_count,
-        help="time for the bots to connect (default: %(setting)s)",
-    )
-    match.add_argument(
-        "--time-bank-ms", type=_count, help="reserve per seat (default: %(setting)s)"
-    )
-    match.add_argument(
-        "--max-rejections",
-        type=_count,
-        help="rejected attempts per turn before the default action (default: %(setting)s)",
-    )
-    match.add_argument(
-        "--max-strikes",
-        type=_count,
-        help="strikes before a seat is played by default (0: no limit; default: %(setting)s)",
-    )
-    match.add_argument(
-        "--max-actions-out-of-turn",
-        type=_count,
-        help="actions answering no prompt, between two prompts, before a seat's stream is "
-        "closed (default: %(setting)s)",
-    )
-    match.add_argument(
-        "--drill-disconnect-after",
-        type=_count,
-        default=0,
-        metavar="N",
-        help="close each seat's stream once after its Nth prompt, to check that bots "
-        "reconnect (default: off)",
-    )
-    match.add_argument(
-        "--option",
-        action="append",
-        metavar="NAME=VALUE",
-        help="any house-rule option of docs/rules.md",
-    )
-    from referee.rules import OPTION_NAMES
-
-    for name in OPTION_NAMES:
-        match.add_argument(
-            f"--{name.replace('_', '-')}",
-            dest=f"opt_{name}",
-            metavar="VALUE",
-            help=argparse.SUPPRESS,
-        )
     _add_logging_flags(match)
     match.set_defaults(func=_cmd_match)
+
+    org = sub.add_parser(
+        "organiser",
+        help="the organiser's calls to a running referee serve: create, list, show, cancel "
+        "matches, fetch and verify their logs",
+        epilog=ORGANISER_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    org_sub = org.add_subparsers(dest="organiser_command", required=True, metavar="COMMAND")
+    conn = argparse.ArgumentParser(add_help=False)
+    conn.add_argument(
+        "--address", default="127.0.0.1:50051", help="the referee (default 127.0.0.1:50051)"
+    )
+    conn.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="the organiser's token, as `referee serve` keeps it (default "
+        "$PUSOY_ORGANISER_TOKEN_FILE, else .referee/organiser-token)",
+    )
+    conn.add_argument(
+        "--tls-ca", metavar="PEM", help="check the referee's certificate with this CA"
+    )
+    conn.add_argument("--tls-cert", metavar="PEM", help="client certificate (mutual TLS)")
+    conn.add_argument("--tls-key", metavar="PEM", help="client key (mutual TLS)")
+    conn.add_argument(
+        "--tls-server-name", metavar="NAME", help="the name the referee's certificate holds"
+    )
+    conn.add_argument("--json", action="store_true", help="print the reply as JSON")
+    org_info = org_sub.add_parser(
+        "info", parents=[conn], help="the referee's version, signing key and limits"
+    )
+    org_create = org_sub.add_parser(
+        "create",
+        parents=[conn],
+        help="create a match; prints its id and each seat's secret token",
+        formatter_class=_MatchHelp,
+    )
+    org_create.add_argument(
+        "--name",
+        action="append",
+        dest="names",
+        metavar="NAME",
+        help="seat names, in seat order: give 4 or none (default: seat 0 ... seat 3)",
+    )
+    org_create.add_argument(
+        "--tokens-dir",
+        metavar="DIR",
+        help="write each seat's token to DIR/seat-N.token (mode 0600) instead of printing it",
+    )
+    _add_match_settings_flags(org_create)
+    org_list = org_sub.add_parser(
+        "list", parents=[conn], help="the referee's matches, newest first"
+    )
+    org_list.add_argument("--status", choices=ORGANISER_STATUSES, help="only these")
+    org_show = org_sub.add_parser(
+        "show", parents=[conn], help="one match: status, seats, totals, standings, final hash"
+    )
+    org_show.add_argument("match_id", metavar="MATCH_ID")
+    org_cancel = org_sub.add_parser("cancel", parents=[conn], help="cancel a match not yet over")
+    org_cancel.add_argument("match_id", metavar="MATCH_ID")
+    org_cancel.add_argument("--reason", default="cancelled by the organiser", help="logged")
+    org_log = org_sub.add_parser(
+        "log",
+        parents=[conn],
+        help="fetch a match's log and verify it with the referee's published key",
+    )
+    org_log.add_argument("match_id", metavar="MATCH_ID")
+    org_log.add_argument("--output", "-o", metavar="FILE", help="default: MATCH_ID.jsonl")
+    org_log.add_argument(
+        "--wait", action="store_true", help="wait until the match is over, showing its progress"
+    )
+    for p in (org_info, org_create, org_list, org_show, org_cancel, org_log):
+        p.set_defaults(func=_cmd_organiser)
 
     replay = sub.add_parser(
         "replay",
@@ -1208,9 +1565,10 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("logs", nargs="*", help="match .jsonl event logs")
     verify.add_argument(
         "--public-key",
-        metavar="FILE",
-        help="the referee's public key (base64 as printed by serve, or PEM): every log "
-        "must be signed by it (with --tournament: default DIR/signing-key.pub)",
+        metavar="KEY",
+        help="the referee's public key: its base64 text (as serve prints it), or a file "
+        "holding it (base64 or PEM); every log must be signed by it (with --tournament: "
+        "default DIR/signing-key.pub)",
     )
     verify.add_argument(
         "--tournament",

@@ -35,6 +35,7 @@ def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         ["verify"],
         ["view"],
         ["tournament"],
+        ["organiser"],
     ],
 )
 def test_every_command_has_help_with_an_example(command):

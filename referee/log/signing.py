@@ -172,15 +172,32 @@ def load_public_key(path: Path) -> bytes:
         if not isinstance(key, Ed25519PublicKey):
             raise SigningKeyError(f"{path} holds a {type(key).__name__}, not an Ed25519 key")
         return key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    try:
-        raw = base64.b64decode(data.strip(), validate=True)
-    except (binascii.Error, ValueError):
-        raw = b""
-    if len(raw) != 32:
+    raw = decode_public_key(data)
+    if raw is None:
         raise SigningKeyError(
             f"{path} holds no Ed25519 public key (expected base64 of 32 bytes, or PEM)"
         )
     return raw
+
+
+def decode_public_key(text: str | bytes) -> bytes | None:
+    """The raw key from its base64 text (as serve prints it and GetServerInfo serves
+    it); None when it is not base64 of 32 bytes."""
+    try:
+        raw = base64.b64decode(text.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw if len(raw) == 32 else None
+
+
+def public_key_argument(text: str) -> bytes:
+    """``--public-key``: a file holding the key (base64 or PEM), or the base64 text itself."""
+    path = Path(text)
+    if not path.exists():
+        raw = decode_public_key(text)
+        if raw is not None:
+            return raw
+    return load_public_key(path)
 
 
 def check_trailer(

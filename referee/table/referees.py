@@ -22,6 +22,7 @@ import grpc
 
 from referee.log.signing import LogSigner, SigningKeyError
 from referee.match.settings import MatchSettings, settings_from_request
+from referee.organiser import fetch_log
 from referee.protocol import (
     common,
     match_service,
@@ -355,14 +356,10 @@ class ServerReferee(Referee):
         assert self._matches is not None
         if match_id in self._lost:
             raise RefereeUnavailable(self._lost[match_id])
-        lines = self._matches.GetMatchLog(match_service.GetMatchLogRequest(match_id=match_id))
         try:
-            text = "".join([f"{item.line}\n" async for item in lines])
+            await fetch_log(self._matches, match_id, dest)
         except grpc.aio.AioRpcError as exc:
             raise self._lost_or(exc) from None
-        partial = dest.with_name(dest.name + ".part")
-        await asyncio.to_thread(partial.write_text, text, "utf-8")
-        os.replace(partial, dest)
 
     async def discard(self, match_id: str) -> None:
         self._lost.pop(match_id, None)

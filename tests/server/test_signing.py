@@ -142,6 +142,19 @@ def test_verify_public_key_on_the_command_line(server, signed, tmp_path):
     done = verify("--public-key", str(tmp_path / "missing.pub"), str(path))
     assert done.returncode == 2 and "cannot read the public key" in done.stderr
     assert verify(str(path)).returncode == 0
+    # The key's text itself, as serve prints it and GetServerInfo serves it (a '/' in
+    # the base64 does not make it a path).
+    text = server.signer.public_key_text
+    done = verify("--public-key", text, str(path))
+    assert done.returncode == 0 and done.stdout.startswith(f"OK: {path}: "), done.stderr
+    slashed = next(
+        t for t in (public_key_text(LogSigner.ephemeral().public_key) for _ in range(200))
+        if "/" in t
+    )  # fmt: skip
+    done = verify("--public-key", slashed, str(path))
+    assert done.returncode == 1 and "signed by another key" in done.stdout, done.stderr
+    done = verify("--public-key", "not-a-key-nor-a-file", str(path))
+    assert done.returncode == 2 and "cannot read the public key" in done.stderr
 
 
 def test_the_signed_bytes_are_as_documented():
