@@ -1,25 +1,50 @@
 """The image's health check: the referee's gRPC health service answers SERVING.
 
 Exit 0 when healthy, 1 otherwise (Docker's HEALTHCHECK contract). The address is
-REFEREE_HEALTH_ADDRESS (default 127.0.0.1:50051), inside the container.
+REFEREE_HEALTH_ADDRESS (default 127.0.0.1:50051), inside the container. Plaintext,
+unless REFEREE_HEALTH_TLS_CA names the CA of the server's certificate (a server started
+with --tls-cert serves TLS only); with mutual TLS, REFEREE_HEALTH_TLS_CERT and
+REFEREE_HEALTH_TLS_KEY are a client certificate and its key, and
+REFEREE_HEALTH_TLS_SERVER_NAME the name to expect when the certificate does not name
+the address.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 
+def channel(address: str) -> grpc.Channel:
+    env = os.environ
+    ca = env.get("REFEREE_HEALTH_TLS_CA")
+    if not ca:
+        return grpc.insecure_channel(address)
+    cert, key = env.get("REFEREE_HEALTH_TLS_CERT"), env.get("REFEREE_HEALTH_TLS_KEY")
+    credentials = grpc.ssl_channel_credentials(
+        root_certificates=Path(ca).read_bytes(),
+        private_key=Path(key).read_bytes() if key else None,
+        certificate_chain=Path(cert).read_bytes() if cert else None,
+    )
+    name = env.get("REFEREE_HEALTH_TLS_SERVER_NAME")
+    options = [("grpc.ssl_target_name_override", name)] if name else []
+    return grpc.secure_channel(address, credentials, options=options)
+
+
 def main() -> int:
     address = os.environ.get("REFEREE_HEALTH_ADDRESS", "127.0.0.1:50051")
     try:
-        with grpc.insecure_channel(address) as channel:
-            answer = health_pb2_grpc.HealthStub(channel).Check(
+        with channel(address) as ch:
+            answer = health_pb2_grpc.HealthStub(ch).Check(
                 health_pb2.HealthCheckRequest(), timeout=3
             )
+    except OSError as exc:
+        print(f"unhealthy: {exc}", file=sys.stderr)
+        return 1
     except grpc.RpcError as exc:
         print(f"unhealthy: {address}: {exc.code().name}", file=sys.stderr)
         return 1

@@ -143,9 +143,10 @@ examples (a `referee serve` on this machine, its token in .referee/organiser-tok
       --token-file secrets/organiser-token
 
 Every command takes --json for scripts (the reply in protobuf's JSON mapping). `log`
-checks the log it fetched with the key the referee publishes (GetServerInfo): it exits
-1 when the log does not verify. The organiser's token is sent with every call;
-`info`, `show` and the log of a match that is over need none.
+checks the log of a match that is over with the key the referee publishes
+(GetServerInfo); of a match still running it fetches the log so far (organiser only: it
+holds hidden cards). The organiser's token is sent with every call; `info`, `show` and
+the log of a match that is over need none.
 
 exit status:
   0  done
@@ -813,10 +814,19 @@ async def _organiser_log(args: argparse.Namespace, org: Organiser) -> int:
         raise OrganiserError(f"the referee published no usable signing key ({published!r})")
     dest = Path(args.output or f"{args.match_id}.jsonl")
     lines = await org.fetch_log(args.match_id, dest)
-    over = info.status in OVER
-    report = await asyncio.to_thread(verify_log, dest, key if over else None)
+    if info.status not in OVER:  # its hash chain so far, which no trailer signs yet
+        status = common.MatchStatus.Name(info.status).removeprefix("MATCH_STATUS_").lower()
+        if args.json:
+            print(json.dumps({"log": str(dest), "lines": lines, "over": False}))
+        else:
+            print(
+                f"Log so far: {dest} ({lines} lines; the match is {status}: --wait "
+                "fetches its whole log, verified, once it is over)"
+            )
+        return 0
+    report = await asyncio.to_thread(verify_log, dest, key)
     if args.json:
-        summary = {"log": str(dest), "lines": lines, "verified": report.ok}
+        summary = {"log": str(dest), "lines": lines, "over": True, "verified": report.ok}
         print(json.dumps({**summary, "summary": report.summary()}))
     else:
         print(f"Log: {dest}")

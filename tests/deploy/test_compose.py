@@ -114,6 +114,10 @@ def test_compose_plays_a_match_of_four_kits_and_leaves_its_verified_log(
     assert after[(p + "matches", (("status", "running"),))] == 0
     assert after[(p + "connected_seats", ())] == 0
 
+    # The organiser's command line in the referee's container: its token is the secret.
+    listed = images.compose("exec", "-T", "referee", "referee", "organiser", "list")
+    assert f"{match_id}  finished" in listed.stdout, listed.stdout + listed.stderr
+
     # The referee stops gracefully (SIGTERM, exit 0); then everything goes.
     images.compose("stop", "-t", "30", "referee")
     state = json.loads(images.docker("inspect", "-f", "{{json .State}}", ids["referee"]).stdout)

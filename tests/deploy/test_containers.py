@@ -121,6 +121,12 @@ def test_the_referee_image_serves_a_match_and_stops_gracefully(
         assert after[(p + "matches_ended_total", (("status", "finished"),))] == 1
         assert after[(p + "connected_seats", ())] == 0
 
+        # The organiser's command line in the container, as docs/deploy.md shows it.
+        listed = run(
+            "exec", NAME, "referee", "organiser", "list", "--token-file", "/state/organiser-token"
+        )
+        assert f"{verified.group(1)}  finished" in listed.stdout, listed.stdout
+
         # The old image's bug: `referee match` without --log-dir in the working folder.
         played = run("exec", NAME, "referee", "match", "--hands", "1", "--seed", "x")
         assert re.search(r"Log: matches/\S+\.jsonl", played.stdout), played.stdout

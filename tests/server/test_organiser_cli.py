@@ -134,6 +134,13 @@ def test_refusals_are_clear_and_change_nothing(tmp_path, server):
     created = json.loads(made.stdout)
     assert len(created["seat_tokens"]) == 4  # --json shows the tokens: they are the reply
     match_id = created["match_id"]
+    # A match not over: its log so far, for the organiser only (it holds hidden cards).
+    hidden = organiser("log", match_id, *address, "--token-file", "wrong", cwd=tmp_path)
+    assert hidden.returncode == 2 and "GetMatchLog: PERMISSION_DENIED" in hidden.stderr
+    so_far = organiser("log", match_id, *address, *token, "-o", "so-far.jsonl", cwd=tmp_path)
+    assert so_far.returncode == 0, so_far.stderr
+    assert "Log so far: so-far.jsonl" in so_far.stdout and "waiting" in so_far.stdout
+    assert "match_created" in (tmp_path / "so-far.jsonl").read_text()
     cancelled = organiser("cancel", match_id, *address, *token, "--reason", "no bots", cwd=tmp_path)
     assert cancelled.returncode == 0 and f"Cancelled {match_id}." in cancelled.stdout
     again = organiser("cancel", match_id, *address, *token, cwd=tmp_path)

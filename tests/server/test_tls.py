@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -170,12 +171,63 @@ def test_referee_serve_over_mutual_tls_with_bot_processes(tmp_path, pki):
                 return created.match_id
 
         match_id = asyncio.run(organise())
+
+        # The organiser's command line over mutual TLS: the log, checked with the key.
+        client = [
+            *("--address", address, "--tls-ca", str(pki["ca"])),
+            *("--tls-cert", str(pki["client_cert"]), "--tls-key", str(pki["client_key"])),
+        ]
+        fetched = run_referee(tmp_path, "organiser", "log", match_id, "-o", "got.jsonl", *client)
+        assert fetched.returncode == 0 and "OK: " in fetched.stdout, fetched.stderr
+        listed = run_referee(
+            tmp_path, "organiser", "list", *client, "--token-file", str(state / "organiser-token")
+        )
+        assert listed.returncode == 0 and match_id in listed.stdout, listed.stderr
+        refused = run_referee(tmp_path, "organiser", "info", *client[:4])  # no client certificate
+        assert refused.returncode == 2 and "cannot reach the referee" in refused.stderr
+
+        # The image's health check, over mutual TLS (its settings from the environment).
+        health = {
+            "REFEREE_HEALTH_ADDRESS": address,
+            "REFEREE_HEALTH_TLS_CA": str(pki["ca"]),
+            "REFEREE_HEALTH_TLS_CERT": str(pki["client_cert"]),
+            "REFEREE_HEALTH_TLS_KEY": str(pki["client_key"]),
+        }
+        assert healthcheck(health).returncode == 0
+        del health["REFEREE_HEALTH_TLS_KEY"], health["REFEREE_HEALTH_TLS_CERT"]
+        assert healthcheck(health).returncode == 1  # no client certificate: not healthy
+        assert healthcheck({"REFEREE_HEALTH_ADDRESS": address}).returncode == 1  # plaintext
     finally:
         serve.terminate()
         serve.wait(30)
     key = load_public_key(state / "signing-key.pub")
     report = verify_log(tmp_path / "logs" / f"{match_id}.jsonl", key)
     assert report.ok and report.key_checked, report.summary()
+    assert (tmp_path / "got.jsonl").read_bytes() == (
+        tmp_path / "logs" / f"{match_id}.jsonl"
+    ).read_bytes()
+
+
+def run_referee(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "referee.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+def healthcheck(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "docker" / "healthcheck.py")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=60,
+        check=False,
+    )
 
 
 def test_the_web_pages_are_not_served_off_loopback_in_plaintext_without_insecure(tmp_path):
