@@ -6,7 +6,6 @@ command run as a person runs it; the log it fetches verifies with the server's k
 from __future__ import annotations
 
 import json
-import os
 import stat
 import subprocess
 import sys
@@ -14,24 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from tests.support.referee_process import Serve, free_port
-
-ROOT = Path(__file__).resolve().parents[2]
+from referee_cli import ROOT, run_referee
+from referee_process import Serve, free_port
 
 
 def organiser(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "referee.cli", "organiser", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-        timeout=120,
-        check=False,
-    )
+    return run_referee("organiser", *args, cwd=cwd, env=env)
 
 
 @pytest.fixture
@@ -79,10 +68,7 @@ def test_an_organiser_creates_follows_and_fetches_a_verified_match(tmp_path, ser
     assert fetched.returncode == 0, fetched.stdout + fetched.stderr
     assert f"signed by {key}" in fetched.stdout and fetched.stdout.count("OK: ") == 1
     assert "finished" in fetched.stderr  # the progress of the match, on stderr
-    verified = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "verify", "--public-key", key, "game.jsonl"],
-        capture_output=True, text=True, cwd=tmp_path, check=False,
-    )  # fmt: skip
+    verified = run_referee("verify", "--public-key", key, "game.jsonl", cwd=tmp_path)
     assert verified.returncode == 0 and verified.stdout.startswith("OK: "), verified.stdout
     # The log fetched is the server's own, byte for byte.
     assert (tmp_path / "game.jsonl").read_bytes() == (

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from referee_cli import run_referee
 
 from referee.bots import GreedyBot, RandomBot, play_seat
 from referee.log.signing import load_public_key
@@ -177,13 +178,16 @@ def test_referee_serve_over_mutual_tls_with_bot_processes(tmp_path, pki):
             *("--address", address, "--tls-ca", str(pki["ca"])),
             *("--tls-cert", str(pki["client_cert"]), "--tls-key", str(pki["client_key"])),
         ]
-        fetched = run_referee(tmp_path, "organiser", "log", match_id, "-o", "got.jsonl", *client)
-        assert fetched.returncode == 0 and "OK: " in fetched.stdout, fetched.stderr
-        listed = run_referee(
-            tmp_path, "organiser", "list", *client, "--token-file", str(state / "organiser-token")
+        fetched = run_referee(
+            "organiser", "log", match_id, "-o", "got.jsonl", *client, cwd=tmp_path
         )
+        assert fetched.returncode == 0 and "OK: " in fetched.stdout, fetched.stderr
+        token_file = ("--token-file", str(state / "organiser-token"))
+        listed = run_referee("organiser", "list", *client, *token_file, cwd=tmp_path)
         assert listed.returncode == 0 and match_id in listed.stdout, listed.stderr
-        refused = run_referee(tmp_path, "organiser", "info", *client[:4])  # no client certificate
+        refused = run_referee(
+            "organiser", "info", *client[:4], cwd=tmp_path
+        )  # no client certificate
         assert refused.returncode == 2 and "cannot reach the referee" in refused.stderr
 
         # The image's health check, over mutual TLS (its settings from the environment).
@@ -206,17 +210,6 @@ def test_referee_serve_over_mutual_tls_with_bot_processes(tmp_path, pki):
     assert (tmp_path / "got.jsonl").read_bytes() == (
         tmp_path / "logs" / f"{match_id}.jsonl"
     ).read_bytes()
-
-
-def run_referee(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "referee.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
 
 
 def healthcheck(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
