@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from google.protobuf.message import Message
 
     from referee.organiser import Organiser, Target
-    from referee.protocol import match_service
+    from referee.protocol import common, match_service
     from referee.server.limits import ServerLimits
     from referee.table.bots import Seat
 
@@ -635,12 +635,17 @@ def _json(message: Message) -> str:
     )
 
 
-def _match_lines(info: match_service.MatchInfo) -> list[str]:
-    """A match's public summary, for a person."""
+def _status_name(status: common.MatchStatus.ValueType) -> str:
+    """A MatchStatus as ``--status`` spells it: ``running``."""
     from referee.protocol import common
 
+    return common.MatchStatus.Name(status).removeprefix("MATCH_STATUS_").lower()
+
+
+def _match_lines(info: match_service.MatchInfo) -> list[str]:
+    """A match's public summary, for a person."""
     names = list(info.config.seat_names)
-    status = common.MatchStatus.Name(info.status).removeprefix("MATCH_STATUS_").lower()
+    status = _status_name(info.status)
     lines = [f"Match {info.match_id}: {status}, hands played: {info.hands_played}"]
     for seat, name in enumerate(names):
         here = info.connected[seat] if seat < len(info.connected) else False
@@ -784,7 +789,7 @@ async def _organiser_list(args: argparse.Namespace, org: Organiser) -> int:
         print(_json(match_service.ListMatchesResponse(matches=found)))
         return 0
     for info in found:
-        now = common.MatchStatus.Name(info.status).removeprefix("MATCH_STATUS_").lower()
+        now = _status_name(info.status)
         names = ", ".join(printable(n) for n in info.config.seat_names)
         print(
             f"{info.match_id}  {now:<9}  {info.hands_played:>3} hands  "
@@ -815,7 +820,7 @@ async def _organiser_log(args: argparse.Namespace, org: Organiser) -> int:
     dest = Path(args.output or f"{args.match_id}.jsonl")
     lines = await org.fetch_log(args.match_id, dest)
     if info.status not in OVER:  # its hash chain so far, which no trailer signs yet
-        status = common.MatchStatus.Name(info.status).removeprefix("MATCH_STATUS_").lower()
+        status = _status_name(info.status)
         if args.json:
             print(json.dumps({"log": str(dest), "lines": lines, "over": False}))
         else:
