@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from referee_cli import run_referee
 
 from referee.log.verify import verify_log
 from referee.tournament.config import Backend, ConfigError, load_config
@@ -244,14 +245,7 @@ def test_a_ray_tournament_whose_runner_is_killed_resumes_on_the_next_run(tmp_pat
     before = results.read_text().splitlines()
     assert 2 <= len(before) < 16, first_out.read_text()
 
-    second = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "tournament", str(path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    second = run_referee("tournament", str(path), timeout=300)
     assert second.returncode == 0, second.stderr + second.stdout
     assert f"Resuming: {len(before)} matches already recorded" in second.stdout
 
