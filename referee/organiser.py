@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import grpc
 
@@ -26,7 +27,9 @@ CALL_TIMEOUT_S = 30.0
 POLL_S = 0.5
 """Between two looks at a match that is not over yet (``wait_over``)."""
 OVER = (common.MATCH_STATUS_FINISHED, common.MATCH_STATUS_CANCELLED)
+"""The statuses of a match that is over."""
 MAX_TOKEN_BYTES = 4096
+T = TypeVar("T")
 
 
 class OrganiserError(Exception):
@@ -114,48 +117,45 @@ class Organiser:
             text += f" ({self.target.token_hint})"
         return OrganiserError(text)
 
-    async def info(self) -> match_service.GetServerInfoResponse:
+    async def _unary(self, call: str, reply: Awaitable[T]) -> T:
+        """One call's reply, or its refusal as an OrganiserError naming the call."""
         try:
-            return await self._stub.GetServerInfo(
-                match_service.GetServerInfoRequest(), timeout=CALL_TIMEOUT_S
-            )
+            return await reply
         except grpc.aio.AioRpcError as exc:
-            raise self._error("GetServerInfo", exc) from None
+            raise self._error(call, exc) from None
+
+    async def info(self) -> match_service.GetServerInfoResponse:
+        request = match_service.GetServerInfoRequest()
+        return await self._unary(
+            "GetServerInfo", self._stub.GetServerInfo(request, timeout=CALL_TIMEOUT_S)
+        )
 
     async def create(
         self, request: match_service.CreateMatchRequest
     ) -> match_service.CreateMatchResponse:
-        try:
-            return await self._stub.CreateMatch(request, timeout=CALL_TIMEOUT_S)
-        except grpc.aio.AioRpcError as exc:
-            raise self._error("CreateMatch", exc) from None
+        return await self._unary(
+            "CreateMatch", self._stub.CreateMatch(request, timeout=CALL_TIMEOUT_S)
+        )
 
     async def list(
         self, status: common.MatchStatus.ValueType = common.MATCH_STATUS_UNSPECIFIED
     ) -> list[match_service.MatchInfo]:
-        try:
-            found = await self._stub.ListMatches(
-                match_service.ListMatchesRequest(status=status), timeout=CALL_TIMEOUT_S
-            )
-        except grpc.aio.AioRpcError as exc:
-            raise self._error("ListMatches", exc) from None
+        request = match_service.ListMatchesRequest(status=status)
+        found = await self._unary(
+            "ListMatches", self._stub.ListMatches(request, timeout=CALL_TIMEOUT_S)
+        )
         return list(found.matches)
 
     async def get(self, match_id: str) -> match_service.MatchInfo:
-        try:
-            found = await self._stub.GetMatch(
-                match_service.GetMatchRequest(match_id=match_id), timeout=CALL_TIMEOUT_S
-            )
-        except grpc.aio.AioRpcError as exc:
-            raise self._error("GetMatch", exc) from None
+        request = match_service.GetMatchRequest(match_id=match_id)
+        found = await self._unary("GetMatch", self._stub.GetMatch(request, timeout=CALL_TIMEOUT_S))
         return found.match
 
     async def cancel(self, match_id: str, reason: str) -> match_service.MatchInfo:
         request = match_service.CancelMatchRequest(match_id=match_id, reason=reason)
-        try:
-            done = await self._stub.CancelMatch(request, timeout=CALL_TIMEOUT_S)
-        except grpc.aio.AioRpcError as exc:
-            raise self._error("CancelMatch", exc) from None
+        done = await self._unary(
+            "CancelMatch", self._stub.CancelMatch(request, timeout=CALL_TIMEOUT_S)
+        )
         return done.match
 
     async def wait_over(self, match_id: str) -> AsyncIterator[match_service.MatchInfo]:
@@ -173,7 +173,4 @@ class Organiser:
             await asyncio.sleep(POLL_S)
 
     async def fetch_log(self, match_id: str, dest: Path) -> int:
-        try:
-            return await fetch_log(self._stub, match_id, dest)
-        except grpc.aio.AioRpcError as exc:
-            raise self._error("GetMatchLog", exc) from None
+        return await self._unary("GetMatchLog", fetch_log(self._stub, match_id, dest))

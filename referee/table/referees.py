@@ -22,7 +22,7 @@ import grpc
 
 from referee.log.signing import LogSigner, SigningKeyError
 from referee.match.settings import MatchSettings, settings_from_request
-from referee.organiser import fetch_log
+from referee.organiser import OVER, fetch_log
 from referee.protocol import (
     common,
     match_service,
@@ -38,7 +38,6 @@ from referee.server.metrics import Metrics
 from referee.server.registry import Created
 from referee.server.tls import ClientTls, ServerTls, TlsError, client_channel
 
-OVER = (common.MATCH_STATUS_FINISHED, common.MATCH_STATUS_CANCELLED)
 # How long to wait for a referee server to answer before the tournament gives up on it.
 REACH_TIMEOUT_S = 10.0
 # Pause before watching a match again after its watch stream broke.
