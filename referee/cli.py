@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from referee.organiser import Organiser, Target
     from referee.protocol import common, match_service
     from referee.server.limits import ServerLimits
+    from referee.server.tls import ClientTls
     from referee.table.bots import Seat
 
 JUDGE_EPILOG = """\
@@ -594,34 +595,23 @@ ORGANISER_STATUSES = ("waiting", "running", "finished", "cancelled")
 
 def _organiser_target(args: argparse.Namespace, needs_token: bool) -> Target:
     from referee.organiser import OrganiserError, Target, read_token
-    from referee.server.tls import ClientTls, TlsError
+    from referee.server.tls import TlsError
 
     given = args.token_file or os.environ.get("PUSOY_ORGANISER_TOKEN_FILE")
     path = Path(given or Path(".referee") / "organiser-token")
-    token = ""
-    if needs_token and not given and not path.exists():
+    if given or path.exists():
+        token, hint = read_token(path), f"the token read from {path}"
+    elif needs_token:
         raise OrganiserError(
             f"no organiser token: {path} is absent; give --token-file PATH (the file "
             "`referee serve` names when it starts)"
         )
-    if needs_token or given or path.exists():
-        token = read_token(path)
-    hint = (
-        f"the token read from {path}"
-        if token
-        else f"no token: give --token-file ({path} is absent)"
-    )
-    tls = None
-    if args.tls_ca or args.tls_cert or args.tls_key or args.tls_server_name:
-        try:
-            tls = ClientTls(
-                ca=Path(args.tls_ca) if args.tls_ca else None,
-                cert=Path(args.tls_cert) if args.tls_cert else None,
-                key=Path(args.tls_key) if args.tls_key else None,
-                server_name=args.tls_server_name or "",
-            )
-        except TlsError as exc:
-            raise OrganiserError(str(exc)) from None
+    else:
+        token, hint = "", f"no token: give --token-file ({path} is absent)"
+    try:
+        tls = _client_tls(args)
+    except TlsError as exc:
+        raise OrganiserError(str(exc)) from None
     return Target(args.address, token, tls, token_hint=hint)
 
 
@@ -1090,11 +1080,46 @@ unreachable, 4 the bot stopped reading, 5 the bot ended early, 127 it could not 
 """
 
 
+def _add_client_tls_flags(p: argparse.ArgumentParser) -> None:
+    """How a client of the referee speaks TLS: ``referee stdio-bot`` and ``organiser``."""
+    p.add_argument("--tls", action="store_true", help="TLS with the system's CAs (or PUSOY_TLS=1)")
+    p.add_argument("--tls-ca", metavar="FILE", help="TLS: the referee's CA (default: PUSOY_TLS_CA)")
+    p.add_argument(
+        "--tls-cert", metavar="FILE", help="mutual TLS: client certificate (PUSOY_TLS_CERT)"
+    )
+    p.add_argument("--tls-key", metavar="FILE", help="mutual TLS: its key (PUSOY_TLS_KEY)")
+    p.add_argument(
+        "--tls-server-name",
+        metavar="NAME",
+        help="the name to check in the referee's certificate (PUSOY_TLS_SERVER_NAME)",
+    )
+
+
+def _client_tls(args: argparse.Namespace) -> ClientTls | None:
+    """The TLS of ``_add_client_tls_flags`` (and the kits' PUSOY_TLS_* variables); None:
+    plaintext. Raises TlsError."""
+    from referee.server.tls import ClientTls
+
+    env = os.environ.get
+    files = {
+        flag: Path(value) if value else None
+        for flag, value in (
+            ("ca", args.tls_ca or env("PUSOY_TLS_CA")),
+            ("cert", args.tls_cert or env("PUSOY_TLS_CERT")),
+            ("key", args.tls_key or env("PUSOY_TLS_KEY")),
+        )
+    }
+    server_name = args.tls_server_name or env("PUSOY_TLS_SERVER_NAME") or ""
+    if args.tls or env("PUSOY_TLS", "") in ("1", "true", "yes", "on") or any(files.values()):
+        return ClientTls(files["ca"], files["cert"], files["key"], server_name)
+    return None
+
+
 def _cmd_stdio_bot(args: argparse.Namespace) -> int:
     import asyncio
     import os
 
-    from referee.server.tls import ClientTls, TlsError
+    from referee.server.tls import TlsError
     from referee.stdio.bridge import Limits, run_bridge
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -1110,23 +1135,11 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
         max_pending_bytes=args.max_pending_bytes,
         reconnect_window_s=args.reconnect_window_s,
     )
-    env = os.environ.get
-    files = {
-        flag: Path(value) if value else None
-        for flag, value in (
-            ("ca", args.tls_ca or env("PUSOY_TLS_CA")),
-            ("cert", args.tls_cert or env("PUSOY_TLS_CERT")),
-            ("key", args.tls_key or env("PUSOY_TLS_KEY")),
-        )
-    }
-    server_name = args.tls_server_name or env("PUSOY_TLS_SERVER_NAME") or ""
-    tls = None
-    if args.tls or env("PUSOY_TLS", "") in ("1", "true", "yes", "on") or any(files.values()):
-        try:
-            tls = ClientTls(files["ca"], files["cert"], files["key"], server_name)
-        except TlsError as exc:
-            print(f"referee stdio-bot: {exc}", file=sys.stderr)
-            return 2
+    try:
+        tls = _client_tls(args)
+    except TlsError as exc:
+        print(f"referee stdio-bot: {exc}", file=sys.stderr)
+        return 2
     code = asyncio.run(
         run_bridge(
             command,
@@ -1481,14 +1494,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the organiser's token, as `referee serve` keeps it (default "
         "$PUSOY_ORGANISER_TOKEN_FILE, else .referee/organiser-token)",
     )
-    conn.add_argument(
-        "--tls-ca", metavar="PEM", help="check the referee's certificate with this CA"
-    )
-    conn.add_argument("--tls-cert", metavar="PEM", help="client certificate (mutual TLS)")
-    conn.add_argument("--tls-key", metavar="PEM", help="client key (mutual TLS)")
-    conn.add_argument(
-        "--tls-server-name", metavar="NAME", help="the name the referee's certificate holds"
-    )
+    _add_client_tls_flags(conn)
     conn.add_argument("--json", action="store_true", help="print the reply as JSON")
     org_info = org_sub.add_parser(
         "info", parents=[conn], help="the referee's version, signing key and limits"
@@ -1609,21 +1615,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)"
     )
     stdio.add_argument("--token", help="the seat's token (default: PUSOY_TOKEN)")
-    stdio.add_argument(
-        "--tls", action="store_true", help="TLS with the system's CAs (or PUSOY_TLS=1)"
-    )
-    stdio.add_argument(
-        "--tls-ca", metavar="FILE", help="TLS: the referee's CA (default: PUSOY_TLS_CA)"
-    )
-    stdio.add_argument(
-        "--tls-cert", metavar="FILE", help="mutual TLS: client certificate (PUSOY_TLS_CERT)"
-    )
-    stdio.add_argument("--tls-key", metavar="FILE", help="mutual TLS: its key (PUSOY_TLS_KEY)")
-    stdio.add_argument(
-        "--tls-server-name",
-        metavar="NAME",
-        help="the name to check in the referee's certificate (PUSOY_TLS_SERVER_NAME)",
-    )
+    _add_client_tls_flags(stdio)
     stdio.add_argument("--name", help="the bot's name for the log (default: the program's name)")
     stdio.add_argument(
         "--no-legal-plays", action="store_true", help="leave legal_plays out of the prompts"
