@@ -18,21 +18,22 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from referee.server.tls import ClientTls, TlsError
+
 
 def channel(address: str) -> grpc.Channel:
+    """Plaintext, or TLS as the referee's own clients speak it (referee.server.tls)."""
     env = os.environ
-    ca = env.get("REFEREE_HEALTH_TLS_CA")
-    if not ca:
+    if not env.get("REFEREE_HEALTH_TLS_CA"):
         return grpc.insecure_channel(address)
     cert, key = env.get("REFEREE_HEALTH_TLS_CERT"), env.get("REFEREE_HEALTH_TLS_KEY")
-    credentials = grpc.ssl_channel_credentials(
-        root_certificates=Path(ca).read_bytes(),
-        private_key=Path(key).read_bytes() if key else None,
-        certificate_chain=Path(cert).read_bytes() if cert else None,
+    tls = ClientTls(
+        ca=Path(env["REFEREE_HEALTH_TLS_CA"]),
+        cert=Path(cert) if cert else None,
+        key=Path(key) if key else None,
+        server_name=env.get("REFEREE_HEALTH_TLS_SERVER_NAME", ""),
     )
-    name = env.get("REFEREE_HEALTH_TLS_SERVER_NAME")
-    options = [("grpc.ssl_target_name_override", name)] if name else []
-    return grpc.secure_channel(address, credentials, options=options)
+    return grpc.secure_channel(address, tls.credentials(), options=tls.options())
 
 
 def main() -> int:
@@ -42,7 +43,7 @@ def main() -> int:
             answer = health_pb2_grpc.HealthStub(ch).Check(
                 health_pb2.HealthCheckRequest(), timeout=3
             )
-    except OSError as exc:
+    except TlsError as exc:
         print(f"unhealthy: {exc}", file=sys.stderr)
         return 1
     except grpc.RpcError as exc:
