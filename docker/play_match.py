@@ -16,13 +16,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from referee.log.signing import replace_private_file
 from referee.log.verify import verify_log
 from referee.protocol import (
     common,
@@ -55,15 +55,8 @@ def wait_serving(channel: grpc.Channel, address: str, wait_s: float) -> None:
 
 
 def hand_out(seats: Path, seat: int, token: str) -> None:
-    """The token, written whole (a temporary file renamed) and readable by its owner only."""
-    folder = seats / str(seat)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".token-")
-    try:
-        os.write(fd, token.encode("ascii"))
-        os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
-    os.replace(tmp, folder / "token")
+    """The token, written whole and readable by its owner only, in the seat's folder."""
+    replace_private_file(seats / str(seat) / "token", token.encode("ascii"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -656,20 +656,12 @@ def _match_lines(info: match_service.MatchInfo) -> list[str]:
 
 def _write_tokens(folder: Path, tokens: Sequence[str]) -> list[Path]:
     """Each seat's token in FOLDER/seat-N.token, readable by its owner only, written whole."""
-    import tempfile
+    from referee.log.signing import replace_private_file
 
     folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for seat, token in enumerate(tokens):
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".seat-{seat}.")
-        try:
-            os.fchmod(fd, 0o600)
-            os.write(fd, token.encode("ascii") + b"\n")
-        finally:
-            os.close(fd)
-        path = folder / f"seat-{seat}.token"
-        os.replace(tmp, path)
-        paths.append(path)
+    paths = [folder / f"seat-{seat}.token" for seat in range(len(tokens))]
+    for path, token in zip(paths, tokens, strict=True):
+        replace_private_file(path, token.encode("ascii") + b"\n")
     return paths
 
 

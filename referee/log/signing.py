@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import secrets
+import tempfile
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -70,6 +71,21 @@ def create_private_file(path: Path, data: bytes) -> bool:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+def replace_private_file(path: Path, data: bytes) -> None:
+    """Put ``data`` at ``path`` (mode 0600), replacing any file there: written whole under
+    a private name in the same folder, then renamed, so a reader never sees half of it
+    (a seat's token handed to its bot). Raises OSError."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # mode 0600
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def signed_bytes(match_id: str, lines: int, final_hash: str) -> bytes:
