@@ -790,18 +790,23 @@ async def _organiser_log(args: argparse.Namespace, org: Organiser) -> int:
     from referee.organiser import OVER, OrganiserError
     from referee.protocol import common
 
-    info = await org.get(args.match_id)  # NOT_FOUND before anything is written
+    # NOT_FOUND (either way) before anything is written.
     if args.wait:
         async for info in org.wait_over(args.match_id):
             if not args.json:
                 print(_match_lines(info)[0], file=sys.stderr, flush=True)
-    published = (await org.info()).signing_public_key
-    key = decode_public_key(published)
-    if key is None:
-        raise OrganiserError(f"the referee published no usable signing key ({published!r})")
+    else:
+        info = await org.get(args.match_id)
+    over = info.status in OVER
+    key = None
+    if over:  # the log is checked with the key the referee publishes
+        published = (await org.info()).signing_public_key
+        key = decode_public_key(published)
+        if key is None:
+            raise OrganiserError(f"the referee published no usable signing key ({published!r})")
     dest = Path(args.output or f"{args.match_id}.jsonl")
     lines = await org.fetch_log(args.match_id, dest)
-    if info.status not in OVER:  # its hash chain so far, which no trailer signs yet
+    if not over:  # its hash chain so far, which no trailer signs yet
         status = _status_name(info.status)
         if args.json:
             print(json.dumps({"log": str(dest), "lines": lines, "over": False}))
