@@ -1046,10 +1046,10 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
             )
             return 130
     scoring = config.rules.scoring.value
-    print(printable(format_standings(summary.standings, scoring)))
+    print(format_standings(summary.standings, scoring))
     print()
     names = [r.name for r in summary.standings]
-    print(printable(format_pairwise(names, summary.pairwise, scoring)))
+    print(format_pairwise(names, summary.pairwise, scoring))
     print()
     if summary.test is not None:
         print(summary.test.verdict_text())

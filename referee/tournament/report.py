@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from referee.text import printable
 from referee.tournament.ratings import PairRow, StandingRow
 
 MATRIX_MAX_BOTS = 8
@@ -24,7 +25,8 @@ def _num(x: float, fmt: str = ".2f") -> str:
 
 def format_standings(rows: Sequence[StandingRow], scoring: str) -> str:
     """The ratings table: the sort key, each rating with its 95% interval, and ``~``
-    where a bot's interval overlaps the one of the bot above."""
+    where a bot's interval overlaps the one of the bot above. Names and reasons are
+    escaped for the terminal here, never the whole table (its line breaks are its own)."""
     what = "penalty/hand" if scoring == "penalty" else "chips/hand"
     head = (
         f"{'#':>2}   {'bot':<16} {'mu-3σ':>6} {'mu':>6} {'95% interval':>15} {'matches':>7} "
@@ -41,8 +43,9 @@ def format_standings(rows: Sequence[StandingRow], scoring: str) -> str:
         ci = "" if r.ci95_low != r.ci95_low else f"[{r.ci95_low:.2f}, {r.ci95_high:.2f}]"
         interval = f"[{r.rating_low:.1f}, {r.rating_high:.1f}]"
         mark = "~" if r.overlaps_above else " "
+        name = printable(r.name)
         out.append(
-            f"{r.rank:>2} {mark} {r.name:<16} {r.ordinal:>6.2f} {r.mu:>6.2f} {interval:>15} "
+            f"{r.rank:>2} {mark} {name:<16} {r.ordinal:>6.2f} {r.mu:>6.2f} {interval:>15} "
             f"{r.matches:>7} {r.wins:>5} {_num(r.avg_place):>5} {_num(r.score_per_hand):>12} "
             f"{ci:>15} {r.timeouts:>4} {r.rejected:>4} {r.disconnects:>4} {r.crashes:>5}"
         )
@@ -51,7 +54,11 @@ def format_standings(rows: Sequence[StandingRow], scoring: str) -> str:
             "~ its rating interval (mu ± 1.96 sigma) overlaps the one above: "
             "not significantly different"
         )
-    out += [f"disqualified: {r.name} ({r.disqualified})" for r in rows if r.disqualified]
+    out += [
+        f"disqualified: {printable(r.name)} ({printable(r.disqualified)})"
+        for r in rows
+        if r.disqualified
+    ]
     return "\n".join(out)
 
 
@@ -66,12 +73,14 @@ def _cell(p: PairRow | None) -> str:
 
 def format_pairwise(names: Sequence[str], pairs: Sequence[PairRow], scoring: str) -> str:
     """Head to head on the terminal: a matrix (row bot against column bot) for up to
-    ``MATRIX_MAX_BOTS`` bots, else each bot against the one below it in the table."""
+    ``MATRIX_MAX_BOTS`` bots, else each bot against the one below it in the table.
+    Names are escaped for the terminal before the columns are measured."""
     unit = "penalty points" if scoring == "penalty" else "chips"
     lookup: dict[tuple[str, str], PairRow] = {}
     for p in pairs:
         lookup[(p.a, p.b)] = p
         lookup[(p.b, p.a)] = p.flipped()
+    shown = {name: printable(name) for name in names}
     out = [
         f"Head to head: how many {unit} per hand the first bot did better than the other on "
         "the same deals;",
@@ -79,15 +88,17 @@ def format_pairwise(names: Sequence[str], pairs: Sequence[PairRow], scoring: str
     ]
     if len(names) <= MATRIX_MAX_BOTS:
         cells = [[_cell(lookup.get((a, b))) if a != b else "." for b in names] for a in names]
-        width = max(12, *(len(c) for row in cells for c in row), *(len(n) for n in names))
-        first = max(len(n) for n in names)
-        out.append((" " * first + "  " + "  ".join(f"{n:<{width}}" for n in names)).rstrip())
-        for name, row in zip(names, cells, strict=True):
-            out.append(f"{name:<{first}}  " + "  ".join(f"{c:<{width}}" for c in row).rstrip())
+        heads = [shown[n] for n in names]
+        width = max(12, *(len(c) for row in cells for c in row), *(len(h) for h in heads))
+        first = max(len(h) for h in heads)
+        out.append((" " * first + "  " + "  ".join(f"{h:<{width}}" for h in heads)).rstrip())
+        for head, row in zip(heads, cells, strict=True):
+            out.append(f"{head:<{first}}  " + "  ".join(f"{c:<{width}}" for c in row).rstrip())
     else:
-        first = max(len(n) for n in names)
+        first = max(len(shown[n]) for n in names)
         for a, b in itertools.pairwise(names):
-            out.append(f"{a:>{first}} vs {b:<{first}}  {_cell(lookup.get((a, b)))}")
+            cell = _cell(lookup.get((a, b)))
+            out.append(f"{shown[a]:>{first}} vs {shown[b]:<{first}}  {cell}")
     return "\n".join(out)
 
 

@@ -69,3 +69,37 @@ def test_the_verify_command_works_when_pasted(tmp_path):
     assert out.stdout.splitlines() == expected
     inside = verify_command("referee", folder, tmp_path)
     assert shlex.split(inside) == ["referee", "verify", "--tournament", folder.name]
+
+
+def test_a_tournament_report_reads_line_by_line(tmp_path):
+    """The report a real run prints: every line break is a line break (the tables once
+    went through the terminal escaper whole and came out as one line with literal
+    ``\\x0a``s), the ratings table has a row per bot, the matrix a row per bot."""
+    from .conftest import bot_entry, write_config
+    from .test_resume import referee
+
+    bots = ["greedy", "random", "greedy-2", "random-2"]
+    path = write_config(
+        tmp_path,
+        [bot_entry(name, builtin=name.split("-")[0]) for name in bots],
+        tournament={"rounds": 1, "concurrency": 2},
+        rules={"hands": 1},
+    )
+    done = referee("tournament", str(path))
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "\\x0a" not in done.stdout and "\\x" not in done.stdout
+    lines = done.stdout.splitlines()
+    top = next(i for i, ln in enumerate(lines) if ln.startswith("Ratings: OpenSkill"))
+    assert "mu-3σ" in lines[top + 1] and set(lines[top + 2]) == {"-"}
+    rows = lines[top + 3 : top + 7]
+    assert [int(row.split()[0]) for row in rows] == [1, 2, 3, 4]
+    assert sorted(next(w for w in row.split()[1:] if w != "~") for row in rows) == sorted(bots)
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("Head to head:"))
+    assert lines[head + 1].startswith("mean ± 95% CI")
+    names = lines[head + 2].split()
+    assert sorted(names) == sorted(bots)
+    matrix = lines[head + 3 : head + 7]
+    assert [row.split()[0] for row in matrix] == names
+    for row in matrix:  # "." on the diagonal, a cell "mean ... (groups)" per opponent
+        assert row.split()[1:].count(".") == 1 and row.count("(") == 3, row
+    assert any(ln.startswith("4/4 matches recorded (0 failed)") for ln in lines), done.stdout
