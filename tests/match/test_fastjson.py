@@ -13,6 +13,7 @@ from sim import T0, Sim, settings, write_log
 
 from referee.log import fastjson
 from referee.log.fastjson import ParseError, parse_entry, timestamp_json, to_dict, to_json
+from referee.log.signing import looks_like_trailer
 from referee.log.writer import entry_to_line
 from referee.protocol import common
 
@@ -39,6 +40,8 @@ def test_every_fixture_line_reads_the_same(tmp_path):
     count = 0
     for log in logs:
         for raw in log.read_text().splitlines():
+            if looks_like_trailer(raw):
+                continue
             data = json.loads(raw)
             entry = parse_entry(data)
             assert entry == slow(data)
