@@ -8,6 +8,7 @@ from referee.rules import (
     CardSet,
     InvalidCardsError,
     Reason,
+    RulesError,
     SuitOrder,
     card_text,
     format_cards,
@@ -72,8 +73,22 @@ def test_a_malformed_token_is_an_unparseable_card_named_in_the_error(token: str)
 
 
 def test_invalid_cards_error_is_a_value_error() -> None:
-    with pytest.raises(ValueError):
+    """Callers that catch ValueError (or RulesError) catch an unreadable card, with its
+    reason and a message that names the token and the notation."""
+    try:
         parse_card("XX")
+    except ValueError as exc:
+        caught: ValueError = exc
+    else:
+        pytest.fail("parse_card('XX') raised nothing")
+    assert type(caught) is InvalidCardsError
+    assert isinstance(caught, RulesError)
+    assert caught.reason is Reason.UNPARSEABLE_CARD
+    assert caught.token == "XX"
+    assert str(caught) == (
+        "cannot read card 'XX': expected a rank (3-9, T or 10, J, Q, K, A, 2) followed by "
+        "a suit (C, S, H, D or ♣ ♠ ♥ ♦)"
+    )
 
 
 # -- reading a list of cards ------------------------------------------------------

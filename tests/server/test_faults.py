@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import grpc
+import pytest
 
 from referee.log import read_log
 from referee.log.verify import verify_log
@@ -198,12 +199,15 @@ async def test_raw_garbage_bytes_on_the_stream_do_not_hurt_the_referee(server, o
             response_deserializer=lambda b: b,
         )
         call = raw(iter([b"\xff\xfe not a protobuf \x00\x01"]))
-        try:
-            async for _ in call:
-                pass
-        except grpc.aio.AioRpcError:
-            pass
-    # The match is untouched and plays normally.
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            async for answer in call:
+                pytest.fail(f"the referee answered garbage with a message: {answer!r}")
+    # Refused by the referee itself, by name (not UNKNOWN with a Python class name).
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.details() == "the request of Play cannot be parsed"
+    # The match is untouched (nothing logged) and plays normally.
+    path = log_of(server, created.match_id)
+    assert [ln.kind for ln in read_log(path).lines] == ["match_created"]
     seats = [Seat(server.address, t).start() for t in created.seat_tokens]
     for s in seats:
         await s.finish()

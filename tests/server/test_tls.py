@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +21,7 @@ from referee.log.verify import verify_log
 from referee.protocol import common, match_service, match_service_grpc
 from referee.server.app import RefereeServer
 from referee.server.auth import organiser_channel
-from referee.server.tls import ClientTls, ServerTls
+from referee.server.tls import ClientTls, ServerTls, client_channel
 
 from .certs import TestCA
 from .conftest import log_path
@@ -114,11 +116,45 @@ async def test_a_match_over_mutual_tls_and_clients_without_a_good_certificate(tm
         await server.stop(grace=0.5)
 
 
+def _outward_address() -> str | None:
+    """This machine's address on its route out (not loopback), or None when it has none.
+    Connecting a UDP socket picks the route and sends nothing."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("203.0.113.1", 9))  # TEST-NET-3: never a real peer
+        except OSError:
+            return None
+        host: str = probe.getsockname()[0]
+    return None if ipaddress.ip_address(host).is_loopback else host
+
+
 async def test_with_tls_any_address_may_be_served(tmp_path, pki):
+    # In plaintext 0.0.0.0 is refused without --insecure (test_auth); with TLS it is served,
+    # on every interface, and only in TLS.
     tls = ServerTls(pki["server_cert"], pki["server_key"])
     server = RefereeServer("0.0.0.0:0", tmp_path / "logs", tls=tls)
     await server.start()
-    await server.stop(grace=0)
+    try:
+        assert server.port > 0 and server.address == f"0.0.0.0:{server.port}"
+        outward = _outward_address()
+        hosts = ["127.0.0.1", *([outward] if outward else [])]
+        for host in hosts:
+            address = f"{host}:{server.port}"
+            # The certificate names localhost; the client checks it under that name.
+            trusting = ClientTls(pki["ca"], server_name="localhost")
+            async with client_channel(address, trusting) as channel:
+                info = await match_service_grpc.MatchServiceStub(channel).GetServerInfo(
+                    match_service.GetServerInfoRequest(), timeout=10
+                )
+            assert info.signing_public_key == server.signer.public_key_text, address
+            async with grpc.aio.insecure_channel(address) as plain:
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await match_service_grpc.MatchServiceStub(plain).GetServerInfo(
+                        match_service.GetServerInfoRequest(), timeout=5
+                    )
+                assert err.value.code() == grpc.StatusCode.UNAVAILABLE, address
+    finally:
+        await server.stop(grace=0)
 
 
 def test_referee_serve_over_mutual_tls_with_bot_processes(tmp_path, pki):
