@@ -330,9 +330,11 @@ def mount_args(spec: JailSpec, seccomp_fd: int | None = None) -> list[str]:
         else:
             out += ["--ro-bind", str(path), str(path)]
         roots.append(path)
+    masked: list[Path] = []
     for path in sorted({Path(p) for p in spec.hidden}):
-        if not path.exists() or not _inside(path, roots):
+        if not path.exists() or not _inside(path, roots) or _inside(path, masked):
             continue  # not visible anyway
+        masked.append(path)
         if path.is_dir():
             out += ["--perms", "0755", "--tmpfs", str(path), "--remount-ro", str(path)]
         else:

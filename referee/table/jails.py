@@ -59,8 +59,14 @@ def bare_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def runtime_paths() -> list[Path]:
-    """The Python running the referee, and the SDK a ``{python}`` bot imports."""
+    """The Python running the referee with its import path (its packages, wherever a
+    ``.pth`` file put them), and the SDK a ``{python}`` bot imports."""
     paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
+    here = Path.cwd().resolve()
+    for entry in sys.path:
+        path = Path(entry).resolve() if entry else here
+        if path != here and path.is_dir() and not _broad(path):
+            paths.add(path)
     # Found, not imported: the SDK has its own generated modules, which cannot share a
     # process with the referee's.
     sdk = importlib.util.find_spec("pusoy_client")
@@ -214,10 +220,9 @@ class MatchJails:
         """``--dry-run``'s lines for one bot: its jail, what it sees, what it cannot read."""
         visible, hidden = self.views[name]
         lines = [f"  jail: {self.level.describe()}, as {who(self.level)}"]
-        lines.append(
-            "  sees, read-only: the system (/usr, /etc, /opt), "
-            + ", ".join(str(p) for p in visible)
-        )
+        tops = [p for p in visible if not any(q in p.parents for q in visible)]
+        listed = ", ".join(str(p) for p in dict.fromkeys(tops))
+        lines.append(f"  sees, read-only: the system (/usr, /etc, /opt), {listed}")
         shown = [str(h) for h in hidden if any(h == v or v in h.parents for v in visible)]
         if shown:
             lines.append("  hidden from it: " + ", ".join(shown))
