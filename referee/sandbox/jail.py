@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import os
+import shutil
 import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -104,7 +106,9 @@ class Jail:
 
     def open(self) -> tuple[list[str], dict[str, str], tuple[int, ...]]:
         """Make the cgroups; the command to spawn, its environment and the file
-        descriptors it must inherit. CgroupError when the groups cannot be made."""
+        descriptors it must inherit. CgroupError when the groups cannot be made,
+        OSError when the bot's program cannot be run at all (as a bare start would)."""
+        _check_program(self.spec)
         if self.cgroups is not None:
             self.group = self.cgroups.create(
                 self.spec.limits, cpus=self.cpus, cpu_cores=self.cpu_cores
@@ -207,6 +211,29 @@ class Jail:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._fds.clear()
+
+
+def _check_program(spec: JailSpec) -> None:
+    """The bot's program must exist and be a binary or a script with ``#!``: inside, the
+    launcher's exec would hand anything else to the shell, and a file that is no program
+    would seem to run and fail, where a bare start says so (Exec format error)."""
+    if not spec.argv:
+        raise OSError(errno.ENOENT, "an empty command")
+    program = spec.argv[0]
+    found = (
+        spec.cwd / program
+        if os.sep in program
+        else shutil.which(program, path=spec.env.get("PATH", HOST_PATH))
+    )
+    if found is None or not Path(found).is_file():
+        raise OSError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+    try:
+        with open(found, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return  # the bot's user may read it when we cannot: let the jail try
+    if head != b"\x7fELF" and not head.startswith(b"#!"):
+        raise OSError(errno.ENOEXEC, os.strerror(errno.ENOEXEC), program)
 
 
 def _rlimit_breach(code: int | None) -> Breach | None:

@@ -32,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 PEEK = HERE / "bots" / "peek_bot.py"
 RANDOM_BOT = HERE.parents[1] / "examples" / "random_bot.py"
 SECRET = "PUSOY_PEEK_SECRET"
+DRY_BOTS = ("--bot", f"{{python}} {PEEK}", "--bot", "greedy", "--bot", "greedy", "--bot", "random")
 
 
 def peek_report(log_dir: Path) -> dict:
@@ -109,9 +110,7 @@ def test_a_peeking_bot_finds_nothing_in_the_light_jail_as_an_ordinary_user(nobod
     folder = jailing.nobody_folder()
     try:
         probe = jailing.run_as_nobody(
-            [str(nobody_python), "-m", "referee.cli", "match", "--dry-run"]
-            + ["--bot", f"{{python}} {PEEK}", "--bot", "greedy", "--bot", "greedy"]
-            + ["--bot", "random"],
+            [str(nobody_python), "-m", "referee.cli", "match", "--dry-run", *DRY_BOTS],
             cwd=folder,
         )
         if "light jail" not in probe.stdout:
