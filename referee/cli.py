@@ -981,6 +981,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     import asyncio
     import signal
 
+    from referee.log.private import create_private_file
     from referee.server.logging import configure_logging
     from referee.tournament.config import ConfigError, load_config
     from referee.tournament.director import Tournament, TournamentError, TournamentSummary
@@ -1054,6 +1055,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     print(tournament.isolation.describe(), flush=True)
     if tournament.counts.done:
         print(f"Resuming: {tournament.counts.done} matches already recorded", flush=True)
+    create_private_file(tournament.folder / "referee.log", b"", sync=False)
     with open(tournament.folder / "referee.log", "a", encoding="utf-8") as referee_log:
         configure_logging("json", args.log_level, referee_log)
 

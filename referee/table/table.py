@@ -284,7 +284,7 @@ class Table:
                 await run.clock.stop()
             await self._unseat(run)
             dest = log_path(run.match_id)
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             await self.referee.collect_log(run.match_id, dest)
             summary = await asyncio.to_thread(summarize_log, dest)
             return MatchReport(

@@ -3,6 +3,7 @@ before a tournament starts; no sandbox is started here (test_sandbox.py starts t
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from pathlib import Path
 
@@ -177,10 +178,17 @@ def test_where_no_jail_can_be_made_a_tournament_with_spawned_bots_refuses(tmp_pa
     assert not (tmp_path / "out").exists()
 
     path.write_text(path.read_text() + "\n[sandbox]\nenabled = false\n")  # knowingly
-    tournament = Tournament(load_config(path), output=tmp_path / "bare")
-    tournament.prepare()
+    old = os.umask(0o022)
+    try:
+        tournament = Tournament(load_config(path), output=tmp_path / "bare")
+        tournament.prepare()
+    finally:
+        os.umask(old)
     assert not tournament.isolation.active
     assert any("sandbox is off" in w for w in tournament.warnings)
+    # The tournament's folder and files are private whatever the umask.
+    assert (tmp_path / "bare").stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / "bare" / "tournament.json").stat().st_mode & 0o777 == 0o600
 
     builtin = write_config(
         tmp_path, [bot_entry(n, builtin="greedy") for n in "abcd"], name="b.toml"
