@@ -31,8 +31,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 from google.protobuf import json_format
 
-from referee.log.private import create_private_file
-from referee.log.private import replace_private_file as replace_private_file  # its old home
+# Their old home: create_private_file and replace_private_file live in referee.log.private.
+from referee.log.private import create_private_file as create_private_file
+from referee.log.private import replace_private_file as replace_private_file
 from referee.log.writer import line_hash
 from referee.protocol import common
 

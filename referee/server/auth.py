@@ -24,7 +24,7 @@ from typing import Any
 
 import grpc
 
-from referee.log.private import create_private_file
+from referee.log.signing import create_private_file
 from referee.server.throttle import limited_log, peer_host
 from referee.server.tls import ClientTls, client_channel
 
