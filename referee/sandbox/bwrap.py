@@ -153,7 +153,7 @@ until listening; do
 done
 ulimit -n "$nofile" && ulimit -v "$vmem" && ulimit -f "$fsize" || exit 125
 if [ "$cpu" -gt 0 ]; then
-  ulimit -H -t $((cpu + 1)) && ulimit -S -t "$cpu" || exit 125
+  ulimit -S -t "$cpu" && ulimit -H -t $((cpu + 1)) || exit 125
 fi
 if [ "$drop" = 1 ]; then
   exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \

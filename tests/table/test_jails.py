@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -25,7 +27,20 @@ import pytest
 from referee_cli import run_referee
 
 from referee.log.writer import EventLogWriter
-from referee.sandbox import Level
+from referee.sandbox import (
+    Breach,
+    Jail,
+    JailSpec,
+    Level,
+    Limits,
+    RefereeSocket,
+    SandboxUnavailable,
+    Support,
+    probe_light,
+)
+from referee.sandbox.limits import HELPER_TASKS
+from referee.table.bots import BuiltinBot, Seat, parse_bot
+from referee.table.jails import plan_jails
 from referee.table.procs import BotProcess
 
 HERE = Path(__file__).resolve().parent
@@ -230,3 +245,64 @@ async def test_a_live_log_and_a_bots_output_are_private_in_an_open_folder(tmp_pa
             writer.close()
     finally:
         os.umask(old)
+
+
+def test_where_no_jail_can_be_made_auto_warns_once_and_on_refuses(tmp_path):
+    """The decision alone, for a machine that can make no jail (this one can): what it
+    would say is what probe() says is missing."""
+    none = Support(
+        Level.NONE,
+        {Level.FULL: ("it needs root",), Level.LIGHT: ("bubblewrap cannot make namespaces",)},
+    )
+    seats = [Seat("mine", parse_bot(f"{{python}} {RANDOM_BOT}"))]
+    seats += [Seat(n, BuiltinBot("greedy")) for n in ("a", "b", "c")]
+    where = {"log_dir": tmp_path / "matches", "state_dir": tmp_path / ".referee"}
+    plan = plan_jails("auto", seats, support=none, **where)
+    assert plan.jails is None and plan.level is Level.NONE and len(plan.warnings) == 1
+    (warning,) = plan.warnings
+    assert "WITHOUT a jail" in warning and "it needs root" in warning
+    assert str(tmp_path / "matches") in warning and "all four hands" in warning
+    with pytest.raises(SandboxUnavailable, match="light jail: bubblewrap cannot make"):
+        plan_jails("on", seats, support=none, **where)
+    assert plan_jails("auto", seats[1:] + seats[1:2], support=none, **where).warnings == []
+
+
+async def test_the_light_jail_holds_its_bot_to_rlimits(tmp_path):
+    """As root the light jail runs the bot as nobody in a user namespace of its own: its
+    limits are rlimits, and spinning past cpu_s is a CPU breach."""
+    support = probe_light()
+    if not support.ok:
+        jailing.unavailable(support.explain())
+    sock = RefereeSocket()
+    listener = socket.socket(socket.AF_UNIX)  # the referee's end, bridged into the jail
+    listener.bind(str(sock.path))
+    try:
+        limits = Limits(cpu_s=1, processes=20, memory_mb=512, tmp_mb=8)
+        spin = "import time\nprint(open('/proc/self/limits').read(), flush=True)\nwhile 1: pass"
+        spec = JailSpec(
+            argv=["/usr/bin/python3", "-c", spin],  # the system's: visible in any jail
+            cwd=tmp_path,
+            env={"PATH": "/usr/bin:/bin"},
+            referee_socket=sock.path,
+            port=40123,
+            uid=os.getuid() if os.geteuid() else jailing.NOBODY,
+            gid=os.getgid() if os.geteuid() else jailing.NOBODY,
+            limits=limits,
+            level=Level.LIGHT,
+        )
+        jail = Jail(spec, None, bwrap=support.bwrap)
+        proc = await BotProcess.spawn([], env={}, cwd=None, stderr_path=tmp_path / "out", jail=jail)
+        code = await proc.wait(30)
+        await proc.stop(0)
+    finally:
+        listener.close()
+        sock.close()
+    out = (tmp_path / "out").read_text()
+    assert code == -signal.SIGXCPU, out
+    assert jail.report is not None and jail.report.breach is Breach.CPU
+    assert jail.report.cpu_s is None  # no cgroup counts it
+    rows = {line[:26].strip(): line[26:].split() for line in out.splitlines()}
+    assert rows["Max cpu time"][:2] == ["1", "2"]  # SIGXCPU at 1 s, SIGKILL at 2 s
+    assert rows["Max processes"][:2] == [str(20 + HELPER_TASKS)] * 2
+    assert rows["Max address space"][0] == str(512 << 20)
+    assert rows["Max file size"][0] == str(8 << 20)
