@@ -178,6 +178,9 @@ class JailSpec:
     """Read-only besides the system folders: the bot's files, its runtime."""
     hidden: Sequence[Path] = ()
     """Not to be seen even where they lie inside a visible folder."""
+    revealed: Sequence[Path] = ()
+    """Files seen even inside a hidden folder: the ones the bot's command names (a
+    script kept in the log folder is still the bot's)."""
     referee_socket: Path = Path("/nonexistent")
     port: int = 50051
     """The TCP port on 127.0.0.1 inside that reaches the referee."""
@@ -336,7 +339,14 @@ def mount_args(spec: JailSpec, seccomp_fd: int | None = None) -> list[str]:
             continue  # not visible anyway
         masked.append(path)
         if path.is_dir():
-            out += ["--perms", "0755", "--tmpfs", str(path), "--remount-ro", str(path)]
+            out += ["--perms", "0755", "--tmpfs", str(path)]
+            for file in sorted({Path(f) for f in spec.revealed}):
+                if path in file.parents and file.is_file():
+                    for parent in reversed(file.parents):
+                        if path in parent.parents:
+                            out += ["--perms", "0755", "--dir", str(parent)]
+                    out += ["--ro-bind", str(file), str(file)]
+            out += ["--remount-ro", str(path)]
         else:
             out += ["--ro-bind", "/dev/null", str(path)]
     out += ["--chdir", str(spec.cwd) if _inside(spec.cwd, roots) else "/tmp"]

@@ -100,9 +100,42 @@ def named_paths(argv: Sequence[str], cwd: Path | None) -> tuple[set[Path], set[P
             files.add(path)
             if not _broad(path.parent):
                 folders.add(path.parent)
+            folders.update(_environment_of(cwd / word))
         elif path.is_dir() and i > 0 and not _broad(path):
             folders.add(path)
     return folders, files
+
+
+def _environment_of(program: Path) -> list[Path]:
+    """The Python virtualenv a program belongs to (a console script in its ``bin``, or a
+    script whose ``#!`` names one's python), with the Python it was made from: a bot
+    installed in a virtualenv of its own runs in the jail as it does outside.
+
+    >>> _environment_of(Path("/nonexistent/bin/bot"))
+    []
+    """
+    candidates = [program.absolute()]
+    try:
+        with open(program, "rb") as f:
+            first = f.readline(512)
+        if first.startswith(b"#!"):
+            words = first[2:].decode(errors="replace").split()
+            if words and words[0].startswith("/"):
+                candidates.append(Path(words[0]))
+    except OSError:
+        pass
+    for candidate in candidates:
+        for folder in list(candidate.parents)[:3]:
+            config = folder / "pyvenv.cfg"
+            if config.is_file():
+                found = [folder.resolve()]
+                for line in config.read_text(errors="replace").splitlines():
+                    key, _, value = line.partition("=")
+                    if key.strip() == "home" and value.strip().startswith("/"):
+                        home = Path(value.strip()).resolve()
+                        found.append(home.parent if home.name == "bin" else home)
+                return [f for f in found if f.is_dir() and not _broad(f)]
+    return []
 
 
 def bot_view(
@@ -260,6 +293,7 @@ class MatchJails:
             env=jail_env(env),
             visible=visible,
             hidden=hidden,
+            revealed=sorted(self.named[name][1]),
             referee_socket=self.socket.path,
             port=self.port,
             uid=self.uid,

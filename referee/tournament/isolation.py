@@ -217,6 +217,7 @@ class Isolation:
             env=jail_env(env),
             visible=visible,
             hidden=hidden,
+            revealed=sorted(named_paths(bot.argv, bot.cwd)[1]),
             referee_socket=self.socket.path,
             port=self.port,
             uid=uid,

@@ -3,6 +3,7 @@ before a tournament starts; no sandbox is started here (test_sandbox.py starts t
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import defaultdict
 from pathlib import Path
@@ -80,6 +81,17 @@ def test_the_mounts_hide_inside_what_is_visible_and_make_readable_parents(tmp_pa
     assert args.index(f"{mine}") < args.index(f"{other}")  # masks come after the binds
     assert args[args.index("--chdir") + 1] == str(mine)
     assert "--setenv A 1" in text and "--unshare-net" in args and "--clearenv" in args
+
+    # A file the bot's command names stays visible inside a hidden folder (a script kept
+    # in the log folder): bound into the hidden folder's empty stand-in before it is
+    # made read-only.
+    (other / "sub").mkdir()
+    (other / "sub" / "own.py").write_text("print('mine')\n")
+    text = " ".join(mount_args(dataclasses.replace(spec, revealed=[other / "sub" / "own.py"])))
+    assert (
+        f"--tmpfs {other} --perms 0755 --dir {other / 'sub'} "
+        f"--ro-bind {other / 'sub' / 'own.py'} {other / 'sub' / 'own.py'} --remount-ro {other}"
+    ) in text
 
 
 def test_cut_output_says_so(tmp_path):
