@@ -3,17 +3,21 @@
 
 1. Start-up: the whole life of one sandboxed bot whose program does nothing but connect
    to the referee's address and exit (``socat`` to 127.0.0.1:PORT), from making its
-   cgroups to removing them: what a tournament pays per spawned bot per match on top of
-   the bot's own start-up. The reference is the same program spawned without a sandbox,
-   connecting to a TCP port of this process. Medians of --runs, run alternately so that
-   both see the same load; CPU time (all processes of the run) moves less with the
-   machine's load than wall time.
+   cgroups to removing them: what a tournament (or ``referee match``) pays per spawned
+   bot per match on top of the bot's own start-up; for the full jail (root, cgroups)
+   and the light one (a user namespace, rlimits; made as root here, the bot as
+   nobody). The reference is the same program spawned without a sandbox, connecting to
+   a TCP port of this process. Medians of --runs, run alternately so that all see the
+   same load; CPU time moves less with the machine's load than wall time (the full
+   jail's: its cgroup's, every process; the light jail's: the reaped children's, which
+   leaves out the forwarder killed with the namespace).
 2. Matches (--matches N): tournaments of four spawned example bots (examples/greedy_bot.py
    and random_bot.py), sandbox off and on in turn, N matches each: matches per minute, and
    the spawned bots' mean wall time per turn (prompt to answer, from the logs, so the
    forwarder's two extra hops per turn are in it).
 
     .venv/bin/python bench/bench_sandbox.py --runs 50 --matches 8
+    .venv/bin/python bench/bench_sandbox.py --runs 20 --levels full light
 """
 
 from __future__ import annotations
@@ -34,10 +38,13 @@ sys.path.insert(0, str(ROOT))
 from referee.sandbox import (  # noqa: E402
     Jail,
     JailSpec,
+    Level,
     Limits,
     RefereeSocket,
     SandboxUnavailable,
+    Support,
     probe,
+    probe_light,
 )
 
 
@@ -74,11 +81,12 @@ async def plain_once(port: int) -> tuple[float, float]:
     return time.perf_counter() - t0, _children_cpu() - c0
 
 
-async def sandboxed_once(sock: RefereeSocket, port: int) -> tuple[float, float, float]:
+async def sandboxed_once(
+    sock: RefereeSocket, port: int, support: Support
+) -> tuple[float, float, float]:
     """Wall seconds to the bot's exit and to the sandbox's removal, and the CPU seconds
-    of everything in its cgroups."""
-    support = probe()
-    assert support.cgroups is not None
+    of everything in its cgroups (a light jail: of this process's children)."""
+    c0 = _children_cpu()
     spec = JailSpec(
         argv=_client(port),
         cwd=Path("/tmp"),
@@ -86,6 +94,7 @@ async def sandboxed_once(sock: RefereeSocket, port: int) -> tuple[float, float, 
         referee_socket=sock.path,
         port=port,
         limits=Limits(),
+        level=support.level,
     )
     t0 = time.perf_counter()
     jail = Jail(spec, support.cgroups, bwrap=support.bwrap)
@@ -98,7 +107,8 @@ async def sandboxed_once(sock: RefereeSocket, port: int) -> tuple[float, float, 
     ran = time.perf_counter() - t0
     report = await jail.close()
     assert out == b"hello\n", out
-    return ran, time.perf_counter() - t0, report.cpu_s
+    cpu = report.cpu_s if report.cpu_s is not None else _children_cpu() - c0
+    return ran, time.perf_counter() - t0, cpu
 
 
 def matches(n: int, sandbox: str) -> tuple[float, float, float | None]:
@@ -146,8 +156,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--matches", type=int, default=0, help="also N matches each way")
+    parser.add_argument("--levels", nargs="+", choices=["full", "light"], default=["full", "light"])
     args = parser.parse_args()
-    asyncio.run(startup(args.runs))
+    asyncio.run(startup(args.runs, [Level(x) for x in args.levels]))
     if args.matches:
         sys.path.insert(0, str(ROOT / "bench"))
         rows = {mode: matches(args.matches, mode) for mode in ("off", "on")}
@@ -158,42 +169,52 @@ def main() -> None:
             print(f"  sandbox {mode:3s}: {rate}, wall {wall:.1f} ms per turn{cpu_text}")
 
 
-async def startup(runs: int) -> None:
-    support = probe()
-    try:
-        support.require()
-    except SandboxUnavailable as exc:
-        sys.exit(str(exc))
+async def startup(runs: int, levels: list[Level]) -> None:
+    supports = []
+    for level in levels:
+        support = probe() if level is Level.FULL else probe_light()
+        try:
+            support.require(level)
+        except SandboxUnavailable as exc:
+            sys.exit(str(exc))
+        supports.append(support)
     sock = RefereeSocket()
     unix, tcp, port = await _serve(sock)
     plain: list[tuple[float, float]] = []
-    boxed: list[tuple[float, float, float]] = []
+    boxed: dict[Level, list[tuple[float, float, float]]] = {s.level: [] for s in supports}
     try:
         await plain_once(port)
-        await sandboxed_once(sock, port)  # warm the caches
+        for support in supports:
+            await sandboxed_once(sock, port, support)  # warm the caches
         for _ in range(runs):
             plain.append(await plain_once(port))
-            boxed.append(await sandboxed_once(sock, port))
+            for support in supports:
+                boxed[support.level].append(await sandboxed_once(sock, port, support))
     finally:
         unix.close()
         tcp.close()
         sock.close()
     p_wall, p_cpu = (statistics.median(x) for x in zip(*plain, strict=True))
-    ran, total, cpu = (statistics.median(x) for x in zip(*boxed, strict=True))
     print(
         f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
-        f"load {os.getloadavg()[0]:.1f}; {support.version}; {runs} runs, medians"
+        f"load {os.getloadavg()[0]:.1f}; {supports[0].version}; {runs} runs, medians"
     )
     ms = 1000
     print(
         f"plain: spawn, connect, exit           {p_wall * ms:7.1f} ms wall {p_cpu * ms:6.1f} ms CPU"
     )
-    print(f"sandboxed: spawn, connect, exit       {ran * 1000:7.1f} ms wall")
-    print(f"  and removed (kill, account, rmdir)  {total * ms:7.1f} ms wall {cpu * ms:6.1f} ms CPU")
-    print(
-        f"sandbox cost per bot per match:       {(total - p_wall) * 1000:7.1f} ms wall "
-        f"{(cpu - p_cpu) * 1000:6.1f} ms CPU ({total / p_wall:.1f}x the plain run's wall time)"
-    )
+    for level, rows in boxed.items():
+        ran, total, cpu = (statistics.median(x) for x in zip(*rows, strict=True))
+        print(f"{level.value} jail: spawn, connect, exit       {ran * 1000:7.1f} ms wall")
+        print(
+            f"  and removed (kill, account, rmdir)  {total * ms:7.1f} ms wall "
+            f"{cpu * ms:6.1f} ms CPU"
+        )
+        print(
+            f"{level.value} jail cost per bot per match:    {(total - p_wall) * 1000:7.1f} ms "
+            f"wall {(cpu - p_cpu) * 1000:6.1f} ms CPU ({total / p_wall:.1f}x the plain run's "
+            "wall time)"
+        )
 
 
 if __name__ == "__main__":

@@ -118,6 +118,13 @@ examples:
   referee match --bot greedy --bot random --bot "python examples/random_bot.py" \\
       --bot "./mybot --address {address} --token={token}" --name mine --revolution true
   referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
+  referee match --dry-run --bot "{python} mybot/bot.py" --bot greedy --bot greedy --bot random
+
+Spawned bots run in a jail (--sandbox auto): they see the system, their own folder and
+the referee's Python read-only, never the log or state folder (the live log holds every
+hand), other bots' files or the network. --dry-run shows each bot's jail and what it could
+not read there. The log is private (0600) while the match runs; --publish-logs opens it to
+every local user once the match is over.
 
 A bot that ends before the match does is reported at once (its seat, command, exit
 status or signal, and the last lines of its output, kept in LOG_DIR/<match>.seatN.stderr);
@@ -321,6 +328,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             insecure=args.insecure,
             signer=secrets.signer,
             limits=_serve_limits(args),
+            publish_logs=args.publish_logs,
         )
         await server.start()  # OSError: an address or the log folder cannot be used
         web = None
@@ -537,8 +545,10 @@ def _cmd_match(args: argparse.Namespace) -> int:
 
     from referee.match.settings import SettingsError, settings_from_request
     from referee.rules import OptionsError
+    from referee.sandbox import SandboxUnavailable
     from referee.server.logging import configure_logging
     from referee.server.state import StateError, load_signer
+    from referee.table.jails import plan_jails
     from referee.table.readout import (
         EXIT_USAGE,
         exit_notice,
@@ -562,6 +572,20 @@ def _cmd_match(args: argparse.Namespace) -> int:
         print(f"referee match: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
+        plan = plan_jails(
+            args.sandbox, seats, log_dir=Path(args.log_dir), state_dir=Path(args.state_dir)
+        )
+    except SandboxUnavailable as exc:
+        print(f"referee match: --sandbox on: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.dry_run:
+        print("\n".join([*plan.lines(), *plan.blocking, *plan.warnings]))
+        return EXIT_USAGE if plan.blocking else 0
+    for line in [*plan.blocking, *plan.warnings]:
+        print(f"referee match: {line}", file=sys.stderr, flush=True)
+    if plan.blocking:
+        return EXIT_USAGE
+    try:
         signer, public_key = load_signer(Path(args.state_dir), Path(args.log_dir))
     except StateError as exc:
         print(f"referee match: {exc}", file=sys.stderr)
@@ -572,7 +596,15 @@ def _cmd_match(args: argparse.Namespace) -> int:
 
     try:
         report = asyncio.run(
-            play_match(settings, seats, log_dir=Path(args.log_dir), on_exit=notice, signer=signer)
+            play_match(
+                settings,
+                seats,
+                log_dir=Path(args.log_dir),
+                on_exit=notice,
+                signer=signer,
+                jails=plan.jails,
+                publish_logs=args.publish_logs,
+            )
         )
     except (RefereeUnavailable, SettingsError) as exc:
         print(f"referee match: {exc}", file=sys.stderr)
@@ -949,6 +981,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     import asyncio
     import signal
 
+    from referee.log.private import create_private_file
     from referee.server.logging import configure_logging
     from referee.tournament.config import ConfigError, load_config
     from referee.tournament.director import Tournament, TournamentError, TournamentSummary
@@ -1022,6 +1055,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     print(tournament.isolation.describe(), flush=True)
     if tournament.counts.done:
         print(f"Resuming: {tournament.counts.done} matches already recorded", flush=True)
+    create_private_file(tournament.folder / "referee.log", b"", sync=False)
     with open(tournament.folder / "referee.log", "a", encoding="utf-8") as referee_log:
         configure_logging("json", args.log_level, referee_log)
 
@@ -1275,6 +1309,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-dir", default="matches", help="folder for match event logs")
     serve.add_argument(
+        "--publish-logs",
+        action="store_true",
+        help="make each log readable by every local user (0644) once its match is over "
+        "(a live log is private, 0600: it holds every hand)",
+    )
+    serve.add_argument(
         "--keep-finished",
         type=_count,
         default=1000,
@@ -1469,6 +1509,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="folder for the log signing key (default .referee; created, mode 0700; never "
         "the log folder)",
+    )
+    match.add_argument(
+        "--sandbox",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="jail spawned bots: auto (default) the best jail this machine allows (full: "
+        "root and cgroup v1; light: a user namespace), bare with a warning where none can "
+        "be made; on: refuse to run bare; off: run them bare, as you (they can read the "
+        "live log, so every hand)",
+    )
+    match.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="say which jail each spawned bot gets, what it sees and which of its files it "
+        "could not read there, and play nothing",
+    )
+    match.add_argument(
+        "--publish-logs",
+        action="store_true",
+        help="make the log readable by every local user (0644) once the match is over "
+        "(it is private, 0600, while it runs: it holds every hand)",
     )
     _add_logging_flags(match)
     match.set_defaults(func=_cmd_match)

@@ -20,11 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import json
-import os
-import secrets
-import tempfile
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -35,6 +31,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 from google.protobuf import json_format
 
+# Their old home: create_private_file and replace_private_file live in referee.log.private.
+from referee.log.private import create_private_file as create_private_file
+from referee.log.private import replace_private_file as replace_private_file
 from referee.log.writer import line_hash
 from referee.protocol import common
 
@@ -47,45 +46,6 @@ KEY_FILE = "signing-key.pem"
 
 class SigningKeyError(ValueError):
     """A signing key or public key file that cannot be used; the message says why."""
-
-
-def create_private_file(path: Path, data: bytes) -> bool:
-    """Create ``path`` (mode 0600) holding ``data``; False when it already exists.
-
-    Written whole and fsynced under a private name, then linked into place: processes
-    starting at once in one state folder (two `referee match` runs) all end up with the
-    file that was linked first, never with a half-written one. Raises OSError.
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
-        return True
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-
-
-def replace_private_file(path: Path, data: bytes) -> None:
-    """Put ``data`` at ``path`` (mode 0600), replacing any file there: written whole under
-    a private name in the same folder, then renamed, so a reader never sees half of it
-    (a seat's token handed to its bot). Raises OSError."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # mode 0600
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def signed_bytes(match_id: str, lines: int, final_hash: str) -> bytes:

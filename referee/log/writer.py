@@ -3,11 +3,17 @@
 A decision's entries are written with one ``write`` and reach the OS before ``append``
 returns; the fsync policy says when they are also forced to the disk. A write that fails
 (a full disk) is cut back off the file, so the log never ends in a torn line it wrote.
+
+A log is created private (mode 0600, whatever the umask and the folder's mode): from its
+first event it holds all four hands, and a bot that could read it would know every card.
+``publish()`` opens it to every local user (0644) once its match is over, when asked for
+(``referee serve --publish-logs``).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import enum
 import hashlib
 import os
@@ -17,6 +23,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from referee.log.fastjson import timestamp_json, to_json
+from referee.log.private import create_private_file
 from referee.protocol import LOG_SCHEMA_VERSION, common
 
 
@@ -100,9 +107,11 @@ class EventLogWriter:
     def create(
         cls, path: Path, match_id: str, fsync: FsyncPolicy = FsyncPolicy.NEVER
     ) -> EventLogWriter:
-        """A new, empty log; FileExistsError when one is there."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        file = open(path, "xb")  # noqa: SIM115
+        """A new, empty log (mode 0600); FileExistsError when one is there."""
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not create_private_file(path, b"", sync=False):
+            raise FileExistsError(f"a log is already at {path}")
+        file = open(path, "r+b")  # noqa: SIM115
         return cls(path, match_id, file, 0, "", 0, fsync)
 
     @classmethod
@@ -196,6 +205,12 @@ class EventLogWriter:
             self._cut_back()
             raise LogWriteError(f"cannot write the log of match {self.match_id}: {exc}") from exc
         self.size += len(data)
+
+    def publish(self) -> None:
+        """Let every local user read the log (its match is over: nothing in it is secret
+        any more). Best effort: a log that cannot be changed stays private."""
+        with contextlib.suppress(OSError):
+            os.fchmod(self._fd, 0o644)
 
     def close(self) -> None:
         """Close the file; its fsync runs on a thread of its own (readers see every line

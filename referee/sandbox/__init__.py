@@ -1,4 +1,4 @@
-"""Sandboxes for untrusted bot programs: bubblewrap namespaces and cgroup v1 limits.
+"""Sandboxes for untrusted bot programs: bubblewrap namespaces, cgroup v1 limits or rlimits.
 
 A sandboxed bot sees the system and its own files read-only, has a private /tmp that
 lives only as long as its match, runs as an unprivileged user in its own PID, IPC and
@@ -13,15 +13,16 @@ it, and the cause is reported (``Breach``). See docs/tournaments.md, "Sandbox".
 - ``bridge``: the referee's Unix socket, and cores for bots that get one each;
 - ``seccomp``: the filter against the kernel keyrings;
 - ``turnclock``: a bot's CPU time within its turns, read at the referee's turn events;
-- ``probe``: whether this machine can sandbox at all, and why not.
+- ``probe``: the best jail this machine allows (``Level``: full, light, none), and why
+  not better.
 """
 
 from referee.sandbox.bridge import CoreAllocator, RefereeSocket
-from referee.sandbox.bwrap import JailSpec
+from referee.sandbox.bwrap import JailSpec, Level
 from referee.sandbox.cgroups import CgroupError, Cgroups
 from referee.sandbox.jail import Jail, Jailer, JailReport
 from referee.sandbox.limits import LIMIT_FIELDS, Breach, Limits
-from referee.sandbox.probe import SandboxUnavailable, Support, probe
+from referee.sandbox.probe import SandboxUnavailable, Support, probe, probe_light
 
 __all__ = [
     "LIMIT_FIELDS",
@@ -33,9 +34,11 @@ __all__ = [
     "JailReport",
     "JailSpec",
     "Jailer",
+    "Level",
     "Limits",
     "RefereeSocket",
     "SandboxUnavailable",
     "Support",
     "probe",
+    "probe_light",
 ]

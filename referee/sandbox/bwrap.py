@@ -23,6 +23,20 @@ and ``socat`` has to be installed:
    unprivileged user with no capabilities and no supplementary groups (bubblewrap has
    set no_new_privs, so none can be gained back).
 
+The light jail (``Level.LIGHT``: no root, or no cgroups) keeps layers 1 and 2 but makes
+its own unprivileged user namespace, and its limits are rlimits set by ``LIGHT_SCRIPT``
+instead of cgroups (CPU seconds, address space, processes, file size: per process, and
+breaking one makes a call fail or, for CPU, sends SIGXCPU). As an ordinary user, bubblewrap
+runs through an unprivileged user namespace and the bot keeps the user's own id (it sees
+nothing of the user's but what is mounted). As root, bubblewrap mounts as root and the
+launcher becomes nobody in a user namespace of its own (``unshare``), where the process
+limit counts this bot's processes alone.
+
+A visible folder that the bot's user cannot enter (a ``mktemp -d`` folder, mode 0700,
+owned by root while the bot runs as nobody) is not bound whole: the sandbox makes a
+folder of its own there and binds its entries one by one, so the author's bot still reads
+the files it could read under any umask (``enterable``, ``unreadable``).
+
 Every process started costs a few milliseconds (far more on a loaded machine), so the
 scripts start as few as they can: dash, not bash; shell built-ins to wait for socat.
 """
@@ -30,11 +44,14 @@ scripts start as few as they can: dash, not bash; shell built-ins to wait for so
 from __future__ import annotations
 
 import dataclasses
+import enum
+import math
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from referee.sandbox.limits import Limits
+from referee.sandbox.limits import HELPER_TASKS, Limits
 
 SOCKET_INSIDE = "/run/pusoy/referee.sock"
 SYSTEM_DIRS = ("/usr", "/etc", "/opt")
@@ -44,6 +61,28 @@ ROOT_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 FORWARD_WAIT_S = 5
 RESERVED = tuple(Path(p) for p in ("/", "/tmp", "/proc", "/dev", "/run"))
 """Never mounted over by a visible path: the sandbox makes these itself."""
+NOBODY = 65534
+MAX_ENTRY_BINDS = 256
+"""A folder its bot cannot enter is rebuilt from at most this many entries."""
+
+
+class Level(enum.StrEnum):
+    """How well a bot can be jailed here, best first."""
+
+    FULL = "full"
+    """Root and cgroup v1: bubblewrap, the bot as nobody, cgroup limits and CPU per turn."""
+    LIGHT = "light"
+    """bubblewrap in an unprivileged user namespace, rlimits instead of cgroups."""
+    NONE = "none"
+    """No jail: the bot runs bare, as the referee's user."""
+
+    def describe(self) -> str:
+        return {
+            Level.FULL: "full jail (bubblewrap as nobody, cgroup limits)",
+            Level.LIGHT: "light jail (bubblewrap in a user namespace, rlimits)",
+            Level.NONE: "no jail (runs as you, can read your files)",
+        }[self]
+
 
 HOST_SCRIPT = r"""
 limit=$1
@@ -89,6 +128,42 @@ exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all \
   --bounding-set=-all -- "$@"
 """
 
+LIGHT_SCRIPT = r"""
+port=$1 nofile=$2 wait=$3 nproc=$4 cpu=$5 vmem=$6 fsize=$7 drop=$8
+shift 8
+su=
+[ "$drop" = 1 ] && su=,su=nobody
+socat TCP-LISTEN:"$port",bind=127.0.0.1,fork,reuseaddr,nodelay$su \
+  UNIX-CONNECT:/run/pusoy/referee.sock &
+want=0100007F:$(printf '%04X' "$port")
+listening() {
+  while read -r _ local _ state _; do
+    [ "$local" = "$want" ] && [ "$state" = 0A ] && return 0
+  done </proc/net/tcp
+  return 1
+}
+i=0
+until listening; do
+  i=$((i + 1))
+  if [ "$i" -gt $((wait * 200)) ]; then
+    echo "sandbox: the referee forwarder did not start" >&2
+    exit 125
+  fi
+  [ "$i" -gt 50 ] && sleep 0.005
+done
+ulimit -n "$nofile" && ulimit -v "$vmem" && ulimit -f "$fsize" || exit 125
+if [ "$cpu" -gt 0 ]; then
+  ulimit -S -t "$cpu" && ulimit -H -t $((cpu + 1)) || exit 125
+fi
+if [ "$drop" = 1 ]; then
+  exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+    --bounding-set=-all -- unshare --user --map-current-user -- \
+    prlimit --nproc="$nproc:$nproc" -- "$@"
+fi
+ulimit -p "$nproc" || exit 125
+exec "$@"
+"""
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class JailSpec:
@@ -103,24 +178,105 @@ class JailSpec:
     """Read-only besides the system folders: the bot's files, its runtime."""
     hidden: Sequence[Path] = ()
     """Not to be seen even where they lie inside a visible folder."""
+    revealed: Sequence[Path] = ()
+    """Files seen even inside a hidden folder: the ones the bot's command names (a
+    script kept in the log folder is still the bot's)."""
     referee_socket: Path = Path("/nonexistent")
     port: int = 50051
     """The TCP port on 127.0.0.1 inside that reaches the referee."""
-    uid: int = 65534
+    uid: int = NOBODY
     """The bot's user and group: nobody (socat serves connections as nobody too)."""
-    gid: int = 65534
+    gid: int = NOBODY
     limits: Limits = dataclasses.field(default_factory=Limits)
     hostname: str = "bot"
+    level: Level = Level.FULL
+    """FULL or LIGHT (``LIGHT_SCRIPT``); a light jail run by an ordinary user keeps the
+    user's own id (``uid``, ``gid``)."""
+
+    @property
+    def drops_to_nobody(self) -> bool:
+        """A light jail made by root: bubblewrap mounts as root, the bot runs as nobody."""
+        return self.level is Level.LIGHT and os.geteuid() == 0
 
 
 def _inside(path: Path, roots: Iterable[Path]) -> bool:
     return any(path == r or r in path.parents for r in roots)
 
 
+def _allowed(path: Path, uid: int, gid: int, want: int) -> bool:
+    """Whether ``uid`` (in group ``gid`` alone) may ``want`` (os.R_OK | os.X_OK) ``path``
+    by its mode bits; the referee's own user asks the kernel."""
+    if uid == os.geteuid():
+        return os.access(path, want)
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    shift = 6 if st.st_uid == uid else 3 if st.st_gid == gid else 0
+    bits = (st.st_mode >> shift) & 0o7
+    need = (4 if want & os.R_OK else 0) | (1 if want & os.X_OK else 0)
+    return bits & need == need
+
+
+def enterable(path: Path, uid: int, gid: int) -> bool:
+    """Whether the bot's user can list and enter the folder ``path`` (or read the file)."""
+    want = os.R_OK | os.X_OK if path.is_dir() else os.R_OK
+    return _allowed(path, uid, gid, want)
+
+
+def unreadable(
+    paths: Iterable[Path], hidden: Iterable[Path], uid: int, gid: int, limit: int = 2000
+) -> list[Path]:
+    """What the bot's user could not read of ``paths`` (folders walked, at most ``limit``
+    entries in all), after the sandbox has rebuilt the folders it cannot enter
+    (``mount_args``); ``hidden`` ones are not looked at."""
+    out: list[Path] = []
+    masked = [Path(h) for h in hidden]
+    seen = 0
+    stack = sorted({Path(p) for p in paths}, reverse=True)
+    top = set(stack)
+    while stack and seen < limit:
+        path = stack.pop()
+        seen += 1
+        if _inside(path, masked) or not path.exists():
+            continue
+        rebuilt = path in top and path.is_dir() and _rebuildable(path)
+        if not rebuilt and not enterable(path, uid, gid):
+            out.append(path)
+            continue
+        if path.is_dir() and not path.is_symlink():
+            try:
+                stack.extend(sorted(path.iterdir(), reverse=True))
+            except OSError:
+                out.append(path)
+    return out
+
+
+def _rebuildable(path: Path) -> bool:
+    try:
+        return sum(1 for _ in path.iterdir()) <= MAX_ENTRY_BINDS
+    except OSError:
+        return False
+
+
+def _bind_entries(path: Path) -> list[str]:
+    """A folder of the sandbox's own at ``path`` (mode 0755) with each entry of the real
+    one bound in it: for a folder the bot's user cannot enter."""
+    out = ["--perms", "0755", "--dir", str(path)]
+    for entry in sorted(path.iterdir()):
+        if entry.is_symlink():
+            out += ["--symlink", os.readlink(entry), str(entry)]
+        elif stat.S_ISDIR(entry.lstat().st_mode) or stat.S_ISREG(entry.lstat().st_mode):
+            out += ["--ro-bind", str(entry), str(entry)]
+    return out
+
+
 def mount_args(spec: JailSpec, seccomp_fd: int | None = None) -> list[str]:
     """bubblewrap's options for the sandbox (its namespaces, mounts and environment);
     ``seccomp_fd``: a file descriptor holding the seccomp filter (``referee.sandbox.seccomp``)."""
+    as_user = spec.level is Level.LIGHT and not spec.drops_to_nobody
     out = [
+        *(["--unshare-user"] if as_user else []),
         "--unshare-pid",
         "--unshare-net",
         "--unshare-ipc",
@@ -133,7 +289,11 @@ def mount_args(spec: JailSpec, seccomp_fd: int | None = None) -> list[str]:
         "--cap-drop",
         "ALL",
         # Only for the launcher inside, to become the bot's user; setpriv drops them.
-        *("--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"),
+        *(
+            ()
+            if as_user
+            else ("--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP")
+        ),
         "--clearenv",
     ]
     if seccomp_fd is not None:
@@ -168,13 +328,25 @@ def mount_args(spec: JailSpec, seccomp_fd: int | None = None) -> list[str]:
             if parent not in made and not _inside(parent, roots):
                 out += ["--perms", "0755", "--dir", str(parent)]
                 made.add(parent)
-        out += ["--ro-bind", str(path), str(path)]
+        if path.is_dir() and not enterable(path, spec.uid, spec.gid) and _rebuildable(path):
+            out += _bind_entries(path)
+        else:
+            out += ["--ro-bind", str(path), str(path)]
         roots.append(path)
+    masked: list[Path] = []
     for path in sorted({Path(p) for p in spec.hidden}):
-        if not path.exists() or not _inside(path, roots):
+        if not path.exists() or not _inside(path, roots) or _inside(path, masked):
             continue  # not visible anyway
+        masked.append(path)
         if path.is_dir():
-            out += ["--perms", "0755", "--tmpfs", str(path), "--remount-ro", str(path)]
+            out += ["--perms", "0755", "--tmpfs", str(path)]
+            for file in sorted({Path(f) for f in spec.revealed}):
+                if path in file.parents and file.is_file():
+                    for parent in reversed(file.parents):
+                        if path in parent.parents:
+                            out += ["--perms", "0755", "--dir", str(parent)]
+                    out += ["--ro-bind", str(file), str(file)]
+            out += ["--remount-ro", str(path)]
         else:
             out += ["--ro-bind", "/dev/null", str(path)]
     out += ["--chdir", str(spec.cwd) if _inside(spec.cwd, roots) else "/tmp"]
@@ -183,6 +355,23 @@ def mount_args(spec: JailSpec, seccomp_fd: int | None = None) -> list[str]:
 
 def inner_command(spec: JailSpec) -> list[str]:
     """What bubblewrap runs: the launcher inside, then the bot."""
+    if spec.level is Level.LIGHT:
+        limits = spec.limits
+        return [
+            "/bin/sh",
+            "-c",
+            LIGHT_SCRIPT,
+            "pusoy-sandbox",
+            str(spec.port),
+            str(limits.open_files),
+            str(FORWARD_WAIT_S),
+            str(limits.processes + HELPER_TASKS),
+            str(math.ceil(limits.cpu_s)),
+            str(limits.memory_mb * 1024),  # ulimit -v: KiB
+            str(limits.tmp_bytes // 512),  # ulimit -f: 512-byte blocks
+            "1" if spec.drops_to_nobody else "0",
+            *spec.argv,
+        ]
     return [
         "/bin/sh",
         "-c",
@@ -243,11 +432,17 @@ def encode_args(args: Sequence[str]) -> bytes:
 __all__ = [
     "HOST_SCRIPT",
     "INNER_SCRIPT",
+    "LIGHT_SCRIPT",
+    "MAX_ENTRY_BINDS",
+    "NOBODY",
     "SOCKET_INSIDE",
     "JailSpec",
+    "Level",
     "cap_output",
     "encode_args",
+    "enterable",
     "host_command",
     "inner_command",
     "mount_args",
+    "unreadable",
 ]

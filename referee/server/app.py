@@ -101,6 +101,7 @@ class RefereeServer:
         signer: LogSigner | None = None,
         limits: ServerLimits | None = None,
         bot_listen: Sequence[str] = (),
+        publish_logs: bool = False,
     ) -> None:
         """``state_dir`` keeps what a restart needs and the public must not see (the seeds
         of running matches): never the log folder. Without one, a private temporary
@@ -147,6 +148,7 @@ class RefereeServer:
             max_log_bytes=max_log_bytes,
             metrics=metrics,
             signer=self.signer,
+            publish_logs=publish_logs,
         )
         self.matches = self.registry
         """The in-process API: create, wait_over, info, seat_gone, cancel, take_log, forget."""
@@ -251,7 +253,9 @@ class RefereeServer:
 
     async def start(self) -> None:
         try:
-            self.registry.log_dir.mkdir(parents=True, exist_ok=True)
+            # A folder made here is private, unless its logs are to be published.
+            mode = 0o755 if self.registry.publish_logs else 0o700
+            self.registry.log_dir.mkdir(mode=mode, parents=True, exist_ok=True)
         except OSError as exc:
             raise OSError(f"cannot use {self.registry.log_dir} for match logs: {exc}") from exc
         try:

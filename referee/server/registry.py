@@ -89,8 +89,12 @@ class MatchRegistry:
         clock: Clock | None = None,
         metrics: Metrics | None = None,
         signer: LogSigner | None = None,
+        publish_logs: bool = False,
     ) -> None:
         self.log_dir = log_dir
+        self.publish_logs = publish_logs
+        """Make each log readable by every local user once its match is over (a live
+        log is private: it holds every hand)."""
         self.signer = signer
         """Signs each log that closes with the match's end (referee.log.signing)."""
         self.state_dir = state_dir
@@ -211,6 +215,8 @@ class MatchRegistry:
                 log.error("cannot sign the match log", match_id=host.match_id, error=str(exc))
         if not host.failure:  # the log has the seed now; a failed match may yet resume
             self._seed_path(host.match_id).unlink(missing_ok=True)
+            if self.publish_logs:
+                host.writer.publish()
         self._finished.append(host.match_id)
         while len(self._finished) > self.keep_finished:
             self.forget(self._finished.popleft())

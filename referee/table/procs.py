@@ -2,7 +2,9 @@
 
 Each spawned bot leads a new process group (``start_new_session``), so killing the
 group after its match also stops any helper it forked. Its stdout and stderr go to one
-file per seat of the match. A ledger file lists the groups alive right now, so that a
+file per seat of the match, created private (0600: a bot's output may name its cards).
+A bot run bare gets the environment it is given (``referee.table.jails.bare_env``),
+never the referee's. A ledger file lists the groups alive right now, so that a
 tournament runner that was killed outright can stop, on its next start, the bots it left
 behind (checked against the process start time, so a recycled pid is never hit).
 
@@ -24,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
+from referee.log.private import replace_private_file
 from referee.sandbox import Jail, JailReport
 from referee.sandbox.bwrap import cap_output
 
@@ -58,8 +61,11 @@ def _group_alive(pgid: int) -> bool:
 
 
 def _open_new(path: Path) -> BinaryIO:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return open(path, "wb")
+    """A new, empty file at ``path``, mode 0600 whatever the umask (a folder made for it:
+    0700)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    replace_private_file(path, b"")
+    return open(path, "r+b")
 
 
 @dataclasses.dataclass
@@ -98,11 +104,12 @@ class BotProcess:
         jail: Jail | None = None,
     ) -> BotProcess:
         """Start the bot (in ``jail`` when given, which then owns ``argv``, ``env`` and
-        ``cwd``); OSError when the program or its sandbox cannot be started."""
+        ``cwd``) with ``env`` as its whole environment; OSError when the program or its
+        sandbox cannot be started."""
         fds: tuple[int, ...] = ()
         try:
             if jail is None:
-                command, environ = list(argv), {**os.environ, **env}
+                command, environ = list(argv), dict(env)
             else:
                 command, environ, fds = jail.open()
                 cwd = None
@@ -182,10 +189,9 @@ class ProcessLedger:
             self._write()
 
     def _write(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps([[pid, st] for pid, st in self.alive.items()]))
-        os.replace(tmp, self.path)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        data = json.dumps([[pid, st] for pid, st in self.alive.items()]).encode()
+        replace_private_file(self.path, data)
 
     def reap_leftovers(self) -> int:
         """Kill the groups a previous run left alive; how many were still there."""

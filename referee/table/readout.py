@@ -40,6 +40,8 @@ def exit_notice(ended: BotExit, *, prefix: str = "") -> str:
             lines += [f"  | {line}" for line in ended.tail]
         else:
             lines.append(f"  its output ({ended.stderr_path}) is empty")
+    if ended.hint:
+        lines.append(f"  why, most likely: {ended.hint}")
     lines.append("  its turns are played by default from now on")
     return "\n".join(lines)
 

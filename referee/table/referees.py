@@ -133,8 +133,10 @@ class LocalReferee(Referee):
         insecure: bool = False,
         signer: LogSigner | None = None,
         bot_listen: Sequence[str] = (),
+        publish_logs: bool = False,
     ) -> None:
         self.listen = listen
+        self.publish_logs = publish_logs
         self.signer = signer
         self.log_dir = log_dir
         self.state_dir = state_dir
@@ -159,6 +161,7 @@ class LocalReferee(Referee):
                 insecure=self.insecure,
                 metrics=self.metrics,
                 bot_listen=self.bot_listen,
+                publish_logs=self.publish_logs,
             )
             self.lobby = self._server.lobby
         return self._server

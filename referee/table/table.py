@@ -38,6 +38,7 @@ import structlog
 
 from referee import text
 from referee.bots import builtin_bot, play_seat
+from referee.log.private import replace_private_file
 from referee.log.signing import LogSigner
 from referee.log.summary import SeatSummary, summarize_log
 from referee.match.settings import MatchSettings
@@ -47,6 +48,7 @@ from referee.sandbox.turnclock import TurnClock
 from referee.server.lobby import Assignment
 from referee.server.tls import ClientTls
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
+from referee.table.jails import MatchJails, bare_env
 from referee.table.procs import BotProcess, ProcessLedger
 from referee.table.referees import LocalReferee, Referee
 
@@ -78,6 +80,8 @@ class BotExit:
     """The last lines of that file, made safe to print."""
     started: bool = True
     """False for a bot that could not be started at all."""
+    hint: str = ""
+    """What may have made it end, when the table can tell (a file its jail cannot read)."""
 
     @property
     def headline(self) -> str:
@@ -156,7 +160,7 @@ class _Run:
     clock: TurnClock | None = None
 
     def cpu_ns(self, seat: int) -> int | None:
-        """The CPU time so far of the seat's sandboxed bot."""
+        """The CPU time so far of the seat's sandboxed bot (a full jail's cgroup)."""
         for s, proc in self.procs:
             if s == seat and proc.jail is not None and proc.jail.group is not None:
                 return proc.jail.group.cpu_ns()
@@ -266,7 +270,7 @@ class Table:
         self.match_id = created.match_id
         run = _Run(created.match_id, self.referee.over(created.match_id))
         try:
-            if self.sandbox is not None:  # hook: CPU time per turn of sandboxed bots
+            if self.sandbox is not None and self.sandbox.counts_cpu:  # hook: CPU per turn
                 run.clock = TurnClock(self.referee.address, run.match_id, run.cpu_ns).start()
             for seat, (spec, token) in enumerate(zip(seats, created.tokens, strict=True)):
                 await self._seat(run, settings, seat, spec, token, label, stderr_path)
@@ -280,7 +284,7 @@ class Table:
                 await run.clock.stop()
             await self._unseat(run)
             dest = log_path(run.match_id)
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             await self.referee.collect_log(run.match_id, dest)
             summary = await asyncio.to_thread(summarize_log, dest)
             return MatchReport(
@@ -381,6 +385,7 @@ class Table:
         path = stderr_path(run.match_id, seat, spec.name)
         run.stderr[seat] = path
         jail = self.sandbox.jail(spec.name, argv, env) if self.sandbox is not None else None
+        env = bare_env(env) if jail is None else env
         try:
             proc = await BotProcess.spawn(argv, env=env, cwd=bot.cwd, stderr_path=path, jail=jail)
         except OSError as exc:
@@ -388,8 +393,10 @@ class Table:
                 self.sandbox.release(jail)
             why = f"could not be started: {exc.strerror or exc}"
             with contextlib.suppress(OSError):
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(f"the referee could not start this bot: {exc}\n")
+                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                replace_private_file(
+                    path, f"the referee could not start this bot: {exc}\n".encode()
+                )
             ended = BotExit(seat, spec.name, command, why, None, path, started=False)
             await self._gone(run, ended)
             return
@@ -433,7 +440,8 @@ class Table:
             return
         tail = await asyncio.to_thread(read_tail, proc.stderr_path)
         what = f"was killed for breaking its {breach}" if breach else describe_exit(code)
-        ended = BotExit(seat, name, command, what, code, proc.stderr_path, tail)
+        hint = proc.jail.hint(tail) if proc.jail is not None and not breach else ""
+        ended = BotExit(seat, name, command, what, code, proc.stderr_path, tail, hint=hint)
         await self._gone(run, ended)
 
     async def _watch_task(self, run: _Run, seat: int, spec: Seat, task: asyncio.Task[Any]) -> None:
@@ -508,24 +516,42 @@ async def play_match(
     address: str = "127.0.0.1:0",
     on_exit: Callable[[BotExit], None] | None = None,
     signer: LogSigner | None = None,
+    jails: MatchJails | None = None,
+    publish_logs: bool = False,
 ) -> MatchReport:
     """``referee match``: a referee in this process (its log in ``log_dir``, each spawned
     bot's output beside it as ``<match>.seat<N>.stderr``), one table, one match; the log
-    signed by ``signer`` (an ephemeral key when None).
+    signed by ``signer`` (an ephemeral key when None). Spawned bots run in ``jails``
+    (None: bare); ``publish_logs``: the log is made readable by every local user once
+    the match is over (it is private, 0600, while it runs).
 
     Raises RefereeUnavailable when the referee cannot start (address, log folder), and
     SettingsError when it refuses the settings."""
-    referee = LocalReferee(address, log_dir, keep_logs=True, signer=signer)
-    await referee.start()
+    bot_listen = jails.listen_addresses() if jails is not None else []
+    referee = LocalReferee(
+        address,
+        log_dir,
+        keep_logs=True,
+        signer=signer,
+        bot_listen=bot_listen,
+        publish_logs=publish_logs,
+    )
     try:
-        return await Table(referee, on_exit=on_exit).play(
-            settings,
-            seats,
-            log_path=referee.log_path,
-            stderr_path=lambda match_id, seat, _: log_dir / f"{match_id}.seat{seat}.stderr",
-        )
+        await referee.start()
+        if jails is not None:
+            jails.opened(referee.address)
+        try:
+            return await Table(referee, on_exit=on_exit, sandbox=jails).play(
+                settings,
+                seats,
+                log_path=referee.log_path,
+                stderr_path=lambda match_id, seat, _: log_dir / f"{match_id}.seat{seat}.stderr",
+            )
+        finally:
+            await referee.stop()
     finally:
-        await referee.stop()
+        if jails is not None:
+            jails.close()
 
 
 __all__ = [

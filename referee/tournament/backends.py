@@ -37,6 +37,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from referee.log.private import replace_private_file
 from referee.log.signing import LogSigner, resign
 from referee.match.settings import MatchSettings
 from referee.table.bots import Seat
@@ -206,21 +207,16 @@ def place_files(
         report = dataclasses.replace(
             report, final_hash=final_hash, signed_by=signer.public_key_text
         )
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    partial = log_path.with_name(log_path.name + ".part")
-    with open(partial, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(partial, log_path)
+    log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    replace_private_file(log_path, data, sync=True)
     outputs = dict(played.outputs)
     seats = []
     for seat in report.seats:
         path = None
         if seat.seat in outputs:
             path = stderr_path(seat.seat, seat.name)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(outputs[seat.seat])
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            replace_private_file(path, outputs[seat.seat])
         ended = seat.exit
         if ended is not None:
             ended = dataclasses.replace(ended, stderr_path=path)

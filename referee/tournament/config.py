@@ -67,7 +67,7 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
     min_groups = 10              # no decision before this many deal groups
 
     [sandbox]                    # spawned bots (referee.sandbox, referee.tournament.isolation)
-    enabled = "auto"             # auto | true | false
+    enabled = "auto"             # auto: best jail, none: refuse | true: full jail | false
     memory_mb = 1024
     cpu_s = 0                    # 0: no limit
     processes = 128
@@ -327,9 +327,9 @@ class ExecutionConfig:
 
 class SandboxMode(enum.StrEnum):
     AUTO = "auto"
-    """Sandbox spawned bots where this machine can, else say why and run them as they are."""
+    """Jail spawned bots in the best jail this machine allows, or refuse to start."""
     ON = "on"
-    """Sandbox them, or refuse to start."""
+    """The full jail (root, cgroups), or refuse to start (own_cores: cores of their own)."""
     OFF = "off"
     """Run them as they are (a warning is printed)."""
 

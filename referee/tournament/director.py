@@ -260,7 +260,8 @@ class Tournament:
         if state is not None:
             self.master_seed = str(state["master_seed"])
         else:
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            folder.chmod(0o700)  # private whatever the umask: live logs hold every hand
             self.master_seed = cfg.seed or new_seed()
             state = {
                 "format": STATE_FORMAT,

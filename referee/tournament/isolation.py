@@ -1,77 +1,43 @@
-"""How a tournament sandboxes its spawned bots: what each may see, its limits, its core.
+"""How a tournament jails its spawned bots: the level, what each sees, its limits, its core.
 
-One ``Isolation`` per tournament run. Before anything starts, ``check()`` decides
-whether bots are sandboxed (``[sandbox] enabled``: auto, true, false) and returns the
-warnings to print: a sandbox that cannot work here is named with the reason; with
-``enabled = true`` it stops the tournament instead. ``jail()`` then makes one bot's
-sandbox for one match.
+One ``Isolation`` per tournament run. Before anything starts, ``check()`` decides how
+bots are jailed (``[sandbox] enabled``) and returns the warnings to print:
 
-What a sandboxed bot sees, read-only: the system (/usr, /etc, /opt), its own files (its
-``cwd``, the folder of its program and of every file its command names), the Python
-that runs the referee with the pusoy_client SDK (so ``{python} bot.py`` works), and the
-``read_only`` paths of ``[sandbox]`` and of the bot. Hidden even inside those: the
-tournament's folder, the configuration file (it holds the remote bots' keys), and the
-folders and files of the other spawned bots. Its environment is its ``env``, the
-PUSOY_ variables, PATH and the locale; nothing else of the referee's.
+- ``auto`` (the default): the best jail this machine allows (``referee.sandbox.probe``):
+  the full one (root, cgroup v1) or the light one (an unprivileged user namespace,
+  rlimits). Where none can be made, the tournament refuses to start
+  (``SandboxUnavailable``): every spawned bot could read every hand of the live logs;
+- ``true``: the full jail, or the tournament refuses to start, naming what is missing;
+- ``false``: bots run bare, knowingly (a warning says what they can do).
+
+``jail()`` then makes one bot's jail for one match. What a bot sees, and hides, is
+``referee.table.jails``'s (the same for ``referee match``): its own files, the system,
+the referee's Python; hidden even there: the tournament's folder (its live logs are in
+``work/``), the configuration file (it holds the remote bots' keys), and the other
+spawned bots' folders and files.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import referee
 from referee.sandbox import (
     CoreAllocator,
     Jail,
     JailSpec,
+    Level,
     RefereeSocket,
     SandboxUnavailable,
     Support,
     probe,
 )
-from referee.table.bots import expand
+from referee.table.jails import bot_identity, bot_view, jail_env, named_paths
 from referee.tournament.config import BotConfig, BotKind, SandboxMode, TournamentConfig
 from referee.tournament.playrelay import PlayRelay
 
-PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "JAVA_HOME", "TERM")
-"""Variables of the referee's environment a sandboxed bot also gets."""
 REFEREE_CORES = 1
 """Cores left to the referee when bots get cores of their own."""
-
-
-def runtime_paths() -> list[Path]:
-    """The Python running the referee, and the SDK a ``{python}`` bot imports."""
-    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
-    # Found, not imported: the SDK has its own generated modules, which cannot share a
-    # process with the referee's.
-    sdk = importlib.util.find_spec("pusoy_client")
-    if sdk is not None and sdk.origin:
-        paths.add(Path(sdk.origin).resolve().parent)
-    paths.add(Path(referee.__file__).resolve().parent)  # stdio bots run referee's bridge
-    return sorted(paths)
-
-
-def named_paths(bot: BotConfig) -> tuple[set[Path], set[Path]]:
-    """The folders and files a command bot names: its cwd, its program and every word
-    of its command that is an existing path (placeholders other than {python} left out)."""
-    cwd = bot.cwd or Path.cwd()
-    folders, files = {cwd.resolve()}, set()
-    for i, word in enumerate(expand(bot.argv, {"python": sys.executable})):
-        if "{" in word or not word or word.startswith("-"):
-            continue
-        if i == 0 and os.sep not in word:
-            continue  # a program found on PATH: part of the system
-        path = (cwd / word).resolve()
-        if path.is_file():
-            files.add(path)
-            folders.add(path.parent)
-        elif path.is_dir() and i > 0:
-            folders.add(path)
-    return folders, files
 
 
 class Isolation:
@@ -82,6 +48,7 @@ class Isolation:
         self.folder = folder.resolve()
         self.concurrency = concurrency
         self.support: Support | None = None
+        self.level = Level.NONE
         self.active = False
         self.cores: CoreAllocator | None = None
         self.socket: RefereeSocket | None = None
@@ -108,17 +75,33 @@ class Isolation:
             )
             return warnings
         support = self.support = probe()
+        if sandbox.mode is SandboxMode.ON and not support.allows(Level.FULL):
+            raise SandboxUnavailable(  # enabled = true, or own_cores = true below
+                f"the full sandbox cannot work on this machine: {support.why_not(Level.FULL)} "
+                '([sandbox] enabled = true; "auto" takes the light jail where it can)'
+            )
         if not support.ok:
-            if sandbox.mode is SandboxMode.ON:
-                raise SandboxUnavailable(  # enabled = true, or own_cores = true below
-                    f"the sandbox cannot work on this machine: {support.describe()} "
-                    "([sandbox] enabled = true)"
+            raise SandboxUnavailable(
+                f"no jail can be made for the spawned bots on this machine "
+                f"({support.explain()}): every bot could read every hand from the live "
+                "logs, and the tournament's files. Set [sandbox] enabled = false to run "
+                "them bare knowingly"
+            )
+        self.level = support.level
+        if self.level is Level.LIGHT:
+            if sandbox.own_cores is SandboxMode.ON:
+                raise SandboxUnavailable(
+                    f"[sandbox] own_cores = true needs the full sandbox: "
+                    f"{support.why_not(Level.FULL)}"
                 )
             warnings.append(
-                f"bots are NOT sandboxed: {support.describe()}. They can remember deals "
-                "between matches, read files and reach the network; set [sandbox] "
-                "enabled = false to run without it knowingly, or true to refuse"
+                f"bots run in the light jail: the full one is missing "
+                f"({support.why_not(Level.FULL)}). Their limits are rlimits, per process "
+                "(CPU seconds, address space, processes, file size); no CPU time or memory "
+                "is measured, and cpu_cores and own cores are not applied"
             )
+            self.active = True
+            RefereeSocket.reap_stale()
             return warnings
         self.active = True
         assert support.cgroups is not None
@@ -146,6 +129,13 @@ class Isolation:
             return "sandbox: off"
         assert self.support is not None
         limits = self.config.sandbox.limits
+        if self.level is Level.LIGHT:
+            return (
+                f"sandbox: light jail ({self.support.version}, a user namespace); per bot "
+                f"and process {limits.memory_mb} MB address space, {limits.processes} "
+                f"processes, {limits.open_files} open files, {limits.tmp_mb} MB /tmp"
+                + (f", {limits.cpu_s:g} s CPU" if limits.cpu_s else "")
+            )
         cpu = f"{limits.cpu_s:g} s CPU" if limits.cpu_s else "no CPU-time limit"
         cores = "a core each" if self.cores is not None else "shared cores, equal shares"
         return (
@@ -183,6 +173,10 @@ class Isolation:
         """The referee's address as a sandboxed bot sees it."""
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def counts_cpu(self) -> bool:
+        return self.level is Level.FULL
+
     async def close(self) -> None:
         if self._relay is not None:
             await self._relay.stop()
@@ -197,42 +191,43 @@ class Isolation:
 
     def _paths(self, bot: BotConfig) -> tuple[list[Path], list[Path]]:
         """What the bot may see, and what is hidden from it even there."""
-        if bot.name in self._specs:
-            return self._specs[bot.name]
-        folders, files = named_paths(bot)
-        visible = [*folders, *runtime_paths(), *self.config.sandbox.read_only, *bot.read_only]
-        hidden = [self.folder, self.config.source.resolve()]
-        for other in self.config.bots:
-            if other.kind is not BotKind.COMMAND or other.name == bot.name:
-                continue
-            their_folders, their_files = named_paths(other)
-            for folder in their_folders:
-                # A folder that holds something the bot may see stays; the other bot's
-                # files in it are hidden one by one below.
-                if not any(v == folder or folder in v.parents for v in visible):
-                    hidden.append(folder)
-            hidden.extend(their_files - files)
-        self._specs[bot.name] = (visible, hidden)
-        return visible, hidden
+        if bot.name not in self._specs:
+            others = (
+                named_paths(o.argv, o.cwd)
+                for o in self.config.bots
+                if o.kind is BotKind.COMMAND and o.name != bot.name
+            )
+            self._specs[bot.name] = bot_view(
+                named_paths(bot.argv, bot.cwd),
+                others,
+                read_only=[*self.config.sandbox.read_only, *bot.read_only],
+                hidden=[self.folder, self.config.source.resolve()],
+            )
+        return self._specs[bot.name]
 
     def jail(self, name: str, argv: Sequence[str], env: Mapping[str, str]) -> Jail:
         """A sandbox for the bot ``name`` for one match (``release`` it after)."""
         assert self.active and self.socket is not None and self.support is not None
-        assert self.support.cgroups is not None
         bot = self.config.bot(name)
         visible, hidden = self._paths(bot)
-        full_env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
-        full_env |= {"HOME": "/tmp", "TMPDIR": "/tmp", "USER": "bot", **env}
+        uid, gid = bot_identity(self.level)
         spec = JailSpec(
             argv=argv,
             cwd=(bot.cwd or self.config.source.parent).resolve(),
-            env=full_env,
+            env=jail_env(env),
             visible=visible,
             hidden=hidden,
+            revealed=sorted(named_paths(bot.argv, bot.cwd)[1]),
             referee_socket=self.socket.path,
             port=self.port,
+            uid=uid,
+            gid=gid,
             limits=self.config.limits_for(bot),
+            level=self.level,
         )
+        if self.level is Level.LIGHT:
+            return Jail(spec, None, bwrap=self.support.bwrap)
+        assert self.support.cgroups is not None
         core = self.cores.take() if self.cores is not None else None
         return Jail(
             spec,
@@ -248,4 +243,4 @@ class Isolation:
             self.cores.give(jail.cpus)
 
 
-__all__ = ["Isolation", "SandboxUnavailable", "named_paths", "runtime_paths"]
+__all__ = ["Isolation", "SandboxUnavailable"]

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from referee.log.private import create_private_file, replace_private_file
 from referee.log.summary import SeatSummary
 
 STATUS_FINISHED = "finished"
@@ -326,13 +327,7 @@ def write_atomic(path: Path, text: str, *, sync: bool = True) -> None:
 
     ``sync=False`` skips the fsync, for files that are rebuilt from results.jsonl on the
     next start anyway (standings, results.csv)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
-        if sync:
-            f.flush()
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
+    replace_private_file(path, text.encode("utf-8"), sync=sync)
 
 
 class ResultsFiles:
@@ -381,6 +376,8 @@ class ResultsFiles:
         return results
 
     def open(self) -> None:
+        for path in (self.jsonl_path, self.csv_path):
+            create_private_file(path, b"", sync=False)  # a tournament's files are private
         self._jsonl = open(self.jsonl_path, "a", encoding="utf-8")  # noqa: SIM115
         self._csv = open(self.csv_path, "a", encoding="utf-8", newline="")  # noqa: SIM115
 

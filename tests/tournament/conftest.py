@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-import pytest
+import jailing
 
-from referee.sandbox import SandboxUnavailable, probe
+from referee.sandbox import Level
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -77,22 +76,8 @@ def spawned_bot(script: str) -> dict[str, Any]:
     return {"command": f"{{python}} {BOTS / script}"}
 
 
-def under_ci() -> bool:
-    """Whether a CI runner runs the tests (they set ``CI=true``)."""
-    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
-
-
 def require_sandbox() -> None:
-    """Skip where this machine cannot sandbox bots, with the typed error's own words
-    (what is missing); nothing is faked in its place. Under CI the test fails instead:
-    CI's machine is set up to sandbox (scripts/system-packages, root), and there a skip
-    would hide that the sandbox tests stopped running. The one place every sandbox test
-    goes through."""
-    try:
-        probe().require()
-    except SandboxUnavailable as exc:
-        if under_ci():
-            pytest.fail(
-                f"CI={os.environ['CI']}: a sandbox test may not skip, and {exc}", pytrace=False
-            )
-        pytest.skip(str(exc))
+    """Skip where this machine cannot make the full jail (root, cgroup v1), with the
+    typed error's own words (what is missing); nothing is faked in its place. Under CI
+    (CI=true) fail instead."""
+    jailing.require_level(Level.FULL)

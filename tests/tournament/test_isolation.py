@@ -3,12 +3,14 @@ before a tournament starts; no sandbox is started here (test_sandbox.py starts t
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from referee.sandbox import JailSpec, Limits, Support
+from referee.sandbox import JailSpec, Level, Limits, Support
 from referee.sandbox.bwrap import cap_output, mount_args
 from referee.sandbox.cgroups import Cgroups
 from referee.tournament import isolation
@@ -80,6 +82,17 @@ def test_the_mounts_hide_inside_what_is_visible_and_make_readable_parents(tmp_pa
     assert args[args.index("--chdir") + 1] == str(mine)
     assert "--setenv A 1" in text and "--unshare-net" in args and "--clearenv" in args
 
+    # A file the bot's command names stays visible inside a hidden folder (a script kept
+    # in the log folder): bound into the hidden folder's empty stand-in before it is
+    # made read-only.
+    (other / "sub").mkdir()
+    (other / "sub" / "own.py").write_text("print('mine')\n")
+    text = " ".join(mount_args(dataclasses.replace(spec, revealed=[other / "sub" / "own.py"])))
+    assert (
+        f"--tmpfs {other} --perms 0755 --dir {other / 'sub'} "
+        f"--ro-bind {other / 'sub' / 'own.py'} {other / 'sub' / 'own.py'} --remount-ro {other}"
+    ) in text
+
 
 def test_cut_output_says_so(tmp_path):
     out = tmp_path / "out.txt"
@@ -136,26 +149,63 @@ def test_breaches_disqualify_and_replaced_seats_or_failed_matches_do_not_count()
     assert again.out == dq.out  # resuming decides the same
 
 
-def fake_support(problems: tuple[str, ...] = ()) -> Support:
-    return Support(problems, "bwrap", "bubblewrap 0.8.0", Cgroups({}) if not problems else None)
+def fake_support(problems: tuple[str, ...] = (), light: tuple[str, ...] = ()) -> Support:
+    """What probe() says: the full jail, or the light one (``problems`` of the full), or
+    none (``light`` problems too)."""
+    if not problems:
+        return Support(Level.FULL, {}, "bwrap", "bubblewrap 0.8.0", Cgroups({}))
+    level = Level.NONE if light else Level.LIGHT
+    missing = {Level.FULL: problems, **({Level.LIGHT: light} if light else {})}
+    return Support(level, missing, "bwrap", "bubblewrap 0.8.0")
 
 
 def test_a_required_sandbox_that_cannot_work_stops_the_tournament(tmp_path, monkeypatch):
-    broken = fake_support(("bubblewrap cannot make namespaces here (Operation not permitted)",))
-    monkeypatch.setattr(isolation, "probe", lambda: broken)
+    light_only = fake_support(("it needs root",))
+    monkeypatch.setattr(isolation, "probe", lambda: light_only)
     bots = [command_bot(tmp_path / "p", "p")] + [bot_entry(n, builtin="greedy") for n in "abc"]
     path = write_config(tmp_path, bots, tournament={"format": "fixed"})
     base = path.read_text()
-    path.write_text(base + "\n[sandbox]\nenabled = true\n")
-    with pytest.raises(TournamentError, match="cannot work on this machine: bubblewrap"):
+    path.write_text(base + "\n[sandbox]\nenabled = true\n")  # the full jail, or nothing
+    with pytest.raises(TournamentError, match="full sandbox cannot work on this machine: it"):
         Tournament(load_config(path)).prepare()
     assert not (tmp_path / "out").exists()  # said before anything was written
 
-    path.write_text(base)  # auto: goes on, and says why it is not sandboxing
+    path.write_text(base)  # auto: the light jail, and it says why not the full one
     tournament = Tournament(load_config(path), output=tmp_path / "auto")
     tournament.prepare()
+    assert tournament.isolation.active and tournament.isolation.level is Level.LIGHT
+    assert any("light jail" in w and "it needs root" in w for w in tournament.warnings)
+    assert "light jail" in tournament.isolation.describe()
+
+
+def test_where_no_jail_can_be_made_a_tournament_with_spawned_bots_refuses(tmp_path, monkeypatch):
+    none = fake_support(("it needs root",), ("bubblewrap cannot make namespaces here",))
+    monkeypatch.setattr(isolation, "probe", lambda: none)
+    bots = [command_bot(tmp_path / "p", "p")] + [bot_entry(n, builtin="greedy") for n in "abc"]
+    path = write_config(tmp_path, bots, tournament={"format": "fixed"})
+    with pytest.raises(TournamentError, match="every bot could read every hand") as caught:
+        Tournament(load_config(path)).prepare()
+    assert "light jail: bubblewrap cannot make namespaces here" in str(caught.value)
+    assert "enabled = false" in str(caught.value)
+    assert not (tmp_path / "out").exists()
+
+    path.write_text(path.read_text() + "\n[sandbox]\nenabled = false\n")  # knowingly
+    old = os.umask(0o022)
+    try:
+        tournament = Tournament(load_config(path), output=tmp_path / "bare")
+        tournament.prepare()
+    finally:
+        os.umask(old)
     assert not tournament.isolation.active
-    assert any("NOT sandboxed" in w and "namespaces" in w for w in tournament.warnings)
+    assert any("sandbox is off" in w for w in tournament.warnings)
+    # The tournament's folder and files are private whatever the umask.
+    assert (tmp_path / "bare").stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / "bare" / "tournament.json").stat().st_mode & 0o777 == 0o600
+
+    builtin = write_config(
+        tmp_path, [bot_entry(n, builtin="greedy") for n in "abcd"], name="b.toml"
+    )
+    Tournament(load_config(builtin), output=tmp_path / "builtin").prepare()  # nothing spawned
 
 
 def test_own_cores_only_when_there_are_enough(tmp_path, monkeypatch):
@@ -218,9 +268,15 @@ def test_a_duplicate_tournament_with_a_remote_bot_warns_before_it_starts(
 
 def test_a_machine_that_cannot_sandbox_says_what_is_missing():
     """The typed error a test skips with, and a required sandbox stops with."""
-    broken = fake_support(("missing programs: install the Debian packages bubblewrap",))
+    broken = fake_support(
+        ("it needs root",), ("missing programs: install the Debian packages bubblewrap",)
+    )
     with pytest.raises(SandboxUnavailable) as caught:
         broken.require()
     assert str(caught.value) == (
-        "this machine cannot sandbox bots: missing programs: install the Debian packages bubblewrap"
+        "this machine cannot make any jail for bots: full jail: it needs root; light jail: "
+        "missing programs: install the Debian packages bubblewrap"
     )
+    assert fake_support(("it needs root",)).require() is Level.LIGHT
+    with pytest.raises(SandboxUnavailable, match="cannot make a full jail"):
+        fake_support(("it needs root",)).require(Level.FULL)
