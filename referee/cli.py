@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -232,6 +233,9 @@ def _serve_limits(args: argparse.Namespace) -> ServerLimits:
         max_reconnects_per_minute=args.max_reconnects_per_minute,
         max_failed_hellos_per_minute=args.max_failed_hellos_per_minute,
         max_message_bytes=args.max_message_bytes,
+        handshake_timeout_ms=args.handshake_timeout_ms,
+        idle_timeout_ms=args.idle_timeout_ms,
+        max_connections=args.max_connections,
     )
 
 
@@ -302,11 +306,22 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if args.tls_cert
         else None
     )
-    from referee.server.openfiles import open_files_warning
+    from referee.server.app import ORGANISER_CONNECTIONS
+    from referee.server.metrics import MAX_CONNECTIONS as METRICS_CONNECTIONS
+    from referee.server.openfiles import connection_budget, open_files_warning
 
-    short = open_files_warning(_serve_limits(args), args.http_max_connections if args.http else 0)
+    server_limits = _serve_limits(args)
+    short = open_files_warning(server_limits, args.http_max_connections if args.http else 0)
     if short is not None:
         print(f"referee serve: warning: {short}", file=sys.stderr)
+    if not server_limits.max_connections:  # what the open-file limit leaves, logs in reserve
+        others = (
+            (args.http_max_connections if args.http else 0)
+            + (METRICS_CONNECTIONS if args.metrics_address else 0)
+            + (ORGANISER_CONNECTIONS if args.organiser_address else 0)
+        )
+        budget = connection_budget(server_limits, others)
+        server_limits = dataclasses.replace(server_limits, max_connections=budget)
     log_dir = Path(args.log_dir)
     try:
         secrets = load_server_secrets(
@@ -335,7 +350,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             tls=tls,
             insecure=args.insecure,
             signer=secrets.signer,
-            limits=_serve_limits(args),
+            limits=server_limits,
         )
         await server.start()  # OSError: an address or the log folder cannot be used
         web = None
@@ -1249,6 +1264,31 @@ def build_parser() -> argparse.ArgumentParser:
         default=60,
         metavar="N",
         help="hellos with a bad token or key per client address in any minute (default 60)",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="gRPC connections held at once; more are closed as they arrive (default 0: "
+        "what the open-file limit leaves once a descriptor per live match's log is kept "
+        "in reserve)",
+    )
+    limits.add_argument(
+        "--handshake-timeout-ms",
+        type=_positive,
+        default=10_000,
+        metavar="MS",
+        help="a connection that has not finished its TLS and HTTP/2 handshakes by then is "
+        "closed (default 10000)",
+    )
+    limits.add_argument(
+        "--idle-timeout-ms",
+        type=_count,
+        default=60_000,
+        metavar="MS",
+        help="a connection with no call open this long is closed; clients connect again "
+        "when they next call (default 60000; 0: never)",
     )
     limits.add_argument(
         "--max-message-bytes",
