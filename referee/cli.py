@@ -90,14 +90,22 @@ examples:
   referee serve --address 0.0.0.0:50051 --tls-cert server.pem --tls-key server.key \\
       --tls-client-ca bots-ca.pem --organiser-address 127.0.0.1:50052
   referee serve --http 127.0.0.1:8080        # and open http://127.0.0.1:8080/ to watch
+  referee serve --http 127.0.0.1:8080 --http-access organiser  # a closed event: sign in
+                                             # at /login with .referee/organiser-token
 
 The organiser's token and the log signing key are kept in the state folder (.referee,
-mode 0700), never in the log folder; both are created on the first start. Every limit
-below has a safe default; 0 turns a count limit off.
+mode 0700), never in the log folder; both are created on the first start. While it runs
+the referee records where it listens in STATE_DIR/serving.json, so that `referee
+organiser` run here needs no flag. Every limit below has a safe default; 0 turns a count
+limit off. Spectating is public by design: with --http, anyone who reaches that port sees
+the match list and live public events (--http-access organiser to close them).
 
 Each live match holds about five file descriptors (four bots' connections and its log):
 at start the referee raises its open-file limit to the hard limit (`ulimit -Hn`) and
 warns when that is short of --max-live-matches (docs/deploy.md, "Many matches at once").
+A connection that finishes no handshake within --handshake-timeout-ms, or holds no call
+for --idle-timeout-ms, is closed, and connections are capped so that each live match's
+log keeps a descriptor (--max-connections).
 
 A referee started again on the same --log-dir and --state-dir after a crash resumes every
 unfinished match: bots reconnect with their same seat tokens (docs/log-format.md, section 7).
@@ -286,17 +294,17 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.tls_client_ca and not args.tls_cert:
         print("referee serve: --tls-client-ca needs --tls-cert and --tls-key", file=sys.stderr)
         return 2
-    http_host, colon, http_port = (args.http or "").rpartition(":")
-    http_address = f"{http_host or '127.0.0.1'}:{http_port}"  # as the web front reads it
-    if colon and http_port.isdigit() and not args.insecure and not is_loopback(http_address):
-        # The web pages have no TLS of their own: the same rule as the gRPC listeners.
-        print(
-            f"referee serve: refusing to serve --http {args.http} in plaintext: it is "
-            "reachable from other machines (--insecure to serve it anyway, or a TLS proxy "
-            "in front of a loopback address)",
-            file=sys.stderr,
-        )
-        return 2
+    # The web pages and the metrics have no TLS of their own: the gRPC listeners' rule.
+    for flag, value in (("--http", args.http), ("--metrics-address", args.metrics_address)):
+        host, _, port = (value or "").rpartition(":")
+        if value and not args.insecure and not is_loopback(f"{host or '127.0.0.1'}:{port}"):
+            print(
+                f"referee serve: refusing to serve {flag} {value} in plaintext: it is "
+                "reachable from other machines (--insecure to serve it anyway, or a TLS "
+                "proxy in front of a loopback address)",
+                file=sys.stderr,
+            )
+            return 2
     tls = (
         ServerTls(
             Path(args.tls_cert),
@@ -355,6 +363,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         await server.start()  # OSError: an address or the log folder cannot be used
         web = None
         if args.http:
+            from referee.web.access import HttpAccess, OrganiserOnly
             from referee.web.app import WebFront, WebLimits
             from referee.web.feed import PublicFeed
 
@@ -363,7 +372,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 max_viewers=args.http_max_viewers,
                 max_viewers_per_match=args.http_max_viewers_per_match,
             )
-            web = WebFront(PublicFeed(server.registry), args.http, limits)
+            access = None
+            if args.http_access == HttpAccess.ORGANISER.value:
+                access = OrganiserOnly(server.organiser_token, server.metrics)
+            web = WebFront(
+                PublicFeed(server.registry),
+                args.http,
+                limits,
+                metrics=server.metrics,
+                access=access,
+            )
             try:
                 await web.start()
             except OSError:
@@ -1153,6 +1171,14 @@ def build_parser() -> argparse.ArgumentParser:
         "(public information only), and each finished match's replay",
     )
     serve.add_argument(
+        "--http-access",
+        choices=["public", "organiser"],
+        default="public",
+        help="who may see the --http pages, /api/matches and the live event streams: "
+        "anyone (spectating is public by design; default), or only the organiser, who "
+        "signs in once at /login with its token (scripts: 'Authorization: Bearer <token>')",
+    )
+    serve.add_argument(
         "--http-max-connections",
         type=_positive,
         default=256,
@@ -1176,7 +1202,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--metrics-address",
         metavar="HOST:PORT",
-        help="serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (default: off)",
+        help="serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (default: off; "
+        "an address other machines can reach needs --insecure: it has no TLS)",
     )
     serve.add_argument(
         "--organiser-token-file",

@@ -174,13 +174,13 @@ class RefereeServer:
         spectate = SpectatorServicer(self.registry, self.limits)
         lobby = LobbyServicer(self.lobby, hellos)
         separate = organiser_address is not None
-        gate = OrganiserGate(self.organiser_token, here=not separate)
+        gate = OrganiserGate(self.organiser_token, here=not separate, metrics=metrics)
         cap = self.limits.max_connections
         self.server = self._grpc_server(gate, play, spectate, lobby, cap)
         self.organiser_server: grpc.aio.Server | None = None
         if separate:
             self.organiser_server = self._grpc_server(
-                OrganiserGate(self.organiser_token, here=True),
+                OrganiserGate(self.organiser_token, here=True, metrics=metrics),
                 None,
                 None,
                 None,
@@ -199,7 +199,7 @@ class RefereeServer:
         max_connections: int,
     ) -> grpc.aio.Server:
         server = grpc.aio.server(
-            interceptors=[MalformedRequests(), gate],
+            interceptors=[MalformedRequests(self.metrics), gate],
             options=_grpc_options(self.limits, max_connections),
         )
         match_service_grpc.add_MatchServiceServicer_to_server(
@@ -229,7 +229,7 @@ class RefereeServer:
     def _bot_server(self) -> grpc.aio.Server:
         """PlayService alone (sandboxed bots): the same seats, limits and hello guard."""
         server = grpc.aio.server(
-            interceptors=[MalformedRequests()],
+            interceptors=[MalformedRequests(self.metrics)],
             options=_grpc_options(self.limits, self.limits.max_connections),
         )
         play_service_grpc.add_PlayServiceServicer_to_server(self._play, server)
