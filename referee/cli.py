@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import shlex
 import sys
@@ -60,6 +59,7 @@ examples:
 
 
 def _cmd_positions(args: argparse.Namespace) -> int:
+    import json
 
     from referee.log import LogFormatError
     from referee.log.positions import PositionsError, read_positions
