@@ -40,7 +40,7 @@ CAUSES: tuple[tuple[type[bad.HttpProcessingError], str], ...] = (
 def cause_of(exc: BaseException) -> str | None:
     """The cause a parser error is counted under; None for any other exception.
 
-    >>> cause_of(bad.LineTooLong(b"...", 8190)), cause_of(bad.BadHttpMethod(b"\\x16\\x03"))
+    >>> cause_of(bad.LineTooLong(b"...", 8190)), cause_of(bad.BadHttpMethod("\\x16\\x03"))
     ('line_too_long', 'bad_method')
     >>> cause_of(ValueError("a bug")) is None
     True
