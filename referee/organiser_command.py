@@ -233,6 +233,8 @@ async def _log(args: argparse.Namespace, org: Organiser) -> int:
     dest = Path(args.output or f"{args.match_id}.jsonl")
     try:
         return await _fetch(args, org, info, dest, key, whose, pinned is not None)
+    except OSError as exc:  # the folder of --output cannot be written
+        raise OrganiserError(f"cannot write the log beside {dest}: {exc.strerror}") from None
     except (LogTooLarge, BadReply) as exc:  # nothing was written at dest
         if args.json:
             failed = {"log": str(dest), "over": over, "verified": False, "summary": str(exc)}

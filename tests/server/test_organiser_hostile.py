@@ -22,9 +22,12 @@ import pytest
 from referee_cli import ROOT
 
 from referee.log.signing import LogSigner
+from referee.match.settings import MatchSettings
 from referee.organiser import BadReply, Organiser, Target
 from referee.protocol import common, match_service, match_service_grpc
+from referee.rules import Rules
 from referee.server.app import RefereeServer
+from referee.table.referees import RefereeUnavailable, ServerReferee
 
 from .conftest import create
 
@@ -290,6 +293,10 @@ async def test_a_log_is_kept_only_once_it_verifies_and_the_output_names_the_key(
     )
     assert pinned.returncode == 0, pinned
     assert '"key_pinned": true' in pinned.stdout and '"verified": true' in pinned.stdout
+    nowhere = await organiser(address, "log", MATCH_ID, "-o", "no/such/d.jsonl", cwd=tmp_path)
+    assert (
+        nowhere.returncode == 2 and "cannot write the log beside no/such/d.jsonl" in nowhere.stderr
+    )
 
 
 async def test_a_log_line_holding_a_line_break_is_refused(served_log, signed_log, fake, tmp_path):
@@ -301,3 +308,24 @@ async def test_a_log_line_holding_a_line_break_is_refused(served_log, signed_log
     assert ran.returncode == 1, ran
     assert "line 1 holds a line break" in ran.stdout
     assert files_in(tmp_path) == set()
+
+
+async def test_a_tournament_on_a_lying_referee_stops_instead_of_seating_its_tokens(
+    fake, tmp_path
+):
+    """The table's client of a `referee serve` (tournaments with `[referee] server`)
+    checks the same replies: a fifth token, or a log line holding a line break, stops the
+    tournament (it can resume elsewhere) before anything is seated or kept."""
+    servicer, address = fake
+    referee = ServerReferee(address, "t" * 40)
+    await referee.start()
+    try:
+        servicer.lies.seat_tokens = [*TOKENS, "4" * 48]
+        with pytest.raises(RefereeUnavailable, match="5 seat tokens, not 4"):
+            await referee.create(MatchSettings(Rules.for_profile("big-two")))
+        servicer.lies.log_lines = ['{"a": 1}\n{"b": 2}']
+        with pytest.raises(RefereeUnavailable, match="holds a line break"):
+            await referee.collect_log(MATCH_ID, tmp_path / "kept.jsonl")
+        assert files_in(tmp_path) == set()
+    finally:
+        await referee.stop()
