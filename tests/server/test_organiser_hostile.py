@@ -310,9 +310,7 @@ async def test_a_log_line_holding_a_line_break_is_refused(served_log, signed_log
     assert files_in(tmp_path) == set()
 
 
-async def test_a_tournament_on_a_lying_referee_stops_instead_of_seating_its_tokens(
-    fake, tmp_path
-):
+async def test_a_tournament_on_a_lying_referee_stops_instead_of_seating_its_tokens(fake, tmp_path):
     """The table's client of a `referee serve` (tournaments with `[referee] server`)
     checks the same replies: a fifth token, or a log line holding a line break, stops the
     tournament (it can resume elsewhere) before anything is seated or kept."""
