@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import os
 import shlex
 import sys
@@ -15,10 +15,7 @@ from referee import __version__
 from referee.text import printable
 
 if TYPE_CHECKING:
-    from google.protobuf.message import Message
-
-    from referee.organiser import Organiser, Target
-    from referee.protocol import common, match_service
+    from referee.protocol import match_service
     from referee.server.limits import ServerLimits
     from referee.server.tls import ClientTls
     from referee.table.bots import Seat
@@ -93,14 +90,22 @@ examples:
   referee serve --address 0.0.0.0:50051 --tls-cert server.pem --tls-key server.key \\
       --tls-client-ca bots-ca.pem --organiser-address 127.0.0.1:50052
   referee serve --http 127.0.0.1:8080        # and open http://127.0.0.1:8080/ to watch
+  referee serve --http 127.0.0.1:8080 --http-access organiser  # a closed event: sign in
+                                             # at /login with .referee/organiser-token
 
 The organiser's token and the log signing key are kept in the state folder (.referee,
-mode 0700), never in the log folder; both are created on the first start. Every limit
-below has a safe default; 0 turns a count limit off.
+mode 0700), never in the log folder; both are created on the first start. While it runs
+the referee records where it listens in STATE_DIR/serving.json, so that `referee
+organiser` run here needs no flag. Every limit below has a safe default; 0 turns a count
+limit off. Spectating is public by design: with --http, anyone who reaches that port sees
+the match list and live public events (--http-access organiser to close them).
 
 Each live match holds about five file descriptors (four bots' connections and its log):
 at start the referee raises its open-file limit to the hard limit (`ulimit -Hn`) and
 warns when that is short of --max-live-matches (docs/deploy.md, "Many matches at once").
+A connection that finishes no handshake within --handshake-timeout-ms, or holds no call
+for --idle-timeout-ms, is closed, and connections are capped so that each live match's
+log keeps a descriptor (--max-connections).
 
 A referee started again on the same --log-dir and --state-dir after a crash resumes every
 unfinished match: bots reconnect with their same seat tokens (docs/log-format.md, section 7).
@@ -139,27 +144,39 @@ exit status:
 """
 
 ORGANISER_EPILOG = """\
-examples (a `referee serve` on this machine, its token in .referee/organiser-token):
+examples (a `referee serve` started in this folder: found from what it records in
+.referee, its state folder, with its token):
   referee organiser info
   referee organiser create --profile big-two --hands 4 --name alice --name bob \\
       --name carol --name dave --tokens-dir seats      # seats/seat-0.token ... (mode 0600)
   referee organiser list --status running
   referee organiser show 20261202-101500-1a2b3c4d
-  referee organiser log 20261202-101500-1a2b3c4d --wait --output game.jsonl
+  referee organiser log 20261202-101500-1a2b3c4d --wait --output game.jsonl \\
+      --public-key .referee/signing-key.pub
   referee organiser cancel 20261202-101500-1a2b3c4d --reason "bot swapped"
   referee organiser list --address referee.example:50051 --tls-ca ca.pem \\
       --token-file secrets/organiser-token
 
+Where the referee and the token come from, first found first: --address and
+--token-file; PUSOY_ADDRESS and PUSOY_ORGANISER_TOKEN_FILE; what the `referee serve` of
+--state-dir records while it runs (STATE_DIR/serving.json: its address, token file and
+TLS; its token only ever goes to its address); 127.0.0.1:50051 and
+STATE_DIR/organiser-token. The first line on stderr says which were used.
+
 Every command takes --json for scripts (the reply in protobuf's JSON mapping). `log`
-checks the log of a match that is over with the key the referee publishes
-(GetServerInfo); of a match still running it fetches the log so far (organiser only: it
-holds hidden cards). The organiser's token is sent with every call; `info`, `show` and
+fetches into a temporary file and keeps it only once it verifies: with --public-key,
+against that key; without, against the key the same referee publishes (GetServerInfo),
+which a referee that forges logs would forge too (the output says which key was used).
+Of a match still running it fetches the log so far (organiser only: it holds hidden
+cards). A CreateMatch reply with other than four plain seat tokens is refused and
+nothing is written. The organiser's token is sent with every call; `info`, `show` and
 the log of a match that is over need none.
 
 exit status:
   0  done
-  1  the log did not verify (log), or the match was cancelled (log --wait)
-  2  bad arguments, no token, the referee refused the call or cannot be reached
+  1  the log did not verify and was not kept (log), or the match was cancelled (log --wait)
+  2  bad arguments, no token, the referee refused the call, cannot be reached, or sent a
+     reply no referee sends
 """
 
 REPLAY_EPILOG = """\
@@ -231,6 +248,9 @@ def _serve_limits(args: argparse.Namespace) -> ServerLimits:
         max_reconnects_per_minute=args.max_reconnects_per_minute,
         max_failed_hellos_per_minute=args.max_failed_hellos_per_minute,
         max_message_bytes=args.max_message_bytes,
+        handshake_timeout_ms=args.handshake_timeout_ms,
+        idle_timeout_ms=args.idle_timeout_ms,
+        max_connections=args.max_connections,
     )
 
 
@@ -253,7 +273,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from referee.rules.options import MAX_HANDS_CAP
     from referee.server.app import RefereeServer
     from referee.server.logging import configure_logging
-    from referee.server.state import StateError, load_server_secrets
+    from referee.server.state import (
+        Serving,
+        StateError,
+        forget_serving,
+        load_server_secrets,
+        local_address,
+        record_serving,
+    )
     from referee.server.tls import ServerTls, is_loopback
 
     # Server logs on one stream, these lines for people on the other, so that a log
@@ -274,17 +301,17 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.tls_client_ca and not args.tls_cert:
         print("referee serve: --tls-client-ca needs --tls-cert and --tls-key", file=sys.stderr)
         return 2
-    http_host, colon, http_port = (args.http or "").rpartition(":")
-    http_address = f"{http_host or '127.0.0.1'}:{http_port}"  # as the web front reads it
-    if colon and http_port.isdigit() and not args.insecure and not is_loopback(http_address):
-        # The web pages have no TLS of their own: the same rule as the gRPC listeners.
-        print(
-            f"referee serve: refusing to serve --http {args.http} in plaintext: it is "
-            "reachable from other machines (--insecure to serve it anyway, or a TLS proxy "
-            "in front of a loopback address)",
-            file=sys.stderr,
-        )
-        return 2
+    # The web pages and the metrics have no TLS of their own: the gRPC listeners' rule.
+    for flag, value in (("--http", args.http), ("--metrics-address", args.metrics_address)):
+        host, _, port = (value or "").rpartition(":")
+        if value and not args.insecure and not is_loopback(f"{host or '127.0.0.1'}:{port}"):
+            print(
+                f"referee serve: refusing to serve {flag} {value} in plaintext: it is "
+                "reachable from other machines (--insecure to serve it anyway, or a TLS "
+                "proxy in front of a loopback address)",
+                file=sys.stderr,
+            )
+            return 2
     tls = (
         ServerTls(
             Path(args.tls_cert),
@@ -294,11 +321,22 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if args.tls_cert
         else None
     )
-    from referee.server.openfiles import open_files_warning
+    from referee.server.app import ORGANISER_CONNECTIONS
+    from referee.server.metrics import MAX_CONNECTIONS as METRICS_CONNECTIONS
+    from referee.server.openfiles import connection_budget, open_files_warning
 
-    short = open_files_warning(_serve_limits(args), args.http_max_connections if args.http else 0)
+    server_limits = _serve_limits(args)
+    short = open_files_warning(server_limits, args.http_max_connections if args.http else 0)
     if short is not None:
         print(f"referee serve: warning: {short}", file=sys.stderr)
+    if not server_limits.max_connections:  # what the open-file limit leaves, logs in reserve
+        others = (
+            (args.http_max_connections if args.http else 0)
+            + (METRICS_CONNECTIONS if args.metrics_address else 0)
+            + (ORGANISER_CONNECTIONS if args.organiser_address else 0)
+        )
+        budget = connection_budget(server_limits, others)
+        server_limits = dataclasses.replace(server_limits, max_connections=budget)
     log_dir = Path(args.log_dir)
     try:
         secrets = load_server_secrets(
@@ -327,12 +365,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             tls=tls,
             insecure=args.insecure,
             signer=secrets.signer,
-            limits=_serve_limits(args),
+            limits=server_limits,
             publish_logs=args.publish_logs,
         )
         await server.start()  # OSError: an address or the log folder cannot be used
         web = None
         if args.http:
+            from referee.web.access import HttpAccess, OrganiserOnly
             from referee.web.app import WebFront, WebLimits
             from referee.web.feed import PublicFeed
 
@@ -341,7 +380,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 max_viewers=args.http_max_viewers,
                 max_viewers_per_match=args.http_max_viewers_per_match,
             )
-            web = WebFront(PublicFeed(server.registry), args.http, limits)
+            access = None
+            if args.http_access == HttpAccess.ORGANISER.value:
+                access = OrganiserOnly(server.organiser_token, server.metrics)
+            web = WebFront(
+                PublicFeed(server.registry),
+                args.http,
+                limits,
+                metrics=server.metrics,
+                access=access,
+            )
             try:
                 await web.start()
             except OSError:
@@ -374,9 +422,26 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             state = "mutual" if tls and tls.client_ca else "on" if tls else "off"
             print(f"TLS: {state}", file=notes, flush=True)
 
+        state_dir = Path(args.state_dir)
+        serving = Serving(
+            address=local_address(server.address),
+            organiser_address=local_address(server.organiser_address),
+            tls="mutual" if tls and tls.client_ca else "on" if tls else "off",
+            token_file=str(secrets.token_file.resolve()),
+            pid=os.getpid(),
+        )
+        try:  # for `referee organiser` on this machine
+            record_serving(state_dir, serving)
+        except OSError as exc:
+            print(
+                f"referee serve: warning: cannot record where it listens in {state_dir} "
+                f"({exc.strerror}): referee organiser needs --address",
+                file=sys.stderr,
+            )
         try:
             await server.wait_for_signal(announce)
         finally:
+            forget_serving(state_dir, os.getpid())
             if web is not None:
                 await web.stop()
 
@@ -625,84 +690,11 @@ ORGANISER_STATUSES = ("waiting", "running", "finished", "cancelled")
 """``--status`` names: MatchStatus values (common.proto) without their prefix."""
 
 
-def _organiser_target(args: argparse.Namespace, needs_token: bool) -> Target:
-    from referee.organiser import OrganiserError, Target, read_token
-    from referee.server.tls import TlsError
-
-    given = args.token_file or os.environ.get("PUSOY_ORGANISER_TOKEN_FILE")
-    path = Path(given or Path(".referee") / "organiser-token")
-    if given or path.exists():
-        token, hint = read_token(path), f"the token read from {path}"
-    elif needs_token:
-        raise OrganiserError(
-            f"no organiser token: {path} is absent; give --token-file PATH (the file "
-            "`referee serve` names when it starts)"
-        )
-    else:
-        token, hint = "", f"no token: give --token-file ({path} is absent)"
-    try:
-        tls = _client_tls(args)
-    except TlsError as exc:
-        raise OrganiserError(str(exc)) from None
-    return Target(args.address, token, tls, token_hint=hint)
-
-
-def _json(message: Message) -> str:
-    from google.protobuf import json_format
-
-    return json_format.MessageToJson(
-        message,
-        preserving_proto_field_name=True,
-        indent=2,
-    )
-
-
-def _status_name(status: common.MatchStatus.ValueType) -> str:
-    """A MatchStatus as ``--status`` spells it: ``running``."""
-    from referee.protocol import common
-
-    return common.MatchStatus.Name(status).removeprefix("MATCH_STATUS_").lower()
-
-
-def _match_lines(info: match_service.MatchInfo) -> list[str]:
-    """A match's public summary, for a person."""
-    names = list(info.config.seat_names)
-    status = _status_name(info.status)
-    lines = [f"Match {info.match_id}: {status}, hands played: {info.hands_played}"]
-    for seat, name in enumerate(names):
-        here = info.connected[seat] if seat < len(info.connected) else False
-        total = info.totals[seat] if seat < len(info.totals) else 0
-        lines.append(
-            f"  seat {seat} {printable(name)}: total {total}{', connected' if here else ''}"
-        )
-    for st in info.standings:
-        who = " & ".join(printable(names[i]) if i < len(names) else str(i) for i in st.seats)
-        lines.append(f"  {st.place}. {who}: total {st.total}, hands won: {st.hands_won}")
-    if info.failure:
-        lines.append(f"  failure: {printable(info.failure)}")
-    lines.append(f"  seed commitment: {info.seed_commitment}")
-    if info.final_hash:
-        lines.append(f"  log: {info.log_lines} lines, final hash {info.final_hash}")
-    return lines
-
-
-def _write_tokens(folder: Path, tokens: Sequence[str]) -> list[Path]:
-    """Each seat's token in FOLDER/seat-N.token, readable by its owner only, written whole."""
-    from referee.log.signing import replace_private_file
-
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = [folder / f"seat-{seat}.token" for seat in range(len(tokens))]
-    for path, token in zip(paths, tokens, strict=True):
-        replace_private_file(path, token.encode("ascii") + b"\n")
-    return paths
-
-
 def _cmd_organiser(args: argparse.Namespace) -> int:
-    import asyncio
-
     from referee.match.settings import SettingsError, settings_from_request
-    from referee.organiser import OrganiserError
+    from referee.organiser_command import run_organiser
     from referee.rules import OptionsError
+    from referee.server.tls import TlsError
     from referee.table.readout import EXIT_USAGE
 
     me = f"referee organiser {args.organiser_command}"
@@ -722,142 +714,11 @@ def _cmd_organiser(args: argparse.Namespace) -> int:
             print(f"{me}: {exc}", file=sys.stderr)
             return EXIT_USAGE
     try:
-        target = _organiser_target(
-            args, needs_token=args.organiser_command in ("create", "list", "cancel")
-        )
-        return asyncio.run(_organiser_call(args, target, request))
-    except OrganiserError as exc:
+        tls = _client_tls(args)
+    except TlsError as exc:
         print(f"{me}: {exc}", file=sys.stderr)
         return EXIT_USAGE
-
-
-async def _organiser_call(
-    args: argparse.Namespace,
-    target: Target,
-    request: match_service.CreateMatchRequest | None,
-) -> int:
-    from referee.organiser import Organiser
-
-    async with Organiser(target) as org:
-        if args.organiser_command == "info":
-            return await _organiser_info(args, org)
-        if args.organiser_command == "create":
-            assert request is not None
-            return await _organiser_create(args, org, request)
-        if args.organiser_command == "list":
-            return await _organiser_list(args, org)
-        if args.organiser_command == "show":
-            info = await org.get(args.match_id)
-            print(_json(info) if args.json else "\n".join(_match_lines(info)))
-            return 0
-        if args.organiser_command == "cancel":
-            info = await org.cancel(args.match_id, args.reason)
-            print(_json(info) if args.json else f"Cancelled {info.match_id}.")
-            return 0
-        return await _organiser_log(args, org)
-
-
-async def _organiser_info(args: argparse.Namespace, org: Organiser) -> int:
-    info = await org.info()
-    if args.json:
-        print(_json(info))
-        return 0
-    limits = ", ".join(f"{f.name} {v}" for f, v in info.limits.ListFields())
-    print(f"Referee {printable(info.software_version)} at {org.target.address}")
-    print(f"Protocol versions: {', '.join(map(str, info.protocol_versions))}")
-    print(f"Logs signed with {info.signing_algorithm}: {info.signing_public_key}")
-    print(f"Limits: {limits or 'none'}")
-    return 0
-
-
-async def _organiser_create(
-    args: argparse.Namespace, org: Organiser, request: match_service.CreateMatchRequest
-) -> int:
-    created = await org.create(request)
-    if args.json:
-        print(_json(created))
-    else:
-        print(f"Created {created.match_id} at {org.target.address}")
-        print(f"Seed commitment: {created.seed_commitment}")
-    if args.tokens_dir:
-        for path in _write_tokens(Path(args.tokens_dir), created.seat_tokens):
-            print(f"Token: {path}", file=sys.stderr if args.json else sys.stdout)
-    elif not args.json:
-        names = created.match.config.seat_names
-        for seat, token in enumerate(created.seat_tokens):
-            print(f"seat {seat} {printable(names[seat])}: {token}")
-    if not args.json:
-        print(
-            f"Each bot connects to {org.target.address} with its seat's token "
-            "(a kit's --address and --token, or PUSOY_ADDRESS and PUSOY_TOKEN)."
-        )
-    return 0
-
-
-async def _organiser_list(args: argparse.Namespace, org: Organiser) -> int:
-    from referee.protocol import common, match_service
-
-    status = common.MatchStatus.Value(f"MATCH_STATUS_{(args.status or 'unspecified').upper()}")
-    found = await org.list(status)
-    if args.json:
-        print(_json(match_service.ListMatchesResponse(matches=found)))
-        return 0
-    for info in found:
-        now = _status_name(info.status)
-        names = ", ".join(printable(n) for n in info.config.seat_names)
-        print(
-            f"{info.match_id}  {now:<9}  {info.hands_played:>3} hands  "
-            f"{sum(info.connected)}/4 connected  {names}"
-        )
-    if not found:
-        print("No matches.")
-    return 0
-
-
-async def _organiser_log(args: argparse.Namespace, org: Organiser) -> int:
-    import asyncio
-
-    from referee.log.signing import decode_public_key
-    from referee.log.verify import verify_log
-    from referee.organiser import OVER, OrganiserError
-    from referee.protocol import common
-
-    # NOT_FOUND (either way) before anything is written.
-    if args.wait:
-        async for info in org.wait_over(args.match_id):
-            if not args.json:
-                print(_match_lines(info)[0], file=sys.stderr, flush=True)
-    else:
-        info = await org.get(args.match_id)
-    over = info.status in OVER
-    key = None
-    if over:  # the log is checked with the key the referee publishes
-        published = (await org.info()).signing_public_key
-        key = decode_public_key(published)
-        if key is None:
-            raise OrganiserError(f"the referee published no usable signing key ({published!r})")
-    dest = Path(args.output or f"{args.match_id}.jsonl")
-    lines = await org.fetch_log(args.match_id, dest)
-    if not over:  # its hash chain so far, which no trailer signs yet
-        status = _status_name(info.status)
-        if args.json:
-            print(json.dumps({"log": str(dest), "lines": lines, "over": False}))
-        else:
-            print(
-                f"Log so far: {dest} ({lines} lines; the match is {status}: --wait "
-                "fetches its whole log, verified, once it is over)"
-            )
-        return 0
-    report = await asyncio.to_thread(verify_log, dest, key)
-    if args.json:
-        summary = {"log": str(dest), "lines": lines, "over": True, "verified": report.ok}
-        print(json.dumps({**summary, "summary": report.summary()}))
-    else:
-        print(f"Log: {dest}")
-        print(report.summary())
-    if not report.ok:
-        return 1
-    return 1 if args.wait and info.status == common.MATCH_STATUS_CANCELLED else 0
+    return run_organiser(args, request, tls)
 
 
 def _self_command() -> str:
@@ -1350,6 +1211,14 @@ def build_parser() -> argparse.ArgumentParser:
         "(public information only), and each finished match's replay",
     )
     serve.add_argument(
+        "--http-access",
+        choices=["public", "organiser"],
+        default="public",
+        help="who may see the --http pages, /api/matches and the live event streams: "
+        "anyone (spectating is public by design; default), or only the organiser, who "
+        "signs in once at /login with its token (scripts: 'Authorization: Bearer <token>')",
+    )
+    serve.add_argument(
         "--http-max-connections",
         type=_positive,
         default=256,
@@ -1373,7 +1242,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--metrics-address",
         metavar="HOST:PORT",
-        help="serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (default: off)",
+        help="serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (default: off; "
+        "an address other machines can reach needs --insecure: it has no TLS)",
     )
     serve.add_argument(
         "--organiser-token-file",
@@ -1463,6 +1333,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="hellos with a bad token or key per client address in any minute (default 60)",
     )
     limits.add_argument(
+        "--max-connections",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="gRPC connections held at once; more are closed as they arrive (default 0: "
+        "what the open-file limit leaves once a descriptor per live match's log is kept "
+        "in reserve)",
+    )
+    limits.add_argument(
+        "--handshake-timeout-ms",
+        type=_positive,
+        default=10_000,
+        metavar="MS",
+        help="a connection that has not finished its TLS and HTTP/2 handshakes by then is "
+        "closed (default 10000)",
+    )
+    limits.add_argument(
+        "--idle-timeout-ms",
+        type=_count,
+        default=60_000,
+        metavar="MS",
+        help="a connection with no call open this long is closed; clients connect again "
+        "when they next call (default 60000; 0: never)",
+    )
+    limits.add_argument(
         "--max-message-bytes",
         type=_count,
         default=64 * 1024,
@@ -1544,13 +1439,23 @@ def build_parser() -> argparse.ArgumentParser:
     org_sub = org.add_subparsers(dest="organiser_command", required=True, metavar="COMMAND")
     conn = argparse.ArgumentParser(add_help=False)
     conn.add_argument(
-        "--address", default="127.0.0.1:50051", help="the referee (default 127.0.0.1:50051)"
+        "--address",
+        metavar="HOST:PORT",
+        help="the referee (default: $PUSOY_ADDRESS, else where the `referee serve` of "
+        "--state-dir records it listens, else 127.0.0.1:50051)",
     )
     conn.add_argument(
         "--token-file",
         metavar="PATH",
         help="the organiser's token, as `referee serve` keeps it (default "
-        "$PUSOY_ORGANISER_TOKEN_FILE, else .referee/organiser-token)",
+        "$PUSOY_ORGANISER_TOKEN_FILE, else the file that referee serve records, else "
+        "STATE_DIR/organiser-token)",
+    )
+    conn.add_argument(
+        "--state-dir",
+        default=".referee",
+        metavar="DIR",
+        help="the state folder of a `referee serve` on this machine (default .referee)",
     )
     _add_client_tls_flags(conn)
     conn.add_argument("--json", action="store_true", help="print the reply as JSON")
@@ -1596,6 +1501,12 @@ def build_parser() -> argparse.ArgumentParser:
     org_log.add_argument("--output", "-o", metavar="FILE", help="default: MATCH_ID.jsonl")
     org_log.add_argument(
         "--wait", action="store_true", help="wait until the match is over, showing its progress"
+    )
+    org_log.add_argument(
+        "--public-key",
+        metavar="KEY",
+        help="verify with this key (its base64 text, or a file holding it) instead of the "
+        "one the referee publishes",
     )
     for p in (org_info, org_create, org_list, org_show, org_cancel, org_log):
         p.set_defaults(func=_cmd_organiser)

@@ -2,17 +2,25 @@
 
 A thin layer over the MatchService (docs/protocol.md): every call carries the
 organiser's token when one is known, and every refusal or lost connection becomes an
-``OrganiserError`` that says which call failed and why, for a person to read. Logs are
-fetched whole into a ``.part`` file first, so a broken stream never leaves a log that
-looks complete.
+``OrganiserError`` that says which call failed and why, for a person to read.
+
+The referee it talks to is not trusted further than it must be: a CreateMatch reply
+with other than four plain seat tokens is refused before a token is written anywhere
+(``check_created``), and a log is streamed to a private temporary file beside its
+destination, in bounded memory and up to the largest log a referee writes, and is moved
+into place only once its caller accepts it (``fetch_log``), so a broken, endless or
+forged stream never leaves a file that looks like a log.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import AsyncIterator, Awaitable
-from dataclasses import dataclass
+import re
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -20,8 +28,12 @@ import grpc
 
 from referee.protocol import common, match_service, match_service_grpc
 from referee.server.auth import organiser_channel
+from referee.server.host import DEFAULT_MAX_LOG_BYTES
 from referee.server.tls import ClientTls, TlsError, client_channel
+from referee.text import printable
 
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+"""Where ``referee serve`` listens unless told otherwise."""
 CALL_TIMEOUT_S = 30.0
 """How long one unary call may take (a referee that does not answer is an error)."""
 POLL_S = 0.5
@@ -29,11 +41,63 @@ POLL_S = 0.5
 OVER = (common.MATCH_STATUS_FINISHED, common.MATCH_STATUS_CANCELLED)
 """The statuses of a match that is over."""
 MAX_TOKEN_BYTES = 4096
+SEATS = 4
+PLAIN = re.compile(r"[A-Za-z0-9._~+/=-]{1,64}")
+"""What a seat token or a match id from a referee may be: ASCII letters, digits and a few
+marks, at most 64 (what a referee takes back in a request: ``ServerLimits.max_id_chars``).
+Anything else would be written to a token file, a kit's command line or a terminal."""
+MAX_FETCHED_LOG_BYTES = DEFAULT_MAX_LOG_BYTES + 1024 * 1024
+"""The most ``fetch_log`` takes for one log: a referee cancels a match once its log
+passes ``DEFAULT_MAX_LOG_BYTES``, and the last decision, its end and the trailer are far
+smaller than the margin."""
+WRITE_CHUNK = 1024 * 1024
+"""Bytes of a streamed log held in memory before they are written out."""
 T = TypeVar("T")
 
 
 class OrganiserError(Exception):
     """A call the referee refused, or a referee that cannot be reached."""
+
+
+class BadReply(OrganiserError):
+    """A reply no honest referee sends (it is refused whole: nothing of it is used)."""
+
+
+def plain_problem(text: str) -> str | None:
+    """Why ``text`` is not a plain token or id (None: it is).
+
+    >>> plain_problem("3f9a"), plain_problem("a\\nb"), plain_problem("\\x1b[2J")
+    (None, 'it holds a control character', 'it holds a control character')
+    >>> plain_problem("é"), plain_problem("x" * 65), plain_problem("")
+    ('it holds a character outside ASCII', 'it is over 64 characters', 'it is empty')
+    """
+    if PLAIN.fullmatch(text):
+        return None
+    if not text:
+        return "it is empty"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        return "it holds a control character"
+    if not text.isascii():
+        return "it holds a character outside ASCII"
+    if len(text) > 64:
+        return "it is over 64 characters"
+    return "it holds a space or a mark other than . _ ~ + / = -"
+
+
+def check_created(reply: match_service.CreateMatchResponse) -> None:
+    """Refuse (``BadReply``) a CreateMatch reply that is not one match with four plain
+    seat tokens: a fifth token, or one holding a newline, would be written to a token
+    file or handed to a bot's command line."""
+    what = "the referee's CreateMatch reply is refused"
+    problem = plain_problem(reply.match_id)
+    if problem is not None:
+        raise BadReply(f"{what}: its match id is not a plain id ({problem})")
+    if len(reply.seat_tokens) != SEATS:
+        raise BadReply(f"{what}: it holds {len(reply.seat_tokens)} seat tokens, not {SEATS}")
+    for seat, token in enumerate(reply.seat_tokens):
+        problem = plain_problem(token)
+        if problem is not None:
+            raise BadReply(f"{what}: seat {seat}'s token is not a plain token ({problem})")
 
 
 def read_token(path: Path) -> str:
@@ -72,17 +136,153 @@ class Target:
     """Said with an UNAUTHENTICATED or PERMISSION_DENIED refusal: where a token comes from."""
 
 
+@dataclass
+class FetchedLog:
+    """A log streamed to a temporary file beside its destination: ``keep()`` moves it
+    into place; left unkept, it is removed."""
+
+    partial: Path
+    dest: Path
+    lines: int = 0
+    size: int = 0
+    kept: bool = field(default=False, init=False)
+
+    def keep(self) -> None:
+        os.replace(self.partial, self.dest)
+        self.kept = True
+
+
+class LogTooLarge(OrganiserError):
+    """The referee streamed more than any log of a referee holds."""
+
+
+def find_target(
+    address: str | None,
+    token_file: str | None,
+    state_dir: Path,
+    tls: ClientTls | None,
+    *,
+    needs_token: bool,
+    env: Mapping[str, str] = os.environ,
+) -> tuple[Target, str]:
+    """Which referee to call, with which token and TLS, and a line that says where each
+    came from: flags first, then the environment (``PUSOY_ADDRESS``, as the kits read it,
+    and ``PUSOY_ORGANISER_TOKEN_FILE``, as ``referee serve`` reads it), then what a
+    running ``referee serve`` records in ``state_dir``, then the defaults.
+
+    The token a record names is sent only to the address it records: a token is never
+    handed to another referee because this folder's one runs."""
+    from referee.server.state import SERVING_FILE, StateError, read_serving
+
+    record_path = state_dir / SERVING_FILE
+    notes: list[str] = []
+    try:
+        record = read_serving(state_dir)
+    except StateError as exc:
+        record = None
+        notes.append(f"{exc}: ignored")
+    if record is not None and not record.running():
+        notes.append(
+            f"{record_path} is stale (referee serve, pid {record.pid}, is no longer running)"
+        )
+        record = None
+    recorded = f"recorded in {record_path}"
+    if address:
+        where, why = address, "--address"
+    elif env.get("PUSOY_ADDRESS"):
+        where, why = env["PUSOY_ADDRESS"], "PUSOY_ADDRESS"
+    elif record is not None:
+        where, why = record.organiser_address, f"{recorded} by referee serve, pid {record.pid}"
+    else:
+        where, why = DEFAULT_ADDRESS, "the default"
+    here = record if record is not None and record.organiser_address == where else None
+
+    flag_or_env = token_file or env.get("PUSOY_ORGANISER_TOKEN_FILE")
+    if token_file:
+        path, source = Path(token_file), "--token-file"
+    elif flag_or_env:
+        path, source = Path(flag_or_env), "PUSOY_ORGANISER_TOKEN_FILE"
+    elif here is not None:
+        path, source = Path(here.token_file), recorded
+    else:
+        path, source = state_dir / "organiser-token", "the state folder"
+    if flag_or_env or here is not None or path.exists():
+        token, hint = read_token(path), f"the token read from {path}"
+        said_token = f"the token in {path} ({source})"
+    elif needs_token:
+        raise OrganiserError(
+            f"no organiser token: {path} is absent; give --token-file PATH (the file "
+            "`referee serve` names when it starts), or run this where `referee serve` "
+            "keeps its state (--state-dir)"
+        )
+    else:
+        token, hint = "", f"no token: give --token-file ({path} is absent)"
+        said_token = "no token (none needed)"
+
+    said_tls = "TLS" if tls is not None else "plaintext"
+    if tls is None and here is not None and here.tls != "off":
+        if here.tls == "mutual":
+            raise OrganiserError(
+                f"the referee {recorded} serves mutual TLS: give --tls-cert and --tls-key "
+                "(and --tls-ca), or PUSOY_TLS_CERT and PUSOY_TLS_KEY"
+            )
+        tls = ClientTls()
+        said_tls = "TLS as recorded, the certificate checked with the system's CAs (--tls-ca)"
+    said = f"the referee at {where} ({why}), {said_token}, {said_tls}"
+    if notes:
+        said += "; " + "; ".join(notes)
+    return Target(where, token, tls, token_hint=hint), printable(said)
+
+
+@contextlib.asynccontextmanager
 async def fetch_log(
-    stub: match_service_grpc.MatchServiceAsyncStub, match_id: str, dest: Path
-) -> int:
-    """The match's log, exactly as the referee streams it, at ``dest``; its line count.
-    Written whole to ``dest.part`` first, then renamed into place."""
-    lines = stub.GetMatchLog(match_service.GetMatchLogRequest(match_id=match_id))
-    text = [f"{item.line}\n" async for item in lines]
-    partial = dest.with_name(dest.name + ".part")
-    await asyncio.to_thread(partial.write_text, "".join(text), "utf-8")
-    os.replace(partial, dest)
-    return len(text)
+    stub: match_service_grpc.MatchServiceAsyncStub,
+    match_id: str,
+    dest: Path,
+    max_bytes: int = MAX_FETCHED_LOG_BYTES,
+) -> AsyncIterator[FetchedLog]:
+    """The match's log, exactly as the referee streams it, in a private temporary file
+    (mode 0600) beside ``dest``: ``async with fetch_log(...) as log: ...; log.keep()``.
+
+    Memory holds at most ``WRITE_CHUNK`` bytes of it at a time; past ``max_bytes``, or
+    at a line holding a line break, the stream is dropped (``LogTooLarge``,
+    ``BadReply``). Raises grpc.aio.AioRpcError as the call fails; the temporary file is
+    removed on any error, and whenever ``keep()`` was not called."""
+    fd, name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    log = FetchedLog(Path(name), dest)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            chunk: list[bytes] = []
+            held = 0
+            stream = stub.GetMatchLog(match_service.GetMatchLogRequest(match_id=match_id))
+            try:
+                async for item in stream:
+                    line = item.line
+                    if "\n" in line or "\r" in line:
+                        raise BadReply(
+                            f"GetMatchLog: line {log.lines + 1} holds a line break: not a log"
+                        )
+                    data = line.encode("utf-8") + b"\n"
+                    log.lines += 1
+                    log.size += len(data)
+                    if log.size > max_bytes:
+                        raise LogTooLarge(
+                            f"GetMatchLog: the referee streamed more than {max_bytes} bytes "
+                            "for one log, more than a referee writes: not a log"
+                        )
+                    chunk.append(data)
+                    held += len(data)
+                    if held >= WRITE_CHUNK:
+                        await asyncio.to_thread(out.write, b"".join(chunk))
+                        chunk, held = [], 0
+            finally:
+                stream.cancel()
+            await asyncio.to_thread(out.write, b"".join(chunk))
+        yield log
+    finally:
+        if not log.kept:
+            with contextlib.suppress(OSError):
+                log.partial.unlink()
 
 
 class Organiser:
@@ -107,7 +307,7 @@ class Organiser:
 
     def _error(self, call: str, exc: grpc.aio.AioRpcError) -> OrganiserError:
         code = exc.code()
-        text = f"{call}: {code.name}: {exc.details() or ''}".rstrip(": ")
+        text = f"{call}: {code.name}: {printable(exc.details() or '')}".rstrip(": ")
         if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
             text = f"cannot reach the referee at {self.target.address} ({text})"
         elif self.target.token_hint and code in (
@@ -133,9 +333,11 @@ class Organiser:
     async def create(
         self, request: match_service.CreateMatchRequest
     ) -> match_service.CreateMatchResponse:
-        return await self._unary(
+        created = await self._unary(
             "CreateMatch", self._stub.CreateMatch(request, timeout=CALL_TIMEOUT_S)
         )
+        check_created(created)
+        return created
 
     async def list(
         self, status: common.MatchStatus.ValueType = common.MATCH_STATUS_UNSPECIFIED
@@ -172,5 +374,11 @@ class Organiser:
                 return
             await asyncio.sleep(POLL_S)
 
-    async def fetch_log(self, match_id: str, dest: Path) -> int:
-        return await self._unary("GetMatchLog", fetch_log(self._stub, match_id, dest))
+    @contextlib.asynccontextmanager
+    async def fetch_log(self, match_id: str, dest: Path) -> AsyncIterator[FetchedLog]:
+        """``fetch_log`` with a refusal as an OrganiserError naming the call."""
+        try:
+            async with fetch_log(self._stub, match_id, dest) as log:
+                yield log
+        except grpc.aio.AioRpcError as exc:
+            raise self._error("GetMatchLog", exc) from None

@@ -67,8 +67,17 @@ own default (30 s) cancelled the late ones (CANCELLED, before the referee saw th
 their seats were played by default."""
 
 
-def _grpc_options(limits: ServerLimits) -> list[tuple[str, int]]:
-    return [
+ORGANISER_CONNECTIONS = 32
+"""Connections the organiser's own listener (``--organiser-address``) holds at once,
+when the bots' listener has a cap."""
+
+
+def _grpc_options(limits: ServerLimits, max_connections: int) -> list[tuple[str, int]]:
+    """gRPC core's server arguments. A connection that sends nothing is closed after the
+    handshake bound, one with no call after the idle bound, and past ``max_connections``
+    a new one is closed as it arrives, so that connections never take the descriptors
+    live matches' logs need (``openfiles.connection_budget``)."""
+    options = [
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
@@ -76,7 +85,13 @@ def _grpc_options(limits: ServerLimits) -> list[tuple[str, int]]:
         ("grpc.max_receive_message_length", limits.max_message_bytes),
         ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
         ("grpc.server_max_unrequested_time_in_server", MAX_UNACCEPTED_S),
+        ("grpc.server_handshake_timeout_ms", limits.handshake_timeout_ms),
     ]
+    if limits.idle_timeout_ms:
+        options.append(("grpc.max_connection_idle_ms", limits.idle_timeout_ms))
+    if max_connections:
+        options.append(("grpc.max_allowed_incoming_connections", max_connections))
+    return options
 
 
 class RefereeServer:
@@ -161,12 +176,17 @@ class RefereeServer:
         spectate = SpectatorServicer(self.registry, self.limits)
         lobby = LobbyServicer(self.lobby, hellos)
         separate = organiser_address is not None
-        gate = OrganiserGate(self.organiser_token, here=not separate)
-        self.server = self._grpc_server(gate, play, spectate, lobby)
+        gate = OrganiserGate(self.organiser_token, here=not separate, metrics=metrics)
+        cap = self.limits.max_connections
+        self.server = self._grpc_server(gate, play, spectate, lobby, cap)
         self.organiser_server: grpc.aio.Server | None = None
         if separate:
             self.organiser_server = self._grpc_server(
-                OrganiserGate(self.organiser_token, here=True), None, None, None
+                OrganiserGate(self.organiser_token, here=True, metrics=metrics),
+                None,
+                None,
+                None,
+                ORGANISER_CONNECTIONS if cap else 0,
             )
         self.organiser_port = 0
         self.port = 0
@@ -178,9 +198,11 @@ class RefereeServer:
         play: PlayServicer | None,
         spectate: SpectatorServicer | None,
         lobby: LobbyServicer | None,
+        max_connections: int,
     ) -> grpc.aio.Server:
         server = grpc.aio.server(
-            interceptors=[MalformedRequests(), gate], options=_grpc_options(self.limits)
+            interceptors=[MalformedRequests(self.metrics), gate],
+            options=_grpc_options(self.limits, max_connections),
         )
         match_service_grpc.add_MatchServiceServicer_to_server(
             MatchServicer(self.registry, gate, self.limits, self.signer), server
@@ -209,7 +231,8 @@ class RefereeServer:
     def _bot_server(self) -> grpc.aio.Server:
         """PlayService alone (sandboxed bots): the same seats, limits and hello guard."""
         server = grpc.aio.server(
-            interceptors=[MalformedRequests()], options=_grpc_options(self.limits)
+            interceptors=[MalformedRequests(self.metrics)],
+            options=_grpc_options(self.limits, self.limits.max_connections),
         )
         play_service_grpc.add_PlayServiceServicer_to_server(self._play, server)
         return server
@@ -293,6 +316,9 @@ class RefereeServer:
             address=self.address,
             organiser_address=self.organiser_address,
             tls="mutual" if self.tls and self.tls.client_ca else "on" if self.tls else "off",
+            max_connections=self.limits.max_connections or "no cap",
+            handshake_timeout_ms=self.limits.handshake_timeout_ms,
+            idle_timeout_ms=self.limits.idle_timeout_ms or "never",
             logs=str(self.registry.log_dir),
             signing_key=self.signer.public_key_text,
         )

@@ -7,7 +7,9 @@ check is an interceptor, so the servicers stay thin; GetMatchLog, which is publi
 a match is over, asks the gate itself (``OrganiserGate.authorise``) when it is not.
 
 Without the header a call fails with UNAUTHENTICATED, with a wrong token with
-PERMISSION_DENIED; each refusal is logged (a few lines per client address per minute).
+PERMISSION_DENIED; each refusal is counted (``pusoy_referee_organiser_refusals_total``)
+and logged, a few lines per cause a minute whoever sends them (the lines left out are
+counted on the next one), so that a guesser rotating addresses cannot flood the log.
 A server with an organiser listener of its own refuses organiser calls everywhere else,
 token or not.
 """
@@ -20,13 +22,16 @@ import hmac
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
 from referee.log.signing import create_private_file
-from referee.server.throttle import limited_log, peer_host
+from referee.server.throttle import limited_log
 from referee.server.tls import ClientTls, client_channel
+
+if TYPE_CHECKING:
+    from referee.server.metrics import Metrics
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -50,6 +55,8 @@ ACCESS: dict[str, Access] = {
 """Every MatchService method; any method of any other service is public."""
 
 MIN_TOKEN_CHARS = 16
+REFUSAL_LINES_PER_MINUTE = 5
+"""Log lines per cause of refusal a minute, over all clients."""
 
 
 class TokenError(ValueError):
@@ -112,23 +119,24 @@ class OrganiserGate(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
     listener of its own: organiser calls are then refused outright.
     """
 
-    def __init__(self, token: str, *, here: bool = True) -> None:
+    def __init__(self, token: str, *, here: bool = True, metrics: Metrics | None = None) -> None:
         self._digest = _digest(token)
         self.here = here
-        self.log = limited_log("referee.auth")
+        self.metrics = metrics
+        self.log = limited_log("referee.auth", REFUSAL_LINES_PER_MINUTE)
 
     async def authorise(self, context: Context, method: str) -> None:
         """Return when the caller is the organiser; else abort the call (and log it)."""
         peer = context.peer()
         if not self.here:
-            self._refused(peer, method, "organiser call on the bots' listener")
+            self._refused(peer, method, "wrong_listener")
             await context.abort(
                 grpc.StatusCode.PERMISSION_DENIED,
                 "the organiser API is served on the organiser's own address, not here",
             )
         values = [v for k, v in context.invocation_metadata() or () if k == "authorization"]
         if not values:
-            self._refused(peer, method, "no credential")
+            self._refused(peer, method, "no_credential")
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
                 "this call needs the organiser's credential: metadata "
@@ -141,15 +149,17 @@ class OrganiserGate(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             _digest(token.strip()), self._digest
         )
         if len(values) != 1 or not good:
-            self._refused(peer, method, "wrong credential")
+            self._refused(peer, method, "wrong_credential")
             await context.abort(
                 grpc.StatusCode.PERMISSION_DENIED, "the organiser's credential is wrong"
             )
 
     def _refused(self, peer: str, method: str, why: str) -> None:
-        self.log.warning(
-            peer_host(peer), "organiser call refused", peer=peer, method=method, why=why
-        )
+        """Count a refusal (``why``: one of metrics.ORGANISER_REFUSALS["grpc"]) and log
+        it, a few lines per cause a minute."""
+        if self.metrics is not None:
+            self.metrics.organiser_refused("grpc", why)
+        self.log.warning(why, "organiser call refused", peer=peer, method=method, why=why)
 
     async def intercept_service(
         self,

@@ -21,7 +21,8 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ServerLimits:
-    """A server's limits; 0 turns a count limit off."""
+    """A server's limits; 0 turns a count limit off. The connection bounds at the end are
+    not served by GetServerInfo: they are the transport's, not a match's."""
 
     max_hands: int = DEFAULT_MAX_HANDS
     """Hands per match: a "hands N" match asks for at most this many, and every other
@@ -51,6 +52,16 @@ class ServerLimits:
     max_seed_bytes: int = MAX_SEED_BYTES
     max_id_chars: int = 64
     """Match ids, seat tokens and bot keys in requests (longer ones match nothing)."""
+    handshake_timeout_ms: int = 10_000
+    """A connection that has not finished its TLS and HTTP/2 handshakes (the client's
+    HTTP/2 settings received) this long after it opened is closed: a socket that sends
+    nothing holds a descriptor for this long at most (gRPC's own default: 120 s)."""
+    idle_timeout_ms: int = 60_000
+    """A connection with no call open this long is closed (HTTP/2 GOAWAY; a client
+    connects again when it next calls); 0: never."""
+    max_connections: int = 0
+    """gRPC connections a listener holds at once; more are closed as they arrive. 0: no
+    cap (``referee serve`` sets one from its open-file limit: ``connection_budget``)."""
 
     def pb(self) -> match_service.ServerLimits:
         return match_service.ServerLimits(

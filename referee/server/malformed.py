@@ -4,18 +4,24 @@ gRPC Python parses a unary request before the servicer runs; bytes that do not p
 raise inside grpc, which answers UNKNOWN with a Python class name, and when the client
 has already gone prints a traceback on the server's stderr. This interceptor parses
 first: a request that does not parse is refused with INVALID_ARGUMENT by the referee
-itself, quietly. In a request stream, a message that does not parse ends the stream
-there (as if the client had closed its side), and the call then ends with
-INVALID_ARGUMENT.
+itself, counted (``pusoy_referee_malformed_requests_total{listener="grpc"}``) and
+logged a few lines a minute at most. In a request stream, a message that does not parse
+ends the stream there (as if the client had closed its side), and the call then ends
+with INVALID_ARGUMENT.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
+
+from referee.server.throttle import limited_log
+
+if TYPE_CHECKING:
+    from referee.server.metrics import Metrics
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -46,7 +52,19 @@ def sees_malformed(handler: F) -> F:
     return handler
 
 
+LINES_PER_MINUTE = 5
+
+
 class MalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    def __init__(self, metrics: Metrics | None = None) -> None:
+        self.metrics = metrics
+        self.log = limited_log("referee.requests", LINES_PER_MINUTE)
+
+    def _seen(self, method: str) -> None:
+        if self.metrics is not None:
+            self.metrics.malformed_request("grpc", "unparsable")
+        self.log.warning("unparsable", "request does not parse", method=method)
+
     async def intercept_service(
         self,
         continuation: Callable[
@@ -64,6 +82,7 @@ class MalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             try:
                 return parse(data)
             except Exception:  # DecodeError, or anything a parser raises on garbage
+                self._seen(name)
                 return MALFORMED
 
         async def refuse(context: Context) -> None:

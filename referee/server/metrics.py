@@ -70,6 +70,27 @@ REJECTION_REASONS = _enum_labels(common.RejectionReason.items(), "REJECTION_REAS
 DEFAULT_CAUSES = _enum_labels(common.DefaultCause.items(), "DEFAULT_CAUSE_")
 REFUSAL_REASONS = _enum_labels(play_service.RefusalReason.items(), "REFUSAL_REASON_")
 EVENT_TYPES = tuple(f.name for f in common.Event.DESCRIPTOR.oneofs_by_name["kind"].fields)
+MALFORMED_CAUSES = {
+    "http": (
+        "bad_method",
+        "bad_request_line",
+        "line_too_long",
+        "bad_url",
+        "bad_header",
+        "bad_body",
+        "bad_message",
+    ),
+    "grpc": ("unparsable",),
+}
+"""Requests refused because they do not parse: by listener, each cause it can have
+(``referee.web.errors`` for HTTP, ``referee.server.malformed`` for gRPC)."""
+ORGANISER_REFUSALS = {
+    "grpc": ("no_credential", "wrong_credential", "wrong_listener"),
+    "web": ("no_credential", "wrong_credential"),
+}
+"""Refusals for want of the organiser's token: organiser calls over gRPC
+(``referee.server.auth``), and the web pages when they are the organiser's
+(``referee serve --http-access organiser``)."""
 
 
 class Metrics:
@@ -150,6 +171,19 @@ class Metrics:
             ["reason"],
             registry=r,
         )
+        self.malformed = Counter(
+            f"{PREFIX}_malformed_requests",
+            "Requests refused because they do not parse, by listener (http, grpc) and cause",
+            ["listener", "cause"],
+            registry=r,
+        )
+        self.organiser_refusals = Counter(
+            f"{PREFIX}_organiser_refusals",
+            "Organiser calls and web requests refused for want of the organiser's token, by "
+            "where (grpc, web) and why",
+            ["via", "why"],
+            registry=r,
+        )
         self.turn_latency = Histogram(
             f"{PREFIX}_turn_latency_seconds",
             "From a bot's action arriving to the next prompt handed to its seat's stream",
@@ -176,6 +210,16 @@ class Metrics:
             True: self.connects.labels("reconnect"),
         }
         self._refusals = {n: self.refusals.labels(v) for n, v in REFUSAL_REASONS.items()}
+        self._malformed = {
+            (where, cause): self.malformed.labels(where, cause)
+            for where, causes in MALFORMED_CAUSES.items()
+            for cause in causes
+        }
+        self._organiser_refusals = {
+            (via, why): self.organiser_refusals.labels(via, why)
+            for via, whys in ORGANISER_REFUSALS.items()
+            for why in whys
+        }
 
     def match(self, state: MachineState, *, resumed: bool = False) -> MatchMetrics:
         """The handle a new (or resumed) match reports each logged decision to, the
@@ -187,6 +231,15 @@ class Metrics:
         counter = self._refusals.get(reason)
         if counter is not None:
             counter.inc()
+
+    def malformed_request(self, listener: str, cause: str) -> None:
+        """Count a request that does not parse (a pair outside ``MALFORMED_CAUSES`` is a
+        bug: KeyError)."""
+        self._malformed[listener, cause].inc()
+
+    def organiser_refused(self, via: str, why: str) -> None:
+        """Count a refusal of ``ORGANISER_REFUSALS``."""
+        self._organiser_refusals[via, why].inc()
 
     def exposition(self, accept: str = "") -> tuple[bytes, str]:
         """The metrics in the format ``accept`` asks for (text or OpenMetrics)."""

@@ -5,6 +5,8 @@
     organiser-token     the organiser's credential (mode 0600), unless --organiser-token-file
     signing-key.pem     the Ed25519 key that signs logs (mode 0600), unless --signing-key
     signing-key.pub     its public key, base64 (what ``referee verify --public-key`` reads)
+    serving.json        where a running ``referee serve`` listens (mode 0600), so that
+                        ``referee organiser`` finds it without flags; removed at exit
 
 A state folder equal to the log folder, or inside it, is refused: publishing the logs
 would publish the key. So is a token or key file inside the log folder.
@@ -13,15 +15,18 @@ would publish the key. So is a token or key file inside the log folder.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from pathlib import Path
 
-from referee.log.signing import KEY_FILE, LogSigner, SigningKeyError
+from referee.log.signing import KEY_FILE, LogSigner, SigningKeyError, replace_private_file
 from referee.server.auth import TokenError, load_or_create_token
 
 DEFAULT_STATE_DIR = Path(".referee")
 TOKEN_FILE = "organiser-token"
 PUBLIC_KEY_FILE = "signing-key.pub"
+SERVING_FILE = "serving.json"
+MAX_SERVING_BYTES = 4096
 
 
 class StateError(ValueError):
@@ -112,3 +117,95 @@ def load_server_secrets(
     return ServerSecrets(
         token, token_path, token_created, signer, key_path, key_created, public_path
     )
+
+
+# -- where a running referee serve listens ------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Serving:
+    """What ``referee serve`` records in its state folder while it runs."""
+
+    address: str
+    """The bots' listener, as a local client reaches it (a wildcard host as loopback)."""
+    organiser_address: str
+    """Where the organiser's calls are served (``address`` unless separate)."""
+    tls: str
+    """``off``, ``on`` or ``mutual``."""
+    token_file: str
+    """The organiser's token file, an absolute path."""
+    pid: int
+
+    def running(self) -> bool:
+        """Whether the process that wrote the record still runs (else it was killed)."""
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # another user's process of that number
+            return True
+        return True
+
+
+def local_address(address: str) -> str:
+    """Where a client on this machine reaches a listener: a wildcard host is loopback.
+
+    >>> [local_address(a) for a in ("0.0.0.0:5", "[::]:5", "10.0.0.2:5", "127.0.0.1:5")]
+    ['127.0.0.1:5', '[::1]:5', '10.0.0.2:5', '127.0.0.1:5']
+    """
+    host, _, port = address.rpartition(":")
+    if host == "0.0.0.0":
+        return f"127.0.0.1:{port}"
+    if host in ("[::]", "::", ""):
+        return f"[::1]:{port}"
+    return address
+
+
+def record_serving(state_dir: Path, serving: Serving) -> Path:
+    """Write ``serving`` to the state folder, whole (a reader never sees half of it) and
+    private; raises OSError."""
+    path = state_dir / SERVING_FILE
+    text = json.dumps(dataclasses.asdict(serving), indent=2) + "\n"
+    replace_private_file(path, text.encode("utf-8"))
+    return path
+
+
+def forget_serving(state_dir: Path, pid: int) -> None:
+    """Remove the record at exit, if it is still this process's (a second referee on the
+    same state folder may have written its own since)."""
+    path = state_dir / SERVING_FILE
+    try:
+        mine = read_serving(state_dir)
+    except StateError:
+        return
+    if mine is not None and mine.pid == pid:
+        path.unlink(missing_ok=True)
+
+
+def read_serving(state_dir: Path) -> Serving | None:
+    """The record of ``state_dir`` (None: there is none); StateError when it cannot be
+    read or is not one."""
+    path = state_dir / SERVING_FILE
+    try:
+        with path.open("rb") as f:
+            raw = f.read(MAX_SERVING_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StateError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        if len(raw) > MAX_SERVING_BYTES:
+            raise ValueError("too long")
+        data = json.loads(raw)
+        fields = {f.name: f.type for f in dataclasses.fields(Serving)}
+        if not isinstance(data, dict) or set(data) != set(fields):
+            raise ValueError("not its fields")
+        serving = Serving(**data)
+        if not all(
+            isinstance(getattr(serving, name), int if kind == "int" else str)
+            for name, kind in fields.items()
+        ) or serving.tls not in ("off", "on", "mutual"):
+            raise ValueError("a field of the wrong type")
+    except (ValueError, TypeError):
+        raise StateError(f"{path} is not a record of referee serve") from None
+    return serving

@@ -22,7 +22,7 @@ import grpc
 
 from referee.log.signing import LogSigner, SigningKeyError
 from referee.match.settings import MatchSettings, settings_from_request
-from referee.organiser import OVER, fetch_log
+from referee.organiser import OVER, OrganiserError, check_created, fetch_log
 from referee.protocol import (
     common,
     match_service,
@@ -298,6 +298,10 @@ class ServerReferee(Referee):
             )
         except grpc.aio.AioRpcError as exc:
             raise self._lost_or(exc) from None
+        try:
+            check_created(created)  # four plain tokens, before any is handed to a bot
+        except OrganiserError as exc:
+            raise RefereeUnavailable(str(exc)) from None
         event = asyncio.Event()
         task = asyncio.create_task(self._watch(created.match_id, event))
         self._over[created.match_id] = (event, task)
@@ -359,9 +363,12 @@ class ServerReferee(Referee):
         if match_id in self._lost:
             raise RefereeUnavailable(self._lost[match_id])
         try:
-            await fetch_log(self._matches, match_id, dest)
+            async with fetch_log(self._matches, match_id, dest) as log:
+                log.keep()  # checked with the tournament's key when it is recorded
         except grpc.aio.AioRpcError as exc:
             raise self._lost_or(exc) from None
+        except OrganiserError as exc:  # an endless or broken stream: no log of a referee
+            raise RefereeUnavailable(str(exc)) from None
 
     async def discard(self, match_id: str) -> None:
         self._lost.pop(match_id, None)

@@ -186,13 +186,14 @@ def esc(value: Any) -> str:
     return html.escape(text(value), quote=True)
 
 
-def page_shell(title: str, body: str, *, refresh: int = 0) -> str:
+def page_shell(title: str, body: str, *, refresh: int = 0, form_action: str = "'none'") -> str:
     """A small static page: escaped content, the same strict policy as the viewer."""
     meta = f'<meta http-equiv="refresh" content="{refresh}">' if refresh else ""
+    policy = html.escape(csp_for_static(_CSS, form_action))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(csp_for_static(_CSS))}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
         f'<meta name="referrer" content="no-referrer">{meta}<title>{esc(title)}</title>'
         f"<style>{_CSS}</style></head><body>{body}</body></html>\n"
     )

@@ -64,11 +64,12 @@ def csp(connect: str = "'none'") -> str:
     )
 
 
-def csp_for_static(css: str) -> str:
-    """The policy of a page with no script: its own style only."""
+def csp_for_static(css: str, form_action: str = "'none'") -> str:
+    """The policy of a page with no script: its own style only (and forms posted to
+    ``form_action``: the web front's sign-in page posts to itself)."""
     return (
         f"default-src 'none'; style-src {_sha256_source(css)}; img-src data:; "
-        "base-uri 'none'; form-action 'none'"
+        f"base-uri 'none'; form-action {form_action}"
     )
 
 

@@ -10,12 +10,15 @@ one package. Pages:
   from the public events), or a redirect to the replay once the match is over;
 - ``/matches/ID/replay``: the full replay (``referee view``'s page) of a match that is over.
 
-Only public information is served, with no credential. Every resource is bounded: open
-connections (past the limit a connection gets 503 and is closed), live viewers per match
-and in all, how long a write to a viewer may wait (then it is cut off), replay pages built
-at once (in a worker thread, so the event loop and the matches it runs never wait for
-one) and kept in a small cache. A match's events are folded once for all its viewers
-(``MatchChannel``), so a viewer adds no work per event and no buffer of its own.
+Only public information is served, to anyone: spectating is public by design (or, with
+``--http-access organiser``, to the organiser only: ``access.py``). Every resource is
+bounded: open connections (past the limit a connection gets 503 and is closed), live
+viewers per match and in all, how long a write to a viewer may wait (then it is cut
+off), replay pages built at once (in a worker thread, so the event loop and the matches
+it runs never wait for one) and kept in a small cache. A request that does not parse is
+a few log lines per cause a minute, not a traceback each (``errors.py``). A match's
+events are folded once for all its viewers (``MatchChannel``), so a viewer adds no work
+per event and no buffer of its own.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import collections
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from aiohttp import web
@@ -35,6 +38,8 @@ from referee.view.index import esc, page_shell
 from referee.view.logfile import LogTooLarge
 from referee.view.page import live_page as viewer_live_page
 from referee.view.page import replay_page
+from referee.web.access import OrganiserOnly
+from referee.web.errors import RequestErrors
 from referee.web.feed import (
     MatchFacts,
     NoSuchMatch,
@@ -43,6 +48,9 @@ from referee.web.feed import (
     ViewerTooSlow,
     valid_match_id,
 )
+
+if TYPE_CHECKING:
+    from referee.server.metrics import Metrics
 
 log = structlog.get_logger("referee.web")
 
@@ -113,7 +121,17 @@ def _address(text: str) -> tuple[str, int]:
 class WebFront:
     """The spectators' web server: ``await start()``, then ``await stop()``."""
 
-    def __init__(self, feed: PublicFeed, address: str, limits: WebLimits | None = None) -> None:
+    def __init__(
+        self,
+        feed: PublicFeed,
+        address: str,
+        limits: WebLimits | None = None,
+        *,
+        metrics: Metrics | None = None,
+        access: OrganiserOnly | None = None,
+    ) -> None:
+        """``metrics``: where malformed requests are counted (the server's). ``access``:
+        every page behind the organiser's token (None: public, the default)."""
         self.feed = feed
         self.requested = address
         self.limits = limits or WebLimits()
@@ -122,14 +140,21 @@ class WebFront:
         self._pages: collections.OrderedDict[tuple[str, int, int], str] = collections.OrderedDict()
         self._streams: set[asyncio.Task[Any]] = set()
         self._channels: dict[str, MatchChannel] = {}
-        app = web.Application(middlewares=[_security_headers], client_max_size=1024)
+        middlewares = [_security_headers] + ([access.middleware] if access else [])
+        app = web.Application(middlewares=middlewares, client_max_size=1024)
+        if access is not None:
+            access.add_routes(app)
         app.router.add_get("/", self.index)
         app.router.add_get("/api/matches", self.api_matches)
         app.router.add_get("/matches/{match_id}", self.match)
         app.router.add_get("/matches/{match_id}/events", self.events)
         app.router.add_get("/matches/{match_id}/replay", self.replay)
         self.runner = web.AppRunner(
-            app, access_log=None, keepalive_timeout=self.limits.keepalive_s, shutdown_timeout=1.0
+            app,
+            access_log=None,
+            keepalive_timeout=self.limits.keepalive_s,
+            shutdown_timeout=1.0,
+            logger=RequestErrors(metrics),  # a line per cause, not a traceback per request
         )
         self._server: asyncio.Server | None = None
         self.port = 0

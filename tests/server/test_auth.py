@@ -103,7 +103,7 @@ async def test_refused_organiser_calls_are_logged_at_a_bounded_rate(server, orga
     refused = [e for e in logs if e["event"] == "organiser call refused"]
     assert 1 <= len(refused) <= 10  # 40 refusals, a few lines
     first = refused[0]
-    assert first["why"] == "no credential" and first["peer"].startswith("ipv4:127.0.0.1:")
+    assert first["why"] == "no_credential" and first["peer"].startswith("ipv4:127.0.0.1:")
     assert first["method"] in ("CreateMatch", "ListMatches", "CancelMatch", "GetMatchLog")
 
 

@@ -10,7 +10,9 @@ match holds about five file descriptors, far past the usual soft limit of 1,024:
 from __future__ import annotations
 
 import asyncio
+import os
 import resource
+import socket
 import subprocess
 import sys
 import threading
@@ -22,6 +24,12 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from referee_process import serve_argv
 
+from referee.bots.client import play_seat
+from referee.bots.strategies import GreedyBot
+from referee.log.signing import load_public_key
+from referee.log.verify import verify_log
+from referee.organiser import Organiser, Target
+from referee.protocol import common, match_service
 from referee.server import app
 from referee.server.app import MAX_UNACCEPTED_S, RefereeServer
 from referee.server.limits import ServerLimits
@@ -162,3 +170,87 @@ def test_serve_warns_when_the_hard_limit_is_short_of_its_live_match_limit(tmp_pa
     assert line.split()[3:5] == ["512", "512"]
     assert "warning: the open-file limit is 512, but --max-live-matches 1000 needs" in err
     assert "past about 89 matches" in err
+
+
+# -- connections that say nothing ------------------------------------------------------
+
+SILENT = 1000
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+"""What a client sends first: the preface and an empty SETTINGS frame."""
+
+
+def closed_by_peer(sock: socket.socket) -> bool:
+    """Whether the other end has closed ``sock`` (what it sent first is read and dropped)."""
+    try:
+        while sock.recv(65536):
+            pass
+    except BlockingIOError:
+        return False
+    except ConnectionError:
+        pass
+    return True
+
+
+def wait_closed(socks: list[socket.socket], timeout: float) -> float:
+    """Seconds until the server closed every socket (AssertionError past ``timeout``)."""
+    start = time.monotonic()
+    left = list(socks)
+    for s in left:
+        s.setblocking(False)
+    while left:
+        left = [s for s in left if not closed_by_peer(s)]
+        assert time.monotonic() - start < timeout, f"{len(left)} still open"
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def test_silent_connections_are_closed_and_a_match_is_still_played(tmp_path):
+    """The issue: 1,000 TCP connections that never sent a byte stayed open for minutes,
+    and under a 1,024-descriptor limit CreateMatch then failed ("Too many open files").
+    Now a connection that finishes no handshake is closed after the bound, one that has no
+    call after another, and connections past what the limit leaves once each live match's
+    log has a descriptor in reserve are closed as they arrive."""
+    argv = [sys.executable, "-c", WITH_NOFILE, "1024", "1024"]
+    argv += serve_argv(tmp_path, "127.0.0.1:0", "--handshake-timeout-ms", "1000")
+    argv += ["--idle-timeout-ms", "2000", "--log-level", "warning"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    socks: list[socket.socket] = []
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "listening on" in line, line
+        host, port = line.split()[3].rstrip(";").rsplit(":", 1)
+        held = 0
+        for _ in range(SILENT):
+            socks.append(socket.create_connection((host, int(port))))
+        for _ in range(10):  # what the server holds while the flood is there
+            held = max(held, len(os.listdir(f"/proc/{proc.pid}/fd")))
+            time.sleep(0.05)
+        assert held < 1024 - 150, held  # a descriptor per possible match's log kept free
+        assert wait_closed(socks, timeout=10) < 10
+        token = (tmp_path / "state" / "organiser-token").read_text().strip()
+        log = asyncio.run(play_one_match(f"{host}:{port}", token, tmp_path / "logs"))
+        key = load_public_key(tmp_path / "state" / "signing-key.pub")
+        assert verify_log(log, key).ok
+        # A connection that did its handshake, then made no call: closed at the idle bound.
+        idle = socket.create_connection((host, int(port)))
+        idle.sendall(HTTP2_PREFACE)
+        assert 1.0 < wait_closed([idle], timeout=10) < 6
+    finally:
+        for s in socks:
+            s.close()
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "Too many open files" not in err, err[-2000:]
+
+
+async def play_one_match(address: str, token: str, log_dir: Path) -> Path:
+    """A one-hand match created by the organiser and played by four greedy bots."""
+    async with Organiser(Target(address, token)) as org:
+        created = await org.create(match_service.CreateMatchRequest(profile="big-two", hands=1))
+        seats = [play_seat(GreedyBot(), address, t) for t in created.seat_tokens]
+        await asyncio.wait_for(asyncio.gather(*seats), 60)
+        async for info in org.wait_over(created.match_id):
+            last = info
+    assert last.status == common.MATCH_STATUS_FINISHED
+    return log_dir / f"{created.match_id}.jsonl"

@@ -6,6 +6,7 @@ command run as a person runs it; the log it fetches verifies with the server's k
 from __future__ import annotations
 
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -136,3 +137,76 @@ def test_refusals_are_clear_and_change_nothing(tmp_path, server):
     assert log.returncode == 1, log.stdout + log.stderr
     assert "OK: " in log.stdout and "cancelled" in log.stderr
     assert (tmp_path / f"{match_id}.jsonl").is_file()
+
+
+def test_organiser_finds_a_local_serve_without_flags_and_says_so(tmp_path):
+    """`referee serve` records where it listens in its state folder; `referee organiser`
+    run in the same folder needs no flag, and says where each thing came from."""
+    (tmp_path / "secret").mkdir(mode=0o700)
+    argv = [
+        *(sys.executable, "-m", "referee.cli", "serve", "--address", "127.0.0.1:0"),
+        *("--log-dir", "logs", "--log-level", "error"),
+        *("--organiser-token-file", "secret/token"),  # outside the state folder
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PUSOY_")}
+    clean = {**env, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=clean, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        address = line.split()[3].rstrip(";")
+        record = tmp_path / ".referee" / "serving.json"
+        assert stat.S_IMODE(record.stat().st_mode) == 0o600
+        assert json.loads(record.read_text())["address"] == address
+
+        info = organiser("info", cwd=tmp_path, env=clean)
+        assert info.returncode == 0, info.stderr
+        assert f"at {address}" in info.stdout
+        assert (
+            f"the referee at {address} (recorded in .referee/serving.json by referee serve, "
+            f"pid {proc.pid}), the token in {tmp_path / 'secret/token'} (recorded in "
+            ".referee/serving.json), plaintext"
+        ) in info.stderr
+        made = organiser("create", "--hands", "1", "--json", cwd=tmp_path, env=clean)
+        assert made.returncode == 0, made.stderr  # the recorded token, to the recorded address
+
+        # Flags first, then the environment; the recorded token goes to its address only.
+        elsewhere = f"127.0.0.1:{free_port()}"
+        flagged = organiser(
+            "list", "--address", elsewhere, cwd=tmp_path, env={**clean, "PUSOY_ADDRESS": address}
+        )
+        assert flagged.returncode == 2
+        assert "no organiser token: .referee/organiser-token is absent" in flagged.stderr
+        from_env = organiser("info", cwd=tmp_path, env={**clean, "PUSOY_ADDRESS": elsewhere})
+        assert from_env.returncode == 2
+        assert f"the referee at {elsewhere} (PUSOY_ADDRESS)" in from_env.stderr
+        assert "cannot reach the referee" in from_env.stderr
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert proc.returncode == 0 and not record.exists()  # removed at exit
+
+    # A record left by a referee that was killed is said to be stale and not used.
+    record.write_text(json.dumps({**json.loads(line_record(address)), "pid": dead_pid()}))
+    stale = organiser("info", cwd=tmp_path, env=clean)  # (whatever answers there, if any)
+    assert "the referee at 127.0.0.1:50051 (the default)" in stale.stderr
+    assert ".referee/serving.json is stale (referee serve, pid" in stale.stderr
+
+
+def line_record(address: str) -> str:
+    return json.dumps(
+        {
+            "address": address,
+            "organiser_address": address,
+            "tls": "off",
+            "token_file": "/nonexistent",
+            "pid": 0,
+        }
+    )
+
+
+def dead_pid() -> int:
+    """The number of a process that has ended (and been reaped)."""
+    probe = subprocess.Popen(["true"])
+    probe.wait()
+    return probe.pid

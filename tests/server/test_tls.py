@@ -275,3 +275,31 @@ def test_the_web_pages_are_not_served_off_loopback_in_plaintext_without_insecure
     assert done.returncode == 2
     assert "refusing to serve --http 0.0.0.0:0 in plaintext" in done.stderr
     assert "--insecure" in done.stderr
+
+
+def test_metrics_are_not_served_off_loopback_in_plaintext_without_insecure(tmp_path):
+    """`--metrics-address` has no TLS either: the rule of `--http`."""
+    serve = [sys.executable, "-m", "referee.cli", "serve", "--address", "127.0.0.1:0"]
+    serve += ["--log-dir", str(tmp_path / "logs"), "--state-dir", str(tmp_path / "state")]
+    for address in ("0.0.0.0:0", "[::]:0"):
+        done = subprocess.run(
+            [*serve, "--metrics-address", address],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2
+        assert f"refusing to serve --metrics-address {address} in plaintext" in done.stderr
+    proc = subprocess.Popen(
+        [*serve, "--metrics-address", "0.0.0.0:0", "--insecure"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert "referee listening on" in proc.stdout.readline()  # told: it serves
+    finally:
+        proc.terminate()
+        proc.wait(30)

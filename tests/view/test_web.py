@@ -16,6 +16,8 @@ from referee_process import serve_argv
 from pusoy_client import run_bot
 from pusoy_client.samples import Misbehaving
 from referee.server.app import RefereeServer
+from referee.server.metrics import Metrics
+from referee.web.access import OrganiserOnly
 from referee.web.app import WebFront, WebLimits
 from referee.web.feed import PublicFeed, ViewerTooSlow
 
@@ -248,3 +250,72 @@ async def test_viewers_of_a_match_share_one_feed(tmp_path):
     finally:
         await web.stop()
         await server.stop(grace=0.5)
+
+
+async def test_pages_behind_the_organisers_token_for_a_closed_event(tmp_path):
+    """`--http-access organiser`: no page, API or event stream without the token; a
+    browser signs in once with a form and holds an HttpOnly, SameSite=Strict cookie
+    that is not the token; a script sends the token as a bearer."""
+    metrics = Metrics()
+    server = RefereeServer("127.0.0.1:0", tmp_path / "logs", metrics=metrics)
+    await server.start()
+    gate = OrganiserOnly(server.organiser_token, metrics)
+    web = WebFront(PublicFeed(server.registry), "127.0.0.1:0", metrics=metrics, access=gate)
+    await web.start()
+    try:
+        names = ["ann-closed", "bob-closed", "cy-closed", "di-closed"]
+        created = await create_match(server, profile="big-two", hands=1, seed="x", names=names)
+        mid = created.match_id
+        paths = ["/", "/api/matches", f"/matches/{mid}", f"/matches/{mid}/events"]
+        paths.append(f"/matches/{mid}/replay")
+        jar = aiohttp.CookieJar(unsafe=True)  # as a browser keeps cookies of an IP address
+        async with aiohttp.ClientSession(web.url, cookie_jar=jar) as anyone:
+            for path in paths:
+                async with anyone.get(path, allow_redirects=False) as r:
+                    text = await r.text()
+                    assert r.status == 401 and "closed" not in text, path
+                    assert mid not in text.replace(f"/matches/{mid}", ""), path  # but its own
+            async with anyone.get("/") as r:
+                assert 'action="/login"' in await r.text()  # the way in
+            wrong = {"Authorization": "Bearer not-the-token", "Cookie": "referee_session=x"}
+            async with anyone.get("/api/matches", headers=wrong) as r:
+                assert r.status == 401
+            form = {"token": "not-the-token", "next": "/"}
+            async with anyone.post("/login", data=form, allow_redirects=False) as r:
+                assert r.status == 401 and "not the organiser" in await r.text()
+            assert not anyone.cookie_jar.filter_cookies(web.url)
+
+        jar = aiohttp.CookieJar(unsafe=True)
+        async with aiohttp.ClientSession(web.url, cookie_jar=jar) as browser:
+            form = {"token": server.organiser_token, "next": f"/matches/{mid}"}
+            async with browser.post("/login", data=form, allow_redirects=False) as r:
+                assert r.status == 303 and r.headers["Location"] == f"/matches/{mid}"
+                cookie = r.headers["Set-Cookie"]
+            assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+            assert server.organiser_token not in cookie
+            async with browser.get("/") as r:
+                assert r.status == 200 and mid in await r.text()
+            async with browser.get(f"/matches/{mid}/events") as r:
+                assert r.status == 200
+                assert json.loads((await anext(sse(r)))[1])["t"] == "match"
+            async with browser.post("/logout", allow_redirects=False) as r:
+                assert r.status == 303
+            async with browser.get("/api/matches") as r:
+                assert r.status == 401
+            evil = {"token": server.organiser_token, "next": "//evil.example/"}
+            async with browser.post("/login", data=evil, allow_redirects=False) as r:
+                assert r.headers["Location"] == "/"  # never to another site
+
+        bearer = {"Authorization": f"Bearer {server.organiser_token}"}
+        async with (
+            aiohttp.ClientSession(web.url, headers=bearer) as script,
+            script.get("/api/matches") as r,
+        ):
+            assert r.status == 200
+            assert [m["match_id"] for m in (await r.json())["matches"]] == [mid]
+    finally:
+        await web.stop()
+        await server.stop(grace=0.5)
+    counted = metrics.exposition()[0].decode()
+    assert 'pusoy_referee_organiser_refusals_total{via="web",why="no_credential"} 7.0' in counted
+    assert 'pusoy_referee_organiser_refusals_total{via="web",why="wrong_credential"} 2.0' in counted
