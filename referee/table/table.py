@@ -47,7 +47,7 @@ from referee.sandbox.turnclock import TurnClock
 from referee.server.lobby import Assignment
 from referee.server.tls import ClientTls
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
-from referee.table.procs import BotProcess, ProcessLedger
+from referee.table.procs import OUTPUT_DRAIN_S, BotProcess, ProcessLedger
 from referee.table.referees import LocalReferee, Referee
 
 log = structlog.get_logger("referee.table")
@@ -431,6 +431,7 @@ class Table:
         breach = proc.jail.check_breach() if proc.jail is not None else None
         if not await self._ended_early(run):
             return
+        await proc.output.closed(OUTPUT_DRAIN_S)  # its last words, a traceback
         tail = await asyncio.to_thread(read_tail, proc.stderr_path)
         what = f"was killed for breaking its {breach}" if breach else describe_exit(code)
         ended = BotExit(seat, name, command, what, code, proc.stderr_path, tail)
@@ -494,6 +495,7 @@ class Table:
             run.clock.cancel()
         for _, proc in run.procs:
             proc.kill_group()
+            proc.output.close()
             if self.ledger is not None:
                 self.ledger.remove(proc)
             if proc.jail is not None and self.sandbox is not None:
