@@ -36,13 +36,16 @@ async def stack(tmp_path) -> AsyncIterator[tuple[RefereeServer, WebFront]]:
         await server.stop(grace=0.5)
 
 
-async def sse(response: aiohttp.ClientResponse) -> AsyncIterator[tuple[str, str]]:
-    """(event name, data) of a Server-Sent Events stream."""
+async def sse(
+    response: aiohttp.ClientResponse, *, clock: bool = False
+) -> AsyncIterator[tuple[str, str]]:
+    """(event name, data) of a Server-Sent Events stream; the server's ``clock`` events
+    only when asked for."""
     name, data = "message", ""
     async for raw in response.content:
         line = raw.decode().rstrip("\n")
         if not line:
-            if data:
+            if data and (clock or name != "clock"):
                 yield name, data
             name, data = "message", ""
         elif line.startswith("event: "):
