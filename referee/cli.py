@@ -883,7 +883,11 @@ def _cmd_view(args: argparse.Namespace) -> int:
             print(f"{index} ({len(rows)} matches, {bad} that do not verify or cannot be read)")
             return 0
         out = Path(args.output) if args.output else source.with_suffix(".html")
-        html = replay_page(source, stderr=files_beside(source) if args.with_stderr else None)
+        files = files_beside(source) if args.with_stderr else None
+        if args.with_stderr and not files:
+            where = source.with_name(f"{source.stem}.seatN.stderr")
+            print(f"referee view: no bot output beside the log ({where})", file=sys.stderr)
+        html = replay_page(source, stderr=files)
         out.write_text(html, encoding="utf-8")
     except LogTooLarge as exc:
         print(f"referee view: {exc}", file=sys.stderr)

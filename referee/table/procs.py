@@ -100,9 +100,11 @@ class BotProcess:
         cwd: Path | None,
         stderr_path: Path,
         jail: Jail | None = None,
+        output_limit: int = DEFAULT_LIMIT,
     ) -> BotProcess:
         """Start the bot (in ``jail`` when given, which then owns ``argv``, ``env`` and
-        ``cwd``); OSError when the program or its sandbox cannot be started."""
+        ``cwd``), its output read into ``stderr_path`` (at most ``output_limit`` bytes, or
+        the jail's own limit); OSError when the program or its sandbox cannot be started."""
         fds: tuple[int, ...] = ()
         output: BotOutput | None = None
         write_fd = -1
@@ -112,7 +114,7 @@ class BotProcess:
             else:
                 command, environ, fds = jail.open()
                 cwd = None
-            limit = jail.spec.limits.stderr_bytes if jail is not None else DEFAULT_LIMIT
+            limit = jail.spec.limits.stderr_bytes if jail is not None else output_limit
             output = BotOutput(stderr_path, limit)
             read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
             await output.attach(read_fd)

@@ -305,6 +305,7 @@ class WebFront:
             self._streams.add(task)
         timeout = self.limits.write_timeout_s
         sent = 0
+        quiet = time.monotonic()
         try:
             await asyncio.wait_for(response.write(b"retry: 2000\n\n" + _clock()), timeout)
             while True:
@@ -313,10 +314,14 @@ class WebFront:
                 if batch:
                     await asyncio.wait_for(response.write(b"".join(batch)), timeout)
                     continue
-                if channel.ended or channel.failed:
+                if channel.ended or channel.failed or _gone(request):
                     break
-                if not await channel.wait(sent, self.limits.heartbeat_s):
-                    await asyncio.wait_for(response.write(_clock()), timeout)
+                if not await channel.wait(sent, _LOOK_S):
+                    if time.monotonic() - quiet > self.limits.heartbeat_s:
+                        await asyncio.wait_for(response.write(_clock()), timeout)
+                        quiet = time.monotonic()
+                else:
+                    quiet = time.monotonic()
         except TimeoutError:
             log.info("live viewer cut off", match_id=match_id, reason="write timeout")
         except ConnectionResetError:
@@ -349,15 +354,19 @@ class WebFront:
             self._streams.add(task)
         timeout = self.limits.write_timeout_s
         seen = -1
+        quiet = time.monotonic()
         try:
             await asyncio.wait_for(response.write(b"retry: 2000\n\n"), timeout)
-            while True:
+            while not _gone(request):
                 if channel.version != seen and channel.message:
                     seen = channel.version
                     await asyncio.wait_for(response.write(channel.message), timeout)
+                    quiet = time.monotonic()
                     continue
-                if not await channel.wait(seen, self.limits.heartbeat_s):
+                idle = not await channel.wait(seen, _LOOK_S)
+                if idle and time.monotonic() - quiet > self.limits.heartbeat_s:
                     await asyncio.wait_for(response.write(b": ping\n\n"), timeout)
+                    quiet = time.monotonic()
         except TimeoutError:
             log.info("match list viewer cut off", reason="write timeout")
         except ConnectionResetError:
@@ -483,6 +492,16 @@ class MatchChannel:
 def _last_event_id(request: web.Request) -> int:
     text = request.headers.get("Last-Event-ID", "")
     return int(text) if text.isdigit() and len(text) < 19 else 0
+
+
+_LOOK_S = 1.0
+"""How often an idle stream looks whether its viewer has gone (its slot is then free)."""
+
+
+def _gone(request: web.Request) -> bool:
+    """The viewer closed its connection (noticed without writing to it)."""
+    transport = request.transport
+    return transport is None or transport.is_closing()
 
 
 def _clock() -> bytes:

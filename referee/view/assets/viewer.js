@@ -494,7 +494,10 @@
       trick.appendChild(row);
     });
     center.appendChild(trick);
-    requestAnimationFrame(function () { trick.scrollTop = trick.scrollHeight; });
+    requestAnimationFrame(function () {
+      trick.scrollTop = trick.scrollHeight;
+      trick.classList.toggle('more', trick.scrollHeight > trick.clientHeight + 1);
+    });
   }
 
   function matchOver() {
@@ -524,7 +527,7 @@
       panel.appendChild(el('p', '', lead + '.'));
     } else {
       var title = el('h2', 'move-title');
-      title.appendChild(el('span', 'move-no', 'Move ' + k + ' of ' + H.moves.length));
+      title.appendChild(el('span', 'move-no', 'Move ' + k + ofMoves(H)));
       title.appendChild(el('span', '', ' \u00b7 ' + seatName(m.seat)));
       panel.appendChild(title);
       describeMove(panel, st, m, k);
@@ -820,11 +823,16 @@
     var trick = 1;
     for (var i = 0; i < st.k; i++) if (H.moves[i].cleared && i < st.k - 1) trick++;
     var text = 'Hand ' + H.deal.hand + ' of ' + M.hands.length + ' \u00b7 ';
-    text += st.k ? 'move ' + st.k + ' of ' + H.moves.length : 'dealt, ' + H.moves.length + ' moves';
+    text += st.k ? 'move ' + st.k + ofMoves(H) : 'dealt' + (live(H) ? '' : ', ' + H.moves.length + ' moves');
     if (st.over) text += ' \u00b7 hand over';
     else if (st.k) text += ' \u00b7 trick ' + trick;
     $('position').textContent = text;
   }
+
+  // A hand still being played live has no move count yet.
+  function live(H) { return !!data.live && !H.end; }
+
+  function ofMoves(H) { return live(H) ? '' : ' of ' + H.moves.length; }
 
   // -- the timeline: where the things worth finding happened ----------------------------
 

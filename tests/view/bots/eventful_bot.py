@@ -9,6 +9,9 @@
   rejection), then answers late: after PUSOY_LATE_S on the second prompt of each hand
   (past its turn, into its time bank), after PUSOY_TIMEOUT_S on the third (a timeout).
 - ``flaky``: drops its stream on its third prompt and connects again (a disconnect).
+- ``flood``: writes to its standard error as fast as it can, from a thread, for the whole
+  match, and plays greedily; at the end, writes how many bytes it wrote to the file
+  PUSOY_FLOOD_REPORT.
 
 Played with the referee's own small client (no deadline cut-off, so it can time out),
 reaching the referee at PUSOY_ADDRESS with PUSOY_TOKEN, as ``referee match`` spawns it.
@@ -20,6 +23,7 @@ import asyncio
 import contextlib
 import os
 import sys
+import threading
 
 from referee.bots.client import play_seat
 from referee.bots.strategies import Choice, GreedyBot
@@ -67,9 +71,23 @@ class Eventful(GreedyBot):
         return GreedyBot.choose(self, prompt)
 
 
+FLOODED = [0]
+
+
+def flood() -> None:
+    chunk = (b"flood " * 1000 + b"\n") * 10
+    err = sys.stderr.fileno()
+    while True:
+        FLOODED[0] += os.write(err, chunk)
+
+
 async def main() -> int:
     address, token = os.environ["PUSOY_ADDRESS"], os.environ["PUSOY_TOKEN"]
     bot = Eventful()
+    if MODE == "flood":
+        threading.Thread(target=flood, daemon=True).start()
+        await play_seat(bot, address, token)
+        return 0
     while True:
         task = asyncio.create_task(play_seat(bot, address, token))
         drop = asyncio.create_task(bot.dropped.wait())
@@ -86,4 +104,9 @@ async def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    code = asyncio.run(main())
+    if MODE == "flood":
+        with open(os.environ["PUSOY_FLOOD_REPORT"], "w") as report:
+            report.write(str(FLOODED[0]))
+        os._exit(code)  # the flooding thread may be blocked in a write
+    sys.exit(code)
