@@ -44,8 +44,10 @@ VERSION = 1
 TIMES_SUFFIX = ".times"
 DEFAULT_LIMIT = 1024 * 1024
 """Bytes of output kept per bot and match (a sandbox's default ``stderr_kb``)."""
-DRAIN_BYTES_PER_S = 8 * 1024 * 1024
-"""Past the limit, how fast the rest is read and dropped."""
+DRAIN_BYTES_PER_S = 2 * 1024 * 1024
+"""Past the limit, how fast the rest is read and dropped: each read wakes the bot, and on a
+busy machine a bot woken a hundred times a second delays the referee's timers by
+milliseconds (bench/bench_bot_output.py); at this pace, a tenth of one."""
 COALESCE_US = 1000
 
 

@@ -116,6 +116,6 @@ async def test_a_bot_flooding_its_output_does_not_slow_the_match(tmp_path):
     data = out.read_bytes()
     # It wrote far past the cap, read and dropped at the drain's pace, and the file kept
     # the cap.
-    assert flooded > 2 * len(data), flooded
+    assert flooded > len(data) + 256 * 1024, flooded
     assert flooded <= len(data) + (took + 1) * DRAIN_BYTES_PER_S + 2**20
     assert data.endswith(cut_notice(1024 * 1024)) and len(data) < 1024 * 1024 + 100
