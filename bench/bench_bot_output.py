@@ -118,8 +118,10 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--hands", type=int, default=4)
     args = parser.parse_args()
-    print(f"# {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, {os.cpu_count()} CPUs, "
-          f"load {os.getloadavg()[0]:.2f}")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, {os.cpu_count()} CPUs, "
+        f"load {os.getloadavg()[0]:.2f}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         print("\n1. the event loop while a bot writes (5 ms timer lateness, ms)")

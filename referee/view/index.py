@@ -284,7 +284,7 @@ def _match_line(
         f'<li class="match" data-bots="{esc(json.dumps(names))}" data-status="{esc(status)}" '
         f'data-problem="{int(problem)}">{number}{link}{where}'
         f'<span class="status s-{esc(status)}">{esc(status)} · {esc(hands)} '
-        f'{"hand" if hands == 1 else "hands"}</span>'
+        f"{'hand' if hands == 1 else 'hands'}</span>"
         f'<span class="seats">{_seats(names, places, totals)}</span>{extra}{_verdict(row)}</li>'
     )
     return line, names

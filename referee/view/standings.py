@@ -119,7 +119,7 @@ def _ticks(lo: float, hi: float, count: int = 6) -> list[float]:
     """Round numbers between lo and hi for an axis.
 
     >>> _ticks(3.2, 47.8)
-    [10.0, 20.0, 30.0, 40.0]
+    [10, 20, 30, 40]
     """
     span = hi - lo
     if span <= 0:

@@ -40,9 +40,7 @@ sys.exit(1)
 async def test_each_line_is_kept_and_timed_in_order(tmp_path):
     path = tmp_path / "out" / "m.seat0.stderr"
     before = time.time_ns() // 1000
-    bot = await BotProcess.spawn(
-        [sys.executable, "-c", TALKER], env={}, cwd=None, stderr_path=path
-    )
+    bot = await BotProcess.spawn([sys.executable, "-c", TALKER], env={}, cwd=None, stderr_path=path)
     assert await bot.wait(30) == 1
     assert await bot.output.closed(5)
     after = time.time_ns() // 1000

@@ -409,3 +409,11 @@ def test_view_with_stderr_without_output_files_says_so(eventful, tmp_path):
     match = re.search(r'<script type="application/json" id="viewer-data">(.*?)</script>', data)
     assert match is not None and '"stderr"' not in match.group(1)
     assert json.loads(match.group(1))["ops"]
+    # A server's log folder: each match's page with the output files beside its log.
+    done = referee("view", "--with-stderr", str(log_path.parent))
+    assert done.returncode == 0, done.stderr
+    page = (log_path.parent / "view" / log_path.with_suffix(".html").name).read_text()
+    found = re.search(r'<script type="application/json" id="viewer-data">(.*?)</script>', page)
+    assert found is not None
+    seats = json.loads(found.group(1))["stderr"]["seats"]
+    assert seats[1]["lines"] > 0 and seats[1]["file"].endswith(".seat1.stderr")

@@ -423,7 +423,9 @@
   function playLine(m) {
     var row = el('li', 'play');
     row.setAttribute('data-seat', String(m.seat));
-    row.appendChild(el('span', 'who', seatName(m.seat)));
+    var who = el('span', 'who', seatName(m.seat));
+    who.setAttribute('title', clean(seatName(m.seat)));
+    row.appendChild(who);
     if (m.pass) {
       row.appendChild(el('span', 'pass', m.forced ? 'pass (forced: a lone 2 cannot go out)' : 'pass'));
     } else {
