@@ -583,7 +583,9 @@ def _cmd_match(args: argparse.Namespace) -> int:
     print(f"Log: {report.log_path}")
     me = _self_command()
     print(f"Replay: {me} replay {report.log_path}")
-    print(f"View:   {me} view {report.log_path}   (a self-contained HTML replay)")
+    spawned = any(s.stderr_path is not None for s in report.seats)
+    flag, what = ("--with-stderr ", ", each bot's output at its moves") if spawned else ("", "")
+    print(f"View:   {me} view {flag}{report.log_path}   (a self-contained HTML replay{what})")
     print(f"Verify: {me} verify --public-key {public_key} {report.log_path}", flush=True)
     for line in problem_lines(report):
         print(f"referee match: {line}", file=sys.stderr)

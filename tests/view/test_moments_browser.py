@@ -65,6 +65,7 @@ def eventful(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         env={"PUSOY_LATE_S": "0.75", "PUSOY_TIMEOUT_S": "1.3", "PUSOY_CRASH_AFTER": "4"},
     )
     assert done.returncode == 3, done.stdout + done.stderr  # a bot crashed
+    assert " view --with-stderr " in done.stdout  # it tells how to see the bots' output
     log = Path(re.search(r"^Log: (.+)$", done.stdout, flags=re.M).group(1))  # type: ignore[union-attr]
     assert verify_log(log).ok
     page = folder / "page.html"
