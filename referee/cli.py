@@ -190,6 +190,7 @@ examples:
   referee view matches/20261201-101500-1a2b3c4d.jsonl      # writes ...-1a2b3c4d.html beside it
   referee view match.jsonl -o replay.html                  # one file: mail it, attach it
   referee view night1                                      # a tournament: night1/view/index.html
+  referee view --with-stderr matches/20261201-101500-1a2b3c4d.jsonl  # each bot's output too
 
 The page opens offline in any browser: step with the arrow keys, choose a seat's view, link
 a moment (#hand=3&move=41). It records what `referee verify` says of the log.
@@ -679,7 +680,9 @@ def _cmd_match(args: argparse.Namespace) -> int:
     print(f"Log: {report.log_path}")
     me = _self_command()
     print(f"Replay: {me} replay {report.log_path}")
-    print(f"View:   {me} view {report.log_path}   (a self-contained HTML replay)")
+    spawned = any(s.stderr_path is not None for s in report.seats)
+    flag, what = ("--with-stderr ", ", each bot's output at its moves") if spawned else ("", "")
+    print(f"View:   {me} view {flag}{report.log_path}   (a self-contained HTML replay{what})")
     print(f"Verify: {me} verify --public-key {public_key} {report.log_path}", flush=True)
     for line in problem_lines(report):
         print(f"referee match: {line}", file=sys.stderr)
@@ -764,16 +767,22 @@ def _cmd_view(args: argparse.Namespace) -> int:
     from referee.view.index import write_index
     from referee.view.logfile import LogTooLarge
     from referee.view.page import replay_page
+    from referee.view.stderr import files_beside
 
     source = Path(args.source)
     try:
         if source.is_dir():
-            index, rows = write_index(source, Path(args.output) if args.output else None)
+            out_dir = Path(args.output) if args.output else None
+            index, rows = write_index(source, out_dir, with_stderr=args.with_stderr)
             bad = sum(1 for r in rows if not r.verified)
             print(f"{index} ({len(rows)} matches, {bad} that do not verify or cannot be read)")
             return 0
         out = Path(args.output) if args.output else source.with_suffix(".html")
-        html = replay_page(source)
+        files = files_beside(source) if args.with_stderr else None
+        if args.with_stderr and not files:
+            where = source.with_name(f"{source.stem}.seatN.stderr")
+            print(f"referee view: no bot output beside the log ({where})", file=sys.stderr)
+        html = replay_page(source, stderr=files)
         out.write_text(html, encoding="utf-8")
     except LogTooLarge as exc:
         print(f"referee view: {exc}", file=sys.stderr)
@@ -1543,6 +1552,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="the page to write (default: the log's name with .html); for a folder, the "
         "folder for its pages (default: DIR/view)",
+    )
+    view.add_argument(
+        "--with-stderr",
+        action="store_true",
+        help="show each seat's own output beside its moves, from the files the log's folder "
+        "holds (LOG-DIR/MATCH.seatN.stderr; a tournament's stderr/ folder)",
     )
     view.set_defaults(func=_cmd_view)
 

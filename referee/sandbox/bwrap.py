@@ -8,8 +8,9 @@ and ``socat`` has to be installed:
    (``head -c``, unbuffered by ``stdbuf`` so that each piece is written as it comes
    and a bot killed a moment later keeps its last words; the rest is read and
    dropped, so a chatty bot neither fills the disk nor blocks; it is all charged to
-   the bot's cgroups). Its exit status is bubblewrap's, which is the bot's.
-   ``cap_output`` marks a file that was cut.
+   the bot's cgroups). Its exit status is bubblewrap's, which is the bot's. The table
+   reads the capped output through a pipe (``referee.table.output``), which keeps the
+   limit's bytes and marks a file that was cut.
 2. bubblewrap: new mount, PID, network, IPC and UTS namespaces; a read-only view of
    the system and of the paths the bot may see; a fresh tmpfs for /tmp and /dev/shm;
    a seccomp filter against the kernel keyrings (``referee.sandbox.seccomp``); its
@@ -406,21 +407,6 @@ def host_command(
     ]
 
 
-def cap_output(path: Path, limit: int) -> bool:
-    """Cut a bot's output file back to ``limit`` bytes and say so at its end, if the cap
-    let one byte more through (the sign that there was more); whether it was cut."""
-    try:
-        if path.stat().st_size <= limit:
-            return False
-        with open(path, "r+b") as f:
-            f.truncate(limit)
-            f.seek(limit)
-            f.write(f"\n[sandbox: output cut at {limit} bytes]\n".encode())
-    except OSError:
-        return False
-    return True
-
-
 def encode_args(args: Sequence[str]) -> bytes:
     """bubblewrap's ``--args`` format: NUL-terminated words."""
     for word in args:
@@ -438,7 +424,6 @@ __all__ = [
     "SOCKET_INSIDE",
     "JailSpec",
     "Level",
-    "cap_output",
     "encode_args",
     "enterable",
     "host_command",

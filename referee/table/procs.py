@@ -1,10 +1,12 @@
 """Bot processes: spawned in a session of their own, stopped with everything they started.
 
 Each spawned bot leads a new process group (``start_new_session``), so killing the
-group after its match also stops any helper it forked. Its stdout and stderr go to one
-file per seat of the match, created private (0600: a bot's output may name its cards).
-A bot run bare gets the environment it is given (``referee.table.jails.bare_env``),
-never the referee's. A ledger file lists the groups alive right now, so that a
+group after its match also stops any helper it forked. Its stdout and stderr are one
+pipe that the table reads (``referee.table.output``: one file per seat of the match,
+created private (0600: a bot's output may name its cards), each line's arrival timed,
+bounded). A bot run bare gets the environment it is given
+(``referee.table.jails.bare_env``), never the referee's. A ledger file lists the groups
+alive right now, so that a
 tournament runner that was killed outright can stop, on its next start, the bots it left
 behind (checked against the process start time, so a recycled pid is never hit).
 
@@ -24,11 +26,14 @@ import os
 import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
 
 from referee.log.private import replace_private_file
 from referee.sandbox import Jail, JailReport
-from referee.sandbox.bwrap import cap_output
+from referee.table.output import DEFAULT_LIMIT, BotOutput
+
+OUTPUT_DRAIN_S = 1.0
+"""After a bot has exited, how long its last output may take to be read (a process that
+left its group may hold the pipe open: then the output is closed without it)."""
 
 
 def _stat_fields(pid: int | str) -> list[str]:
@@ -60,20 +65,13 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-def _open_new(path: Path) -> BinaryIO:
-    """A new, empty file at ``path``, mode 0600 whatever the umask (a folder made for it:
-    0700)."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    replace_private_file(path, b"")
-    return open(path, "r+b")
-
-
 @dataclasses.dataclass
 class BotProcess:
     """A spawned bot and what became of it."""
 
     proc: asyncio.subprocess.Process
-    stderr_path: Path
+    output: BotOutput
+    """Its stdout and stderr, as they are read."""
     started: str | None
     ended_early: bool = False
     """The process ended before its match did."""
@@ -83,6 +81,10 @@ class BotProcess:
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+    @property
+    def stderr_path(self) -> Path:
+        return self.output.path
 
     @property
     def returncode(self) -> int | None:
@@ -102,35 +104,47 @@ class BotProcess:
         cwd: Path | None,
         stderr_path: Path,
         jail: Jail | None = None,
+        output_limit: int = DEFAULT_LIMIT,
     ) -> BotProcess:
         """Start the bot (in ``jail`` when given, which then owns ``argv``, ``env`` and
-        ``cwd``) with ``env`` as its whole environment; OSError when the program or its
-        sandbox cannot be started."""
+        ``cwd``) with ``env`` as its whole environment, its output read into
+        ``stderr_path`` (at most ``output_limit`` bytes, or the jail's own limit); OSError
+        when the program or its sandbox cannot be started."""
         fds: tuple[int, ...] = ()
+        output: BotOutput | None = None
+        write_fd = -1
         try:
             if jail is None:
                 command, environ = list(argv), dict(env)
             else:
                 command, environ, fds = jail.open()
                 cwd = None
-            with _open_new(stderr_path) as err:
-                proc = await asyncio.create_subprocess_exec(
-                    *command,
-                    env=environ,
-                    cwd=cwd,
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=err,
-                    stderr=err,
-                    start_new_session=True,
-                    pass_fds=fds,
-                )
+            limit = jail.spec.limits.stderr_bytes if jail is not None else output_limit
+            output = BotOutput(stderr_path, limit)
+            read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
+            await output.attach(read_fd)
+            proc = await asyncio.create_subprocess_exec(
+                *command,
+                env=environ,
+                cwd=cwd,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                start_new_session=True,
+                pass_fds=fds,
+            )
         except BaseException:
+            if output is not None:
+                output.close()
             if jail is not None:
                 await jail.close()
             raise
+        finally:
+            if write_fd >= 0:
+                os.close(write_fd)  # the bot holds the only write end: its end is EOF
         if jail is not None:
             jail.spawned(proc)
-        return cls(proc, stderr_path, _start_time(proc.pid), jail=jail)
+        return cls(proc, output, _start_time(proc.pid), jail=jail)
 
     async def wait(self, within: float) -> int | None:
         """The exit status once the bot exits, or None if it is still running after
@@ -158,7 +172,8 @@ class BotProcess:
                 code = self.returncode
         if self.jail is not None:
             await self.jail.close()
-            cap_output(self.stderr_path, self.jail.spec.limits.stderr_bytes)
+        await self.output.closed(OUTPUT_DRAIN_S)
+        self.output.close()
         return code
 
 

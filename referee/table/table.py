@@ -49,7 +49,7 @@ from referee.server.lobby import Assignment
 from referee.server.tls import ClientTls
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
 from referee.table.jails import MatchJails, bare_env
-from referee.table.procs import BotProcess, ProcessLedger
+from referee.table.procs import OUTPUT_DRAIN_S, BotProcess, ProcessLedger
 from referee.table.referees import LocalReferee, Referee
 
 log = structlog.get_logger("referee.table")
@@ -438,6 +438,7 @@ class Table:
         breach = proc.jail.check_breach() if proc.jail is not None else None
         if not await self._ended_early(run):
             return
+        await proc.output.closed(OUTPUT_DRAIN_S)  # its last words, a traceback
         tail = await asyncio.to_thread(read_tail, proc.stderr_path)
         what = f"was killed for breaking its {breach}" if breach else describe_exit(code)
         hint = proc.jail.hint(tail) if proc.jail is not None and not breach else ""
@@ -502,6 +503,7 @@ class Table:
             run.clock.cancel()
         for _, proc in run.procs:
             proc.kill_group()
+            proc.output.close()
             if self.ledger is not None:
                 self.ledger.remove(proc)
             if proc.jail is not None and self.sandbox is not None:

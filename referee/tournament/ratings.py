@@ -316,8 +316,12 @@ class Standings:
         return out
 
     def leader(self) -> StandingRow | None:
+        """The top of the table, once a deal group is rated: before that every rating is
+        the prior's, and the top is only the configuration's order."""
+        if not any(st.groups for st in self.stats.values()):
+            return None
         table = self.table()
-        return table[0] if table and self.results else None
+        return table[0] if table else None
 
 
 PAIRWISE_UNIT = (

@@ -15,13 +15,16 @@ stops being consulted for the rest of that hand). Judging the log is ``verify``'
 Ops (``t`` is the type; every op has ``seq``, the event's sequence number or line):
 
 - ``match``: id, profile, rules, seats (names), time, faults, drills, commitment, software
-- ``seat``: seat, on (connected or not), reconnect, bot, cause
+- ``seat``: seat, on (connected or not), reconnect, bot, cause, gone (its bot ended: the
+  cause says how, "its bot exited with status 1")
 - ``deal``: hand, cards (four lists, or null when hidden), counts, leader, must
-- ``turn``: seat, turn, bank (a prompt)
+- ``turn``: seat, turn, bank (a prompt; its time bank), deadline (ms since the epoch, the
+  turn's end before the bank), turn_ms (the turn time)
 - ``reject``: seat, turn, cards, pass, reason, message, ms, attempt, late
 - ``move``: seat, turn, pass, cards, kind, label, ms, cause, strikes, rev, left, forced,
-  locks, legal ({pass, plays: {kind: [subset of the seat's cards as index bits]}} or
-  null), illegal (what the engine said, for a move that breaks the rules)
+  locks, bank (the seat's time bank after the move, as the machine charges it), legal
+  ({pass, plays: {kind: [subset of the seat's cards as index bits]}} or null), illegal
+  (what the engine said, for a move that breaks the rules)
 - ``clear``: leader (the trick is over)
 - ``hand_end``: hand, winner, cards (four lists), scores, totals
 - ``end``: status, standings, seed, seed_ok, totals, reason, strikes
@@ -36,10 +39,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from google.protobuf import json_format
 
+from referee.match.settings import DEFAULT_TURN_TIME_MS
 from referee.protocol import common
 from referee.protocol.convert import rules_from_pb
 from referee.rules import (
@@ -118,6 +123,25 @@ def _cards(values: Any) -> list[str]:
     return [text(c, MAX_CARD_TEXT) for c in seq[:MAX_CARDS]]
 
 
+def unix_us(value: Any) -> int | None:
+    """An RFC 3339 time of the JSON mapping (``2026-12-01T10:15:00.123456Z``) as µs since
+    the epoch; None when it is not one.
+
+    >>> unix_us("1970-01-01T00:00:01.5Z"), unix_us("soon")
+    (1500000, None)
+    """
+    if not isinstance(value, str) or len(value) > 40:
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return None
+    delta = when - datetime.fromisoformat("1970-01-01T00:00:00+00:00")
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
 def _seat(value: Any) -> int | None:
     seat = whole(value)
     return seat if 0 <= seat < SEATS else None
@@ -179,6 +203,9 @@ class Folder:
         """The engine's view of the current hand; None when unknown or after a bad move."""
         self.cards: list[list[str]] | None = None
         """Each seat's cards now, as the page tracks them (the deal less the plays)."""
+        self.turn_ms = DEFAULT_TURN_TIME_MS
+        self.banks = [0] * SEATS
+        """Each seat's time bank (ms), as the last prompt said and its moves since spent."""
 
     def feed(self, seq: int, event: Any) -> Op:
         """The op of one event (the ``event`` object of a log entry)."""
@@ -215,6 +242,10 @@ class Folder:
         names = names if isinstance(names, list) else []
         seats = [text(names[s]) if s < len(names) else f"seat {s}" for s in range(SEATS)]
         self.commitment = text(p.get("seed_commitment"), 128)
+        clocks = config.get("time_control")
+        clocks = clocks if isinstance(clocks, Mapping) else {}
+        self.turn_ms = whole(clocks.get("turn_time_ms")) or DEFAULT_TURN_TIME_MS
+        self.banks = [max(0, whole(clocks.get("time_bank_ms")))] * SEATS
         return {
             "t": "match",
             "id": text(self.match_id, 100),
@@ -244,6 +275,7 @@ class Folder:
             "seat": _seat(p.get("seat")),
             "on": False,
             "cause": text(p.get("cause", "")),
+            "gone": bool(p.get("gone")),
         }
 
     def _on_hand_dealt(self, p: Mapping[str, Any]) -> Op:
@@ -271,11 +303,18 @@ class Folder:
         }
 
     def _on_turn_started(self, p: Mapping[str, Any]) -> Op:
+        seat = _seat(p.get("seat"))
+        bank = max(0, whole(p.get("time_bank_ms")))
+        if seat is not None:
+            self.banks[seat] = bank
+        deadline = unix_us(p.get("deadline"))
         return {
             "t": "turn",
-            "seat": _seat(p.get("seat")),
+            "seat": seat,
             "turn": whole(p.get("turn_id")),
-            "bank": whole(p.get("time_bank_ms")),
+            "bank": bank,
+            "deadline": deadline // 1000 if deadline is not None else None,
+            "turn_ms": self.turn_ms,
         }
 
     def _on_action_rejected(self, p: Mapping[str, Any]) -> Op:
@@ -330,6 +369,11 @@ class Folder:
             cause = _enum(p.get("default_cause"), common.DefaultCause, "DEFAULT_CAUSE_")
         if cause:
             op["cause"] = cause
+        if cause == "timeout":
+            self.banks[seat] = 0
+        elif not cause and op["ms"] > self.turn_ms:
+            self.banks[seat] = max(0, self.banks[seat] - (op["ms"] - self.turn_ms))
+        op["bank"] = self.banks[seat]
         op["strikes"] = whole(p.get("strikes"))
         op["legal"] = self._legal(seat)
         self._apply(op, seat, cards, is_pass)

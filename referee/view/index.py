@@ -1,9 +1,14 @@
 """``referee view DIR``: a replay page per match log and an index page linking them.
 
-A tournament's folder (``results.jsonl``, ``standings.json``, ``logs/``) gets its standings
-and a table of its matches; any other folder of ``*.jsonl`` logs (a server's ``--log-dir``)
-gets the table of matches. Pages are rebuilt only for logs that changed since the last run
-(``pages.json`` in the output folder remembers what each page was built from).
+A tournament's folder (``results.jsonl``, ``standings.json``, ``logs/``) gets what the
+terminal report and standings.json know (``referee.view.standings``: the ratings table,
+a chart of the ratings with their intervals, the head-to-head matrix) and one line per
+match (its group, table and seating, places and totals, the log's verdict), which a small
+script filters by bot; any other folder of ``*.jsonl`` logs (a server's ``--log-dir``)
+gets the list of its matches. Pages are rebuilt only for logs (and, with
+``--with-stderr``, bot output files) that changed since the last run (``pages.json`` in
+the output folder remembers what each page was built from). The pages work offline:
+their styles and script are inline, allowed by their hashes, and nothing is fetched.
 """
 
 from __future__ import annotations
@@ -19,9 +24,12 @@ from typing import Any
 
 from referee import __version__
 from referee.log.verify import verify_log
-from referee.view.fold import Op, text
+from referee.table.output import times_path
+from referee.view.fold import Op
 from referee.view.logfile import MAX_LOG_BYTES, LogTooLarge, fold_log
-from referee.view.page import FORMAT, csp_for_static, render_page, replay_data
+from referee.view.page import FORMAT, asset, render_page, replay_data, source_hash
+from referee.view.standings import esc, head_to_head, ratings_chart, ratings_table
+from referee.view.stderr import files_beside
 
 MANIFEST = "pages.json"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
@@ -78,8 +86,29 @@ def row_from_ops(
     )
 
 
-def build_pages(logs: Iterable[tuple[str, Path]], out: Path) -> list[MatchRow]:
-    """A replay page in ``out`` for each (label, log); unchanged logs are not rebuilt."""
+def _files_key(files: Mapping[int, Path] | None) -> list[Any] | None:
+    """What a page's embedded output was made of: each file's and sidecar's size and time."""
+    if files is None:
+        return None
+    key: list[Any] = []
+    for seat, path in sorted(files.items()):
+        for p in (path, times_path(path)):
+            try:
+                st = p.stat()
+                key.append([seat, p.name, st.st_size, st.st_mtime_ns])
+            except OSError:
+                key.append([seat, p.name, None])
+    return key
+
+
+def build_pages(
+    logs: Iterable[tuple[str, Path]],
+    out: Path,
+    stderr: Mapping[str, Mapping[int, Path]] | None = None,
+) -> list[MatchRow]:
+    """A replay page in ``out`` for each (label, log), with the output files
+    ``stderr[label]`` names beside the moves (``--with-stderr``); unchanged logs are not
+    rebuilt."""
     out.mkdir(parents=True, exist_ok=True)
     manifest_path = out / MANIFEST
     try:
@@ -96,7 +125,8 @@ def build_pages(logs: Iterable[tuple[str, Path]], out: Path) -> list[MatchRow]:
         except OSError as exc:
             rows.append(_missing(label, f"cannot read the log: {exc.strerror}"))
             continue
-        key = [stamp, stat.st_size, stat.st_mtime_ns]
+        files = stderr.get(label) if stderr is not None else None
+        key = [stamp, stat.st_size, stat.st_mtime_ns, _files_key(files)]
         known = manifest.get(name)
         if isinstance(known, dict) and known.get("key") == key and (out / name).is_file():
             try:
@@ -114,7 +144,7 @@ def build_pages(logs: Iterable[tuple[str, Path]], out: Path) -> list[MatchRow]:
             rows.append(_missing(label, f"cannot read the log: {exc.strerror}"))
             continue
         report = verify_log(log)
-        data = replay_data(folded, report)
+        data = replay_data(folded, report, stderr=files)
         title = f"Match {folded.match_id}" if folded.match_id else f"Match log {log.name}"
         _write(out / name, render_page(data, title))
         row = row_from_ops(label, name, folded.ops, data["verdict"])
@@ -170,164 +200,247 @@ def tournament_logs(folder: Path) -> tuple[list[tuple[str, Path]], list[dict[str
 
 # -- the index page ---------------------------------------------------------------------
 
-_CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0 auto;
-max-width:1200px;padding:1rem;color:#15181c;background:#f6f4ee}
-h1{font-size:1.4rem;margin:.2rem 0}h2{font-size:1.1rem;margin:1.2rem 0 .4rem}
-.muted{color:#5b6470}.bad{color:#a4161a}.good{color:#1f6d33}
-.scroll{overflow-x:auto}table{border-collapse:collapse;width:100%;font-size:.9rem;background:#fff}
-th,td{border-bottom:1px solid #d5d2c8;padding:.25rem .4rem;text-align:left;vertical-align:top;
-overflow-wrap:anywhere}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-a{color:#1a4fb0}
-"""
 
-
-def esc(value: Any) -> str:
-    return html.escape(text(value), quote=True)
-
-
-def page_shell(title: str, body: str, *, refresh: int = 0, form_action: str = "'none'") -> str:
-    """A small static page: escaped content, the same strict policy as the viewer."""
-    meta = f'<meta http-equiv="refresh" content="{refresh}">' if refresh else ""
-    policy = html.escape(csp_for_static(_CSS, form_action))
+def page_shell(
+    title: str,
+    body: str,
+    *,
+    script: str | None = None,
+    connect: str = "'none'",
+    form_action: str = "'none'",
+) -> str:
+    """A small page: escaped content, the styles of ``assets/index.css`` and, when named,
+    one script of ``assets/``; its policy allows only those (by their hashes), and forms
+    posted to ``form_action`` (the web front's sign-in page posts to itself)."""
+    css = asset("index.css")
+    policy = (
+        f"default-src 'none'; style-src {source_hash(css)}; img-src data:; "
+        f"base-uri 'none'; form-action {form_action}"
+    )
+    tail = ""
+    if script is not None:
+        js = asset(script)
+        policy += f"; script-src {source_hash(js)}; connect-src {connect}"
+        tail = f"<script>{js}</script>"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
-        f'<meta name="referrer" content="no-referrer">{meta}<title>{esc(title)}</title>'
-        f"<style>{_CSS}</style></head><body>{body}</body></html>\n"
+        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">'
+        f'<meta name="referrer" content="no-referrer"><title>{esc(title)}</title>'
+        f"<style>{css}</style></head><body>{body}{tail}</body></html>\n"
     )
 
 
-def _table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    """An HTML table; every cell is already-escaped HTML."""
-    head = "".join(f"<th>{h}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(cells) + "</tr>" for cells in rows)
-    return (
-        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></div>"
+def _verdict(row: MatchRow | None) -> str:
+    if row is None:
+        return '<span class="verdict muted">no log</span>'
+    if row.verified is None:
+        return f'<span class="verdict bad" title="{esc(row.problem)}">{esc(row.problem)}</span>'
+    if row.verified:
+        return '<span class="verdict good" title="referee verify accepts the log">✔ verifies</span>'
+    return f'<span class="verdict bad" title="{esc(row.problem)}">✘ {esc(row.problem)}</span>'
+
+
+def _seats(names: Sequence[str], places: Sequence[int], totals: Sequence[Any]) -> str:
+    order = sorted(range(len(names)), key=lambda s: (places[s] or 9, s))
+    return "".join(
+        f'<span class="seat" data-place="{places[s] or 0}" title="seat {s}">'
+        f'{places[s] or "-"}. {esc(names[s])} <span class="total">{esc(totals[s])}</span></span>'
+        for s in order
     )
 
 
-def _num(value: Any) -> str:
-    if isinstance(value, float):
-        return f'<td class="num">{value:.2f}</td>' if value == value else '<td class="num">-</td>'
-    return f'<td class="num">{esc(value)}</td>'
+def _match_line(
+    row: MatchRow | None, result: Mapping[str, Any] | None, label: str
+) -> tuple[str, list[str]]:
+    """One compact line per match, and its bots (for the filter)."""
+    seats = result.get("seats") if result is not None else None
+    seats = [s for s in seats if isinstance(s, Mapping)][:4] if isinstance(seats, list) else []
+    if seats:
+        names = [str(s.get("bot", "")) for s in seats]
+        places = [p if isinstance(p := s.get("place"), int) else 0 for s in seats]
+        totals = [s.get("total", "") for s in seats]
+        crashed = [bool(s.get("crashed")) for s in seats]
+    elif row is not None:
+        names, places, totals, crashed = list(row.seats), list(row.places), list(row.totals), []
+    else:
+        names, places, totals, crashed = [], [], [], []
+    status = str(result.get("status", "")) if result is not None else (row.status if row else "")
+    hands = result.get("hands") if result is not None else (row.hands if row else 0)
+    problem = status != "finished" or (row is None or not row.verified) or any(crashed)
+    where = ""
+    if result is not None:
+        where = (
+            f'<span class="where">group {esc(result.get("group", "?"))} · table '
+            f"{esc(result.get('table', '?'))} · seating {esc(result.get('seating', '?'))}</span>"
+        )
+        index = result.get("index")
+        number = f'<span class="idx">#{esc(index + 1 if isinstance(index, int) else "?")}</span>'
+    else:
+        number = ""
+    link = (
+        f'<a href="{html.escape(row.page, quote=True)}">{esc(label)}</a>'
+        if row is not None and row.page
+        else f"<span>{esc(label)}</span>"
+    )
+    error = result.get("error") if result is not None else ""
+    extra = f'<span class="error bad">{esc(error)}</span>' if error else ""
+    if any(crashed):
+        gone = ", ".join(n for n, c in zip(names, crashed, strict=False) if c)
+        extra += f'<span class="badge crash">crashed: {esc(gone)}</span>'
+    line = (
+        f'<li class="match" data-bots="{esc(json.dumps(names))}" data-status="{esc(status)}" '
+        f'data-problem="{int(problem)}">{number}{link}{where}'
+        f'<span class="status s-{esc(status)}">{esc(status)} · {esc(hands)} '
+        f"{'hand' if hands == 1 else 'hands'}</span>"
+        f'<span class="seats">{_seats(names, places, totals)}</span>{extra}{_verdict(row)}</li>'
+    )
+    return line, names
 
 
-def standings_table(doc: Mapping[str, Any]) -> str:
-    bots = doc.get("bots")
-    columns = [
-        ("rank", "#"),
-        ("name", "bot"),
-        ("mu", "mu"),
-        ("sigma", "sigma"),
-        ("matches", "matches"),
-        ("wins", "wins"),
-        ("avg_place", "avg place"),
-        ("score_per_hand", "score/hand"),
-        ("timeouts", "timeouts"),
-        ("rejected", "rejected"),
-        ("disconnects", "disconn."),
-        ("crashes", "crashes"),
+def matches_list(
+    rows: Sequence[MatchRow],
+    results: Sequence[Mapping[str, Any]] | None = None,
+    bots: Sequence[str] = (),
+) -> str:
+    """Every match on one line, with a filter by bot (two bots: the matches they shared)
+    and by problems (not finished, crashes, logs that do not verify)."""
+    by_id = {r.log: r for r in rows}
+    lines: list[str] = []
+    seen: list[str] = list(bots)
+    if results is not None:
+        for result in results:
+            label = str(result.get("match_id", ""))
+            line, names = _match_line(by_id.get(label), result, label)
+            lines.append(line)
+            seen += [n for n in names if n not in seen]
+    else:
+        for row in rows:
+            line, names = _match_line(row, None, row.log)
+            lines.append(line)
+    options = "".join(f'<option value="{esc(n)}">{esc(n)}</option>' for n in seen)
+    filters = (
+        '<form class="filters" id="filters" hidden><label>Bot <select id="f-bot">'
+        f'<option value="">any</option>{options}</select></label>'
+        f'<label>with <select id="f-with"><option value="">any</option>{options}</select></label>'
+        '<label>Show <select id="f-status"><option value="">every match</option>'
+        '<option value="problems">problems only</option></select></label>'
+        '<button type="button" id="f-clear">Show all</button>'
+        '<span id="f-count" class="muted" aria-live="polite"></span></form>'
+        if seen
+        else ""
+    )
+    return f'{filters}<ol class="match-list" id="matches">{"".join(lines)}</ol>'
+
+
+def _summary(standings: Mapping[str, Any]) -> str:
+    m = standings.get("matches") if isinstance(standings.get("matches"), Mapping) else {}
+    assert isinstance(m, Mapping)
+    parts = [
+        f"{esc(m.get('done', '?'))} of {esc(m.get('total', '?'))} matches recorded "
+        f"({esc(m.get('failed', 0))} failed)",
+        f"scoring {esc(standings.get('scoring', ''))}",
+        f"updated {esc(standings.get('updated', ''))}",
+        "final" if standings.get("final") else "not final",
     ]
-    rows = []
-    for bot in bots if isinstance(bots, list) else []:
-        if isinstance(bot, Mapping):
-            rows.append(
-                [
-                    f"<td>{esc(bot.get(key, ''))}</td>" if key == "name" else _num(bot.get(key, ""))
-                    for key, _ in columns
-                ]
-            )
-    return _table([esc(title) for _, title in columns], rows)
+    sprt = standings.get("sprt")
+    if isinstance(sprt, Mapping):
+        test = ", ".join(f"{esc(k)} {esc(v)}" for k, v in list(sprt.items())[:8])
+        parts.append(f"sequential test: {test}")
+    return (
+        f'<p class="summary">{" · ".join(parts)}</p>'
+        f'<p class="muted small">{esc(standings.get("rating", ""))}</p>'
+    )
 
 
-def matches_table(rows: Sequence[MatchRow], bots: Mapping[str, Sequence[str]] | None = None) -> str:
-    out = []
-    for row in rows:
-        link = (
-            f'<a href="{html.escape(row.page, quote=True)}">{esc(row.log)}</a>'
-            if row.page
-            else esc(row.log)
-        )
-        names = list(bots.get(row.log, row.seats)) if bots else row.seats
-        seats = "<br>".join(
-            f"{row.places[s] or '-'}. {esc(names[s] if s < len(names) else '')} ({row.totals[s]})"
-            for s in sorted(range(4), key=lambda s: (row.places[s] or 9, s))
-        )
-        if row.verified is None:
-            verdict = f'<span class="bad">{esc(row.problem)}</span>'
-        elif row.verified:
-            verdict = '<span class="good">✔ verifies</span>'
-        else:
-            verdict = f'<span class="bad">✘ {esc(row.problem)}</span>'
-        out.append(
-            [
-                f"<td>{link}</td>",
-                f"<td>{esc(row.profile)}</td>",
-                f"<td>{esc(row.status)}</td>",
-                _num(row.hands),
-                f"<td>{seats}</td>",
-                f"<td>{verdict}</td>",
-            ]
-        )
-    return _table(["match", "profile", "status", "hands", "place. seat (total)", "log"], out)
+def tournament_body(
+    title: str,
+    standings: Mapping[str, Any],
+    results: Sequence[Mapping[str, Any]],
+    rows: Sequence[MatchRow],
+) -> str:
+    bots = standings.get("bots")
+    scoring = str(standings.get("scoring", "penalty"))
+    names = (
+        [
+            str(b.get("name"))
+            for b in bots
+            if isinstance(b, Mapping) and isinstance(b.get("name"), str)
+        ]
+        if isinstance(bots, list)
+        else []
+    )
+    parts = [f"<header><h1>{esc(title)}</h1>{_summary(standings)}</header>"]
+    if names:
+        parts += [
+            '<section class="card"><h2>Standings</h2>',
+            ratings_table(bots, scoring),
+            "</section>",
+            '<section class="card"><h2>Ratings and their 95% intervals</h2>',
+            ratings_chart(bots),
+            "</section>",
+            '<section class="card"><h2>Head to head, on the same deals</h2>',
+            head_to_head(names, standings.get("pairwise"), scoring),
+            "</section>",
+        ]
+    parts += [
+        f'<section class="card" id="matches-card"><h2>Matches ({len(results)})</h2>',
+        matches_list(rows, results, names),
+        "</section>",
+    ]
+    return "\n".join(parts)
 
 
-def write_index(folder: Path, out: Path | None = None) -> tuple[Path, list[MatchRow]]:
-    """Build every page and the index of a folder; the index's path and the rows."""
+def _stderr_files(folder: Path, results: Sequence[Mapping[str, Any]]) -> dict[str, dict[int, Path]]:
+    """Each match's bot output files, as its results line names them (inside the folder)."""
+    out: dict[str, dict[int, Path]] = {}
+    for result in results:
+        seats = result.get("seats")
+        files: dict[int, Path] = {}
+        for i, seat in enumerate(seats if isinstance(seats, list) else []):
+            relative = seat.get("stderr") if isinstance(seat, Mapping) else None
+            path = _inside(folder, relative) if isinstance(relative, str) and relative else None
+            number = seat.get("seat", i) if isinstance(seat, Mapping) else i
+            if path is not None and path.is_file() and isinstance(number, int):
+                files[number] = path
+        out[str(result.get("match_id", ""))] = files
+    return out
+
+
+def write_index(
+    folder: Path, out: Path | None = None, *, with_stderr: bool = False
+) -> tuple[Path, list[MatchRow]]:
+    """Build every page and the index of a folder; the index's path and the rows.
+    ``with_stderr``: each replay shows its bots' output (the files the folder holds)."""
     folder = Path(folder)
     out = Path(out) if out is not None else folder / "view"
     standings: dict[str, Any] = {}
-    bots: dict[str, list[str]] = {}
     if (folder / "results.jsonl").is_file():
         logs, results = tournament_logs(folder)
-        for result in results:
-            seats = result.get("seats")
-            if isinstance(seats, list):
-                bots[str(result.get("match_id"))] = [
-                    str(s.get("bot", "")) if isinstance(s, Mapping) else "" for s in seats[:4]
-                ]
         try:
             loaded = json.loads((folder / "standings.json").read_text(encoding="utf-8"))
             standings = loaded if isinstance(loaded, dict) else {}
         except (OSError, ValueError):
             standings = {}
-        rows = build_pages(logs, out)
-        missing = [r for r in results if not r.get("log")]
-        for result in missing:
-            rows.append(
-                _missing(
-                    str(result.get("match_id", "")), f"no log ({text(result.get('error', ''))})"
-                )
-            )
+        files = _stderr_files(folder, results) if with_stderr else None
+        rows = build_pages(logs, out, files)
+        title = str(standings.get("tournament") or folder.resolve().name or "tournament")
+        body = tournament_body(title, standings, results, rows)
     else:
         logs = [(p.stem, p) for p in sorted(folder.glob("*.jsonl"))]
-        rows = build_pages(logs, out)
-    title = str(standings.get("tournament") or folder.resolve().name or "matches")
-    body = [f"<h1>{esc(title)}</h1>"]
-    if standings:
-        m = standings.get("matches") if isinstance(standings.get("matches"), Mapping) else {}
-        assert isinstance(m, Mapping)
-        body.append(
-            f'<p class="muted">{esc(m.get("done", "?"))} of {esc(m.get("total", "?"))} matches'
-            f" recorded ({esc(m.get('failed', 0))} failed),"
-            f" scoring {esc(standings.get('scoring', ''))}"
-            f", updated {esc(standings.get('updated', ''))}"
-            f"{'' if standings.get('final') else ' (not final)'}. "
-            f"{esc(standings.get('rating', ''))}</p>"
+        files = {label: files_beside(log) for label, log in logs} if with_stderr else None
+        rows = build_pages(logs, out, files)
+        title = folder.resolve().name or "matches"
+        body = (
+            f"<header><h1>{esc(title)}</h1></header>"
+            f'<section class="card"><h2>Matches ({len(rows)})</h2>{matches_list(rows)}</section>'
         )
-        body.append("<h2>Standings</h2>")
-        body.append(standings_table(standings))
-    body.append(f"<h2>Matches ({len(rows)})</h2>")
-    body.append(matches_table(rows, bots or None))
-    body.append(
-        f'<p class="muted">Written by referee {esc(__version__)}. Each replay is one '
+    body += (
+        f'<footer class="muted small">Written by referee {esc(__version__)}. Each replay is one '
         "self-contained file; each log's verdict is what <code>referee verify</code> said "
-        "when its page was written.</p>"
+        "when its page was written.</footer>"
     )
     index = out / "index.html"
     out.mkdir(parents=True, exist_ok=True)
-    _write(index, page_shell(title, "\n".join(body)))
+    _write(index, page_shell(title, body, script="index.js"))
     return index, rows

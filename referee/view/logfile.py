@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from referee.view.fold import Folder, Op, text, whole
+from referee.view.fold import Folder, Op, text, unix_us, whole
 
 MAX_LOG_BYTES = 50 * 1024 * 1024
 """Logs above this size are refused: a page holding them would not be usable."""
@@ -24,6 +24,8 @@ class FoldedLog:
     lines: int
     truncated: bool
     raw: bytes
+    times: list[int | None] = dataclasses.field(default_factory=list)
+    """When each op's event was decided (µs since the epoch; None when unknown)."""
 
 
 def check_size(path: Path, limit: int = MAX_LOG_BYTES) -> int:
@@ -52,6 +54,7 @@ def fold_log(path: Path, limit: int = MAX_LOG_BYTES) -> FoldedLog:
     truncated = bool(tail)
     folder = Folder()
     ops: list[Op] = []
+    times: list[int | None] = []
     for number, line in enumerate(parts, start=1):
         try:
             entry = json.loads(line, parse_constant=_no_constant)
@@ -76,7 +79,9 @@ def fold_log(path: Path, limit: int = MAX_LOG_BYTES) -> FoldedLog:
             continue
         if number == 1:
             folder.match_id = text(entry.get("match_id", ""), 100)
+        times += [None] * (len(ops) - len(times))
         ops.append(folder.feed(number, entry.get("event")))
+        times.append(unix_us(entry.get("time")))
     if truncated:
         ops.append(
             {
@@ -85,4 +90,5 @@ def fold_log(path: Path, limit: int = MAX_LOG_BYTES) -> FoldedLog:
                 "problem": "the last line is cut short (the log is incomplete)",
             }
         )
-    return FoldedLog(folder.match_id, ops, len(parts), truncated, raw)
+    times += [None] * (len(ops) - len(times))
+    return FoldedLog(folder.match_id, ops, len(parts), truncated, raw, times)

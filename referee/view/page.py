@@ -17,6 +17,7 @@ import hashlib
 import html
 import json
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -26,6 +27,7 @@ from referee import __version__
 from referee.log.verify import VerifyReport, verify_log
 from referee.view.fold import Op
 from referee.view.logfile import MAX_LOG_BYTES, FoldedLog, fold_log
+from referee.view.stderr import stderr_data
 
 FORMAT = 1
 """The version of the data the page reads (ops and the envelope around them)."""
@@ -50,7 +52,7 @@ def embed_json(value: Any) -> str:
     )
 
 
-def _sha256_source(text: str) -> str:
+def source_hash(text: str) -> str:
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
 
@@ -58,18 +60,9 @@ def _sha256_source(text: str) -> str:
 def csp(connect: str = "'none'") -> str:
     """The page's Content-Security-Policy: its own script and style, nothing else."""
     return (
-        f"default-src 'none'; script-src {_sha256_source(asset('viewer.js'))}; "
-        f"style-src {_sha256_source(asset('viewer.css'))}; img-src data:; "
+        f"default-src 'none'; script-src {source_hash(asset('viewer.js'))}; "
+        f"style-src {source_hash(asset('viewer.css'))}; img-src data:; "
         f"connect-src {connect}; base-uri 'none'; form-action 'none'"
-    )
-
-
-def csp_for_static(css: str, form_action: str = "'none'") -> str:
-    """The policy of a page with no script: its own style only (and forms posted to
-    ``form_action``: the web front's sign-in page posts to itself)."""
-    return (
-        f"default-src 'none'; style-src {_sha256_source(css)}; img-src data:; "
-        f"base-uri 'none'; form-action {form_action}"
     )
 
 
@@ -99,28 +92,45 @@ def verdict_data(report: VerifyReport) -> dict[str, Any]:
 
 
 def replay_data(
-    folded: FoldedLog, report: VerifyReport, *, embed_log: bool = True
+    folded: FoldedLog,
+    report: VerifyReport,
+    *,
+    embed_log: bool = True,
+    stderr: Mapping[int, Path] | None = None,
 ) -> dict[str, Any]:
+    """The page's data; ``stderr``: each seat's output file to show beside its moves."""
     data: dict[str, Any] = {
         "format": FORMAT,
         "ops": folded.ops,
         "verdict": verdict_data(report),
     }
+    if stderr:
+        outputs = stderr_data(stderr, folded.ops, folded.times)
+        if outputs is not None:
+            data["stderr"] = outputs
     if embed_log:
         packed = gzip.compress(folded.raw, compresslevel=9, mtime=0)
         data["log_gz"] = base64.b64encode(packed).decode("ascii")
     return data
 
 
-def replay_page(path: Path, *, embed_log: bool = True, limit: int = MAX_LOG_BYTES) -> str:
-    """The replay page of a log file: folded, verified, embedded.
+def replay_page(
+    path: Path,
+    *,
+    embed_log: bool = True,
+    limit: int = MAX_LOG_BYTES,
+    stderr: Mapping[int, Path] | None = None,
+) -> str:
+    """The replay page of a log file: folded, verified, embedded (with each seat's output
+    from the files ``stderr`` names, when given).
 
     Raises LogTooLarge past ``limit`` and OSError when the file cannot be read.
     """
     folded = fold_log(path, limit)
     report = verify_log(path)
     title = f"Match {folded.match_id}" if folded.match_id else f"Match log {Path(path).name}"
-    return render_page(replay_data(folded, report, embed_log=embed_log), title)
+    data = replay_data(folded, report, embed_log=embed_log, stderr=stderr)
+    return render_page(data, title)
 
 
 def live_page(match_id: str, events_url: str, replay_url: str) -> str:
@@ -136,9 +146,9 @@ def live_page(match_id: str, events_url: str, replay_url: str) -> str:
 __all__ = [
     "FORMAT",
     "Op",
-    "csp_for_static",
     "embed_json",
     "live_page",
     "render_page",
     "replay_page",
+    "source_hash",
 ]

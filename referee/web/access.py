@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from referee.server.throttle import limited_log
-from referee.view.index import esc, page_shell
+from referee.view.index import page_shell
+from referee.view.standings import esc
 
 if TYPE_CHECKING:
     from referee.server.metrics import Metrics

@@ -4,7 +4,9 @@ aiohttp runs on the same event loop as grpc.aio: one process, no second server t
 a maintained asyncio library whose server, streaming responses and test client come in
 one package. Pages:
 
-- ``/``: the matches the server holds (running and finished), refreshed every few seconds;
+- ``/``: the matches the server holds (running and finished), kept up to date from
+  ``/events``, a stream of the list as it changes (one shared task looks at the registry
+  each second while anyone watches, and each watcher counts as a live viewer);
 - ``/matches/ID``: a running match's live view (the viewer page fed by
   ``/matches/ID/events``, a stream of Server-Sent Events carrying the viewer's ops folded
   from the public events), or a redirect to the replay once the match is over;
@@ -27,6 +29,7 @@ import asyncio
 import collections
 import dataclasses
 import json
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,10 +37,11 @@ import structlog
 from aiohttp import web
 
 from referee.view.fold import Folder
-from referee.view.index import esc, page_shell
+from referee.view.index import page_shell
 from referee.view.logfile import LogTooLarge
 from referee.view.page import live_page as viewer_live_page
 from referee.view.page import replay_page
+from referee.view.standings import esc
 from referee.web.access import OrganiserOnly
 from referee.web.errors import RequestErrors
 from referee.web.feed import (
@@ -78,6 +82,12 @@ class WebLimits:
     """Replay pages built at once (each folds and verifies a log)."""
     replay_cache: int = 16
     """Replay pages kept in memory."""
+    list_poll_s: float = 1.0
+    """How often the match list is looked at while someone watches it."""
+
+
+LIST = ""
+"""The match list's key among the viewers (no match has an empty id)."""
 
 
 _BUSY = (
@@ -140,11 +150,13 @@ class WebFront:
         self._pages: collections.OrderedDict[tuple[str, int, int], str] = collections.OrderedDict()
         self._streams: set[asyncio.Task[Any]] = set()
         self._channels: dict[str, MatchChannel] = {}
+        self._list: ListChannel | None = None
         middlewares = [_security_headers] + ([access.middleware] if access else [])
         app = web.Application(middlewares=middlewares, client_max_size=1024)
         if access is not None:
             access.add_routes(app)
         app.router.add_get("/", self.index)
+        app.router.add_get("/events", self.list_events)
         app.router.add_get("/api/matches", self.api_matches)
         app.router.add_get("/matches/{match_id}", self.match)
         app.router.add_get("/matches/{match_id}/events", self.events)
@@ -194,6 +206,8 @@ class WebFront:
             task.cancel()
         for channel in list(self._channels.values()):
             channel.close()
+        if self._list is not None:
+            self._list.close()
         await self.runner.cleanup()
         if self._server is not None:
             await self._server.wait_closed()
@@ -203,29 +217,19 @@ class WebFront:
 
     async def index(self, request: web.Request) -> web.Response:
         matches = self.feed.list_matches()
-        rows = []
-        for m in matches:
-            totals = ", ".join(str(t) for t in m.totals)
-            seats = " · ".join(esc(n) for n in m.seat_names)
-            rows.append(
-                f'<tr><td><a href="/matches/{esc(m.match_id)}">{esc(m.match_id)}</a></td>'
-                f"<td>{esc(m.status)}</td><td>{esc(m.profile)}</td><td>{seats}</td>"
-                f'<td class="num">{m.hands_played}</td><td class="num">{esc(totals)}</td></tr>'
-            )
-        table = (
-            '<div class="scroll"><table><thead><tr><th>match</th><th>status</th>'
-            "<th>profile</th><th>seats</th><th>hands</th><th>totals</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></div>"
-            if rows
-            else '<p class="muted">No match yet.</p>'
-        )
+        rows = "".join(_list_row(m) for m in matches)
         running = sum(1 for m in matches if not m.over)
         body = (
-            f'<h1>Matches</h1><p class="muted">{running} running, {len(matches) - running} '
-            "over; this page refreshes itself every 5 seconds. A running match opens live; "
-            f"a finished one opens its full replay.</p>{table}"
+            f'<header><h1>Matches</h1><p class="muted" id="list-status">{running} running, '
+            f'{len(matches) - running} over.</p><p class="muted small">A running match opens '
+            "live; a finished one opens its full replay. This list follows the server as "
+            'matches start and end.</p></header><section class="card"><div class="scroll">'
+            '<table class="live-list"><thead><tr><th>match</th><th>status</th><th>profile</th>'
+            '<th>seats</th><th>hands</th><th>totals</th></tr></thead><tbody id="live-matches" '
+            f'data-events="/events">{rows}</tbody></table></div><p class="muted" id="no-match"'
+            f"{' hidden' if rows else ''}>No match yet.</p></section>"
         )
-        return _html(page_shell("Matches", body, refresh=5))
+        return _html(page_shell("Matches", body, script="matches.js", connect="'self'"))
 
     async def api_matches(self, request: web.Request) -> web.Response:
         return web.json_response(
@@ -326,18 +330,23 @@ class WebFront:
             self._streams.add(task)
         timeout = self.limits.write_timeout_s
         sent = 0
+        quiet = time.monotonic()
         try:
-            await asyncio.wait_for(response.write(b"retry: 2000\n\n"), timeout)
+            await asyncio.wait_for(response.write(b"retry: 2000\n\n" + _clock()), timeout)
             while True:
                 batch = [msg for seq, msg in channel.messages[sent:] if seq > last]
                 sent = len(channel.messages)
                 if batch:
                     await asyncio.wait_for(response.write(b"".join(batch)), timeout)
                     continue
-                if channel.ended or channel.failed:
+                if channel.ended or channel.failed or _gone(request):
                     break
-                if not await channel.wait(sent, self.limits.heartbeat_s):
-                    await asyncio.wait_for(response.write(b": ping\n\n"), timeout)
+                if not await channel.wait(sent, _LOOK_S):
+                    if time.monotonic() - quiet > self.limits.heartbeat_s:
+                        await asyncio.wait_for(response.write(_clock()), timeout)
+                        quiet = time.monotonic()
+                else:
+                    quiet = time.monotonic()
         except TimeoutError:
             log.info("live viewer cut off", match_id=match_id, reason="write timeout")
         except ConnectionResetError:
@@ -347,6 +356,104 @@ class WebFront:
             if task is not None:
                 self._streams.discard(task)
         return response
+
+    async def list_events(self, request: web.Request) -> web.StreamResponse:
+        """The match list as Server-Sent Events: the whole list (``matches``) at once, then
+        each time it changes. A watcher is a live viewer: it counts against
+        ``max_viewers``, is cut off after a write that takes too long, and costs no work
+        of its own (one task builds the list for all of them)."""
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
+        )
+        await response.prepare(request)
+        if sum(self.viewers.values()) >= self.limits.max_viewers:
+            why = "this server has as many live viewers as it serves; reload later"
+            await response.write(f"event: refused\ndata: {why}\n\n".encode())
+            return response
+        if self._list is None:
+            self._list = ListChannel(self.feed, self.limits.list_poll_s)
+        channel = self._list
+        self.viewers[LIST] += 1
+        task = asyncio.current_task()
+        if task is not None:
+            self._streams.add(task)
+        timeout = self.limits.write_timeout_s
+        seen = -1
+        quiet = time.monotonic()
+        try:
+            await asyncio.wait_for(response.write(b"retry: 2000\n\n"), timeout)
+            while not _gone(request):
+                if channel.version != seen and channel.message:
+                    seen = channel.version
+                    await asyncio.wait_for(response.write(channel.message), timeout)
+                    quiet = time.monotonic()
+                    continue
+                idle = not await channel.wait(seen, _LOOK_S)
+                if idle and time.monotonic() - quiet > self.limits.heartbeat_s:
+                    await asyncio.wait_for(response.write(b": ping\n\n"), timeout)
+                    quiet = time.monotonic()
+        except TimeoutError:
+            log.info("match list viewer cut off", reason="write timeout")
+        except ConnectionResetError:
+            pass
+        finally:
+            self.viewers[LIST] -= 1
+            if self.viewers[LIST] <= 0:
+                del self.viewers[LIST]
+                if self._list is channel:
+                    self._list = None
+                channel.close()
+            if task is not None:
+                self._streams.discard(task)
+        return response
+
+
+class ListChannel:
+    """The match list, looked at every ``poll_s`` seconds while it has watchers; each
+    change becomes one encoded message that every watcher sends as it is."""
+
+    def __init__(self, feed: PublicFeed, poll_s: float) -> None:
+        self.feed = feed
+        self.poll_s = poll_s
+        self.version = 0
+        self.message = b""
+        self._grew = asyncio.Event()
+        self._task = asyncio.create_task(self._pump(), name="web match list")
+
+    def _snapshot(self) -> None:
+        matches = self.feed.list_matches()
+        doc = {
+            "matches": [_facts_json(m) for m in matches],
+            "running": sum(1 for m in matches if not m.over),
+        }
+        data = json.dumps(doc, ensure_ascii=True, separators=(",", ":"))
+        message = f"event: matches\ndata: {data}\n\n".encode()
+        if message != self.message:
+            self.message = message
+            self.version += 1
+            self._grew.set()
+            self._grew = asyncio.Event()
+
+    async def _pump(self) -> None:
+        while True:
+            try:
+                self._snapshot()
+            except Exception:  # the list is a courtesy: never let it take the server down
+                log.exception("building the match list failed")
+            await asyncio.sleep(self.poll_s)
+
+    async def wait(self, seen: int, wait_s: float) -> bool:
+        """Until the list is newer than version ``seen``; False after ``wait_s`` s."""
+        if self.version != seen and self.message:
+            return True
+        try:
+            await asyncio.wait_for(self._grew.wait(), wait_s)
+        except TimeoutError:
+            return False
+        return True
+
+    def close(self) -> None:
+        self._task.cancel()
 
 
 class MatchChannel:
@@ -410,6 +517,34 @@ class MatchChannel:
 def _last_event_id(request: web.Request) -> int:
     text = request.headers.get("Last-Event-ID", "")
     return int(text) if text.isdigit() and len(text) < 19 else 0
+
+
+_LOOK_S = 1.0
+"""How often an idle stream looks whether its viewer has gone (its slot is then free)."""
+
+
+def _gone(request: web.Request) -> bool:
+    """The viewer closed its connection (noticed without writing to it)."""
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+def _clock() -> bytes:
+    """The server's time (ms since the epoch), for a page to count a turn's deadline down
+    in the server's clock whatever its own says."""
+    return f"event: clock\ndata: {time.time_ns() // 1_000_000}\n\n".encode()
+
+
+def _list_row(m: MatchFacts) -> str:
+    """A row of the match list (``matches.js`` draws the same from the stream)."""
+    totals = ", ".join(str(t) for t in m.totals)
+    seats = " · ".join(esc(n) for n in m.seat_names)
+    return (
+        f'<tr data-id="{esc(m.match_id)}"><td><a href="/matches/{esc(m.match_id)}">'
+        f'{esc(m.match_id)}</a></td><td class="status s-{esc(m.status)}">{esc(m.status)}</td>'
+        f"<td>{esc(m.profile)}</td><td>{seats}</td>"
+        f'<td class="num">{m.hands_played}</td><td class="num">{esc(totals)}</td></tr>'
+    )
 
 
 def _facts_json(m: MatchFacts) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from referee.sandbox import JailSpec, Level, Limits, Support
-from referee.sandbox.bwrap import cap_output, mount_args
+from referee.sandbox.bwrap import mount_args
 from referee.sandbox.cgroups import Cgroups
 from referee.tournament import isolation
 from referee.tournament.config import (
@@ -92,14 +92,6 @@ def test_the_mounts_hide_inside_what_is_visible_and_make_readable_parents(tmp_pa
         f"--tmpfs {other} --perms 0755 --dir {other / 'sub'} "
         f"--ro-bind {other / 'sub' / 'own.py'} {other / 'sub' / 'own.py'} --remount-ro {other}"
     ) in text
-
-
-def test_cut_output_says_so(tmp_path):
-    out = tmp_path / "out.txt"
-    out.write_bytes(b"x" * 11)
-    assert cap_output(out, 10)
-    assert out.read_bytes() == b"x" * 10 + b"\n[sandbox: output cut at 10 bytes]\n"
-    assert not cap_output(out, 100)
 
 
 def seat(bot: str, s: int, **fields) -> SeatResult:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 import random
 
@@ -232,3 +233,18 @@ def test_progress_on_a_terminal_and_off_it():
     counts.test = "SPRT LLR +1.20 [-2.94, 2.94] n 5"
     line = Progress(io.StringIO(), tty=True).status(counts, None)
     assert "ETA ≤ " in line and line.endswith("| SPRT LLR +1.20 [-2.94, 2.94] n 5")
+
+
+def test_no_leader_before_a_deal_group_is_rated():
+    from referee.tournament.progress import Counts, Progress
+
+    bots = ["a", "b", "c", "d"]
+    st = Standings(bots, Scoring.PENALTY, {0: 2})
+    st.add(result(0, 0, bots, [9, 1, 2, 3]))  # half of its deal group
+    counts = Counts(total=4, done=1, done_this_run=1)
+    assert st.leader() is None
+    assert "leader" not in Progress(io.StringIO(), tty=True).status(counts, st.leader())
+    st.add(result(1, 0, bots, [9, 1, 2, 3]))
+    leader = st.leader()
+    assert leader is not None and leader.name == "b"
+    assert "leader b (mu " in Progress(io.StringIO(), tty=True).status(counts, leader)

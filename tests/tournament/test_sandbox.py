@@ -244,7 +244,7 @@ async def test_bots_over_their_limits_are_killed_and_the_cause_recorded(tmp_path
     chatty = seats["chatty"]
     assert chatty["breach"] == "" and not chatty["crashed"] and chatty["exit_code"] == 0
     out = outputs(folder, "chatty")[0].read_bytes()
-    assert out.endswith(b"[sandbox: output cut at 65536 bytes]\n")
+    assert out.endswith(b"[output cut at 65536 bytes]\n")
     assert len(out) < 65536 + 100
     assert verify_log(folder / result["log"]).ok
     rows = {r.name: r for r in summary.standings}

@@ -218,7 +218,8 @@ def test_view_of_a_tournament_folder(match_logs, tmp_path):
     index = (folder / "view" / "index.html").read_text(encoding="utf-8")
     assert "<b>" not in index and "&lt;b&gt;bot0&lt;/b&gt;" in index
     assert "Night &lt;1&gt;" in index and "&lt;i&gt;x&lt;/i&gt;" in index
-    assert "<script" not in index and "&lt;script&gt;" in index
+    # One script, the page's own (its filter); the error's markup is text.
+    assert index.count("<script") == 1 and "&lt;script&gt;" in index
     assert "passwd" not in " ".join(os.listdir(folder / "view"))
     for i in range(3):
         assert f'href="t-{i}.html"' in index
@@ -227,3 +228,21 @@ def test_view_of_a_tournament_folder(match_logs, tmp_path):
     before = (folder / "view" / "t-0.html").stat().st_mtime_ns
     assert referee("view", str(folder)).returncode == 0
     assert (folder / "view" / "t-0.html").stat().st_mtime_ns == before
+    # With --with-stderr, the output files results.jsonl names are in the pages (an
+    # output file without its sidecar is shown untimed); a path out of the folder is not.
+    out = folder / "stderr" / "t-0" / "seat1-x.txt"
+    out.parent.mkdir(parents=True)
+    out.write_text("hello from seat one\n<script>alert(1)</script>\n", encoding="utf-8")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("do not show\n", encoding="utf-8")
+    results[0]["seats"][1]["stderr"] = "stderr/t-0/seat1-x.txt"
+    results[0]["seats"][2]["stderr"] = "../secret.txt"
+    (folder / "results.jsonl").write_text(
+        "\n".join(json.dumps(r) for r in results) + "\n", encoding="utf-8"
+    )
+    assert referee("view", "--with-stderr", str(folder)).returncode == 0
+    page = (folder / "view" / "t-0.html").read_text(encoding="utf-8")
+    assert (folder / "view" / "t-0.html").stat().st_mtime_ns != before  # rebuilt
+    assert "hello from seat one" in page and "do not show" not in page
+    assert "<script>alert" not in page and page.count("<script") == 2
+    assert "hello from seat one" not in (folder / "view" / "t-1.html").read_text()

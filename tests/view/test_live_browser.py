@@ -18,13 +18,15 @@ from typing import Any
 from playwright.async_api import async_playwright
 
 from pusoy_client import run_bot
+from referee.bots.client import play_seat
 from referee.server.app import RefereeServer
-from referee.web.app import WebFront
+from referee.web.app import WebFront, WebLimits
 from referee.web.feed import PublicFeed
 
 from .conftest import (
     CHROMIUM,
     CHROMIUM_ARGS,
+    Dozy,
     Paced,
     create_match,
     entries,
@@ -141,3 +143,74 @@ async def test_live_page_follows_the_match_and_never_holds_a_hidden_card(tmp_pat
     assert max(delays) < 5.0, delays
     median, worst = statistics.median(delays) * 1000, max(delays) * 1000
     print(f"live delay: median {median:.0f} ms, max {worst:.0f} ms")
+
+
+async def test_the_match_list_and_the_turn_clock_follow_the_server(tmp_path: Path):
+    """The list of matches changes row by row as matches start and end, with no reload;
+    the live page counts the acting seat's turn down, in the server's clock."""
+    require_chromium()
+    server = RefereeServer("127.0.0.1:0", tmp_path / "logs")
+    await server.start()
+    web = WebFront(PublicFeed(server.registry), "127.0.0.1:0", WebLimits(list_poll_s=0.2))
+    await web.start()
+    try:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            listing = await browser.new_page(viewport={"width": 1280, "height": 720})
+            loads: list[str] = []
+            listing.on("load", lambda: loads.append("load"))
+            await listing.goto(web.url + "/")
+            await listing.wait_for_selector("html[data-ready='1']")
+            assert await listing.is_visible("#no-match")
+            await listing.evaluate("window.__same = 1")
+            created = await create_match(
+                server,
+                profile="pusoy-dos",
+                hands=1,
+                seed="live-list",
+                names=["slow", "b", "c", "d"],
+                turn_time_ms=6000,
+                connect_timeout_ms=120_000,
+            )
+            mid = created.match_id
+            row = f"#live-matches tr[data-id='{mid}']"
+            await listing.wait_for_selector(f"{row} td.status:text('waiting')", timeout=10_000)
+            assert not await listing.is_visible("#no-match")
+            # The live page: no choice of view (every hand is face down), a turn clock.
+            live = await browser.new_page(viewport={"width": 1280, "height": 720})
+            await live.goto(f"{web.url}/matches/{mid}")
+            await live.wait_for_selector("html[data-ready='1']")
+            assert not await live.is_visible("#perspective")
+            runner = server.registry.get(mid)
+            assert runner is not None
+            tokens = created.seat_tokens
+            bots = [asyncio.create_task(play_seat(Dozy(2.5), server.address, tokens[0]))]
+            bots += [
+                asyncio.create_task(run_bot(Paced(0.05), server.address, t)) for t in tokens[1:]
+            ]
+            # The slow seat thinks 2.5 s over its first turn: its clock runs meanwhile.
+            await live.wait_for_selector(
+                "#table[data-to-act='0']", state="attached", timeout=30_000
+            )
+            await live.wait_for_selector("#clock.ticking[data-left]")
+            first = int(await live.get_attribute("#clock", "data-left") or 0)
+            await live.screenshot(path=str(screenshot_path("live-clock-1280x720.png")))
+            await asyncio.sleep(0.8)
+            second = int(await live.get_attribute("#clock", "data-left") or 0)
+            assert 0 < second < first <= 6000, (first, second)
+            assert 300 <= first - second <= 2500, (first, second)
+            assert "s left" in await live.inner_text("#clock")
+            await live.set_viewport_size({"width": 390, "height": 844})
+            await live.screenshot(path=str(screenshot_path("live-phone.png")))
+            await listing.wait_for_selector(f"{row} td.status:text('running')", timeout=30_000)
+            await asyncio.gather(*bots)
+            await listing.wait_for_selector(f"{row} td.status:text('finished')", timeout=10_000)
+            await listing.screenshot(path=str(screenshot_path("live-list.png")))
+            # Row by row, never reloaded.
+            assert loads == ["load"] and await listing.evaluate("window.__same") == 1
+            updates = int(await listing.get_attribute("#live-matches", "data-updates") or 0)
+            assert updates >= 3, updates
+            await browser.close()
+    finally:
+        await web.stop()
+        await server.stop(grace=0.5)

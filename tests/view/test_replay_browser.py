@@ -249,7 +249,8 @@ def test_legal_plays_rejections_and_timeouts_at_a_seats_turn(browser, match_logs
     pg = Page(browser, pages["pusoy-dos"].as_uri())
     try:
         for t in tried + late + plain:
-            pg.go(f"#hand={t['hand']}&move={t['move']}")
+            # The moment after a move tells that move: one number for one moment.
+            pg.go(f"#hand={t['hand']}&move={t['move'] + 1}")
             snap = pg.snapshot()
             text = snap["turnText"]
             assert f"seat {t['seat']}" in text
@@ -263,7 +264,7 @@ def test_legal_plays_rejections_and_timeouts_at_a_seats_turn(browser, match_logs
         # In the view of a seat that never misbehaved, no attempt is shown.
         other = min(set(range(4)) - {t["seat"] for t in tried + late})
         for t in tried + late:
-            pg.go(f"#hand={t['hand']}&move={t['move']}&seat={other}")
+            pg.go(f"#hand={t['hand']}&move={t['move'] + 1}&seat={other}")
             snap = pg.snapshot()
             assert snap["rejects"] == 0 and snap["legal"] == 0
     finally:
@@ -420,7 +421,8 @@ def test_hostile_strings_stay_text(browser, match_logs, tmp_path):
         assert pg.page.evaluate("window.__pwned") is None
         assert not pg.dialogs and not pg.errors
         assert pg.page.locator("img").count() == 0
-        assert pg.page.locator("svg").count() == pg.page.locator("#chart svg").count()
+        drawn = pg.page.locator("#chart svg, svg.clock-icon").count()
+        assert pg.page.locator("svg").count() == drawn  # the page's own, none from the log
         assert pg.page.locator("script").count() == 2
         assert not any("Content Security Policy" in c for c in pg.console), pg.console
         names = pg.page.eval_on_selector_all(".seat .name", "els => els.map(e => e.textContent)")

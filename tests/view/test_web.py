@@ -38,13 +38,16 @@ async def stack(tmp_path) -> AsyncIterator[tuple[RefereeServer, WebFront]]:
         await server.stop(grace=0.5)
 
 
-async def sse(response: aiohttp.ClientResponse) -> AsyncIterator[tuple[str, str]]:
-    """(event name, data) of a Server-Sent Events stream."""
+async def sse(
+    response: aiohttp.ClientResponse, *, clock: bool = False
+) -> AsyncIterator[tuple[str, str]]:
+    """(event name, data) of a Server-Sent Events stream; the server's ``clock`` events
+    only when asked for."""
     name, data = "message", ""
     async for raw in response.content:
         line = raw.decode().rstrip("\n")
         if not line:
-            if data:
+            if data and (clock or name != "clock"):
                 yield name, data
             name, data = "message", ""
         elif line.startswith("event: "):
@@ -131,6 +134,44 @@ async def test_pages_stream_and_bounds(stack):
             assert '"action_rejected"' not in replay  # the ops, not raw events (the log is gz)
         async with http.get(f"/matches/{mid}/events") as r:
             assert [e async for e in sse(r)] == [("over", "over")]
+
+
+async def test_the_match_list_stream_counts_as_a_live_viewer(stack):
+    """The list's watchers share the server's bound on live viewers with the matches'
+    viewers; the list is built once for all of them and stops when the last one goes."""
+    server, web = stack  # at most 2 live viewers in all
+    created = await create_match(
+        server, profile="pusoy-dos", hands=1, seed="list", names=["<i>a</i>", "b", "c", "d"]
+    )
+    async with aiohttp.ClientSession(web.url) as http:
+        first, second = await http.get("/events"), await http.get("/events")
+        lists = [sse(first), sse(second)]
+        for events in lists:
+            name, data = await anext(events)
+            doc = json.loads(data)
+            assert name == "matches" and doc["running"] == 1
+            (m,) = doc["matches"]
+            assert m["match_id"] == created.match_id and m["seat_names"][0] == "<i>a</i>"
+        assert web.viewers[""] == 2
+        async with http.get("/events") as third:
+            assert [e async for e in sse(third)] == [
+                ("refused", "this server has as many live viewers as it serves; reload later")
+            ]
+        async with http.get(f"/matches/{created.match_id}/events") as live:
+            assert [e async for e in sse(live)] == [
+                ("refused", "this server has as many live viewers as it serves; try again later")
+            ]
+        # A change reaches the watchers as one new list.
+        server.registry.cancel(created.match_id, "enough")
+        name, data = await anext(lists[0])
+        assert name == "matches" and json.loads(data)["matches"][0]["status"] == "cancelled"
+        first.close()
+        second.close()
+    for _ in range(100):
+        if not web.viewers and web._list is None:
+            break
+        await asyncio.sleep(0.02)
+    assert not web.viewers and web._list is None
 
 
 async def test_connections_past_the_limit_get_503(stack):

@@ -176,13 +176,24 @@
     return null;
   }
 
-  // Connection, bot names and strikes of each seat up to a position.
+  // Connection, bot names, strikes and time banks of each seat up to a position (after
+  // the first k moves of hand h, and the events up to the next move).
   function seatFacts(h, k) {
-    var f = { on: [false, false, false, false], bot: ['', '', '', ''], strikes: [0, 0, 0, 0] };
+    var bank0 = M.match && M.match.time ? Number(M.match.time.time_bank_ms) || 0 : 0;
+    var f = {
+      on: [false, false, false, false], bot: ['', '', '', ''], strikes: [0, 0, 0, 0],
+      cause: ['', '', '', ''], gone: [false, false, false, false],
+      bank: [bank0, bank0, bank0, bank0], prompt: [null, null, null, null]
+    };
     function seen(op) {
       if (op.t === 'seat' && validSeat(op.seat)) {
         f.on[op.seat] = !!op.on;
         if (op.on && op.bot) f.bot[op.seat] = op.bot;
+        f.cause[op.seat] = op.on ? '' : String(op.cause || '');
+        f.gone[op.seat] = !op.on && !!op.gone;
+      } else if (op.t === 'turn' && validSeat(op.seat)) {
+        if (typeof op.bank === 'number') f.bank[op.seat] = op.bank;
+        f.prompt[op.seat] = op;
       }
     }
     M.prelude.forEach(seen);
@@ -191,7 +202,12 @@
       var upto = i < h ? H.moves.length : k;
       for (var j = 0; j <= upto; j++) {
         if (i > 0 || j > 0) (H.notes[j] || []).forEach(seen);
-        if (j < upto) f.strikes[H.moves[j].seat] = H.moves[j].strikes || 0;
+        if (j < upto) {
+          var m = H.moves[j];
+          f.strikes[m.seat] = m.strikes || 0;
+          if (typeof m.bank === 'number') f.bank[m.seat] = m.bank;
+          f.prompt[m.seat] = null;
+        }
       }
     }
     return f;
@@ -199,7 +215,10 @@
 
   // -- view state -----------------------------------------------------------------------
 
-  var V = { h: -1, k: 0, seat: 'all', timer: null, follow: !!data.live, drawnPanels: '' };
+  var V = {
+    h: -1, k: 0, seat: 'all', timer: null, follow: !!data.live, drawnPanels: '', drawnTimeline: '',
+    clockOffset: 0
+  };
 
   function seatName(s) {
     return validSeat(s) ? 'seat ' + s + ' ' + M.seats[s] : 'seat ?';
@@ -256,6 +275,12 @@
 
   // -- drawing --------------------------------------------------------------------------
 
+  function secs(ms) {
+    ms = Number(ms) || 0;
+    if (Math.abs(ms) < 1000) return Math.round(ms) + ' ms';
+    return (ms / 1000).toFixed(ms < 10000 ? 1 : 0) + ' s';
+  }
+
   function render() {
     var n = positionCount();
     var scrub = $('scrubber');
@@ -264,22 +289,23 @@
     scrub.value = String(pos);
     var table = $('table');
     table.setAttribute('data-last-seq', String(M.lastSeq));
+    var st = null;
     if (!M.hands.length) {
       renderEmpty();
     } else {
-      var st = stateAt(V.h, V.k);
+      st = stateAt(V.h, V.k);
       var facts = seatFacts(V.h, V.k);
       table.setAttribute('data-hand', String(st.H.deal.hand));
       table.setAttribute('data-move', String(V.k));
       table.setAttribute('data-to-act', st.toAct === null || st.toAct === undefined ? '' : String(st.toAct));
       renderSeats(st, facts);
       renderCenter(st);
-      renderTurn(st);
+      renderTurn(st, facts);
       renderNotes(st);
       renderMoves(st);
       renderPosition(st);
     }
-    var key = [V.h, V.seat, M.hands.length, M.lastSeq, V.h >= 0 ? stateAt(V.h, V.k).over : 0].join('/');
+    var key = [V.h, V.seat, M.hands.length, M.lastSeq, st ? st.over : 0].join('/');
     if (key !== V.drawnPanels) {
       V.drawnPanels = key;
       renderHands();
@@ -287,6 +313,13 @@
       renderStandings();
       renderProof();
     }
+    var tkey = [V.seat, M.hands.length, M.lastSeq].join('/');
+    if (tkey !== V.drawnTimeline) {
+      V.drawnTimeline = tkey;
+      renderTimeline();
+      renderOutputPanel();
+    }
+    markTimeline(pos);
     writeHash();
   }
 
@@ -299,11 +332,14 @@
     for (var s = 0; s < SEATS; s++) {
       var box = seatBox(s);
       box.appendChild(seatHeader(s, facts));
+      box.appendChild(seatWhy(s, facts));
     }
     var center = clear($('center'));
     center.appendChild(el('p', 'muted', M.end ? 'The match ended before any hand was dealt.' : 'No hand has been dealt yet.'));
-    clear($('turn'));
+    var turn = clear($('turn'));
+    turn.appendChild(el('h2', '', M.end ? 'No hand was played' : 'Waiting for the first deal'));
     renderNotesList(M.prelude);
+    clear($('moves'));
     $('position').textContent = 'Before the first deal';
   }
 
@@ -322,8 +358,28 @@
     head.appendChild(el('span', 'seatno', 'Seat ' + s));
     head.appendChild(el('span', 'name', M.seats[s]));
     if (facts.bot[s] && facts.bot[s] !== M.seats[s]) head.appendChild(el('span', 'bot', facts.bot[s]));
-    if (!facts.on[s]) head.appendChild(el('span', 'badge away', 'not connected'));
+    if (facts.gone[s]) head.appendChild(el('span', 'badge crash', 'crashed'));
+    else if (!facts.on[s]) head.appendChild(el('span', 'badge away', 'not connected'));
     return head;
+  }
+
+  // Why a seat is not connected, as the log says ("its bot exited with status 1").
+  function seatWhy(s, facts) {
+    var why = el('div', 'why' + (facts.gone[s] ? ' gone' : ''));
+    if (!facts.on[s] && facts.cause[s]) why.textContent = clean(facts.cause[s]);
+    why.hidden = !why.textContent;
+    return why;
+  }
+
+  function banked() {
+    var t = M.match && M.match.time ? M.match.time : {};
+    return (Number(t.time_bank_ms) || 0) > 0;
+  }
+
+  function turnMs(prompt) {
+    if (prompt && prompt.turn_ms) return prompt.turn_ms;
+    var t = M.match && M.match.time ? M.match.time : {};
+    return Number(t.turn_time_ms) || 5000;
   }
 
   function renderSeats(st, facts) {
@@ -332,17 +388,24 @@
       box.setAttribute('data-count', String(st.counts[s]));
       box.setAttribute('data-total', String(st.totals[s]));
       if (st.toAct === s) box.classList.add('acting');
+      if (facts.gone[s]) box.classList.add('gone');
       box.appendChild(seatHeader(s, facts));
       var line = el('div', 'facts');
       line.appendChild(el('span', 'count', st.counts[s] + (st.counts[s] === 1 ? ' card' : ' cards')));
       line.appendChild(el('span', 'total', 'total ' + st.totals[s]));
       if (facts.strikes[s]) line.appendChild(el('span', 'strikes', 'strikes ' + facts.strikes[s]));
+      if (banked()) {
+        var bank = el('span', 'bank', 'bank ' + secs(facts.bank[s]));
+        bank.setAttribute('data-bank', String(facts.bank[s]));
+        line.appendChild(bank);
+      }
       if (st.toAct === s) line.appendChild(el('span', 'badge act', 'to act'));
       var passed = st.trick.some(function (m) { return m.seat === s && m.pass; });
       if (st.locked[s]) line.appendChild(el('span', 'badge locked', 'locked out'));
       else if (passed) line.appendChild(el('span', 'badge passed', 'passed'));
       if (st.over && st.H.end.winner === s) line.appendChild(el('span', 'badge won', 'won the hand'));
       box.appendChild(line);
+      box.appendChild(seatWhy(s, facts));
       var hand = el('div', 'hand');
       if (st.over) {
         var left = st.H.end.cards[s] || [];
@@ -360,7 +423,9 @@
   function playLine(m) {
     var row = el('li', 'play');
     row.setAttribute('data-seat', String(m.seat));
-    row.appendChild(el('span', 'who', seatName(m.seat)));
+    var who = el('span', 'who', seatName(m.seat));
+    who.setAttribute('title', clean(seatName(m.seat)));
+    row.appendChild(who);
     if (m.pass) {
       row.appendChild(el('span', 'pass', m.forced ? 'pass (forced: a lone 2 cannot go out)' : 'pass'));
     } else {
@@ -368,7 +433,7 @@
       row.appendChild(el('span', 'label', m.label || m.kind));
     }
     if (m.cause) row.appendChild(el('span', 'badge default', 'default: ' + (CAUSES[m.cause] || m.cause)));
-    if (typeof m.ms === 'number') row.appendChild(el('span', 'ms', m.ms + ' ms'));
+    if (typeof m.ms === 'number') row.appendChild(el('span', 'ms', secs(m.ms)));
     return row;
   }
 
@@ -431,6 +496,10 @@
       trick.appendChild(row);
     });
     center.appendChild(trick);
+    requestAnimationFrame(function () {
+      trick.scrollTop = trick.scrollHeight;
+      trick.classList.toggle('more', trick.scrollHeight > trick.clientHeight + 1);
+    });
   }
 
   function matchOver() {
@@ -446,36 +515,53 @@
     return out;
   }
 
-  function renderTurn(st) {
+  // The moment "after move k": the panel tells move k (who, what, how long, what else it
+  // could have played, what it tried first, what it printed), then who is to act next.
+  function renderTurn(st, facts) {
     var panel = clear($('turn'));
-    var m = st.next;
     var H = st.H;
+    var k = st.k;
+    var m = k > 0 ? H.moves[k - 1] : null;
     if (!m) {
-      if (st.over) panel.appendChild(el('p', 'muted', 'Hand ' + H.deal.hand + ' is over.'));
-      else if (validSeat(st.toAct)) panel.appendChild(el('h2', '', seatName(st.toAct) + ' to act'));
-      else panel.appendChild(el('p', 'muted', 'Waiting for the next event.'));
-      return;
+      panel.appendChild(el('h2', '', 'Hand ' + H.deal.hand + ': dealt'));
+      var lead = seatName(H.deal.leader) + ' leads';
+      if (H.deal.must) lead += '; the first play must include ' + cardText(H.deal.must);
+      panel.appendChild(el('p', '', lead + '.'));
+    } else {
+      var title = el('h2', 'move-title');
+      title.appendChild(el('span', 'move-no', 'Move ' + k + ofMoves(H)));
+      title.appendChild(el('span', '', ' \u00b7 ' + seatName(m.seat)));
+      panel.appendChild(title);
+      describeMove(panel, st, m, k);
     }
-    panel.appendChild(el('h2', '', 'Move ' + (st.k + 1) + ' of ' + H.moves.length + ': ' + seatName(m.seat) + ' to act'));
-    if (!sees(m.seat)) {
-      panel.appendChild(el('p', 'muted', 'What that seat holds and tries stays hidden in this view until it acts.'));
-      return;
+    if (st.over) {
+      panel.appendChild(el('p', 'done', 'Hand ' + H.deal.hand + ' is over: ' + seatName(H.end.winner) + ' went out.'));
+    } else if (validSeat(st.toAct)) {
+      panel.appendChild(nextTurn(st, facts));
+    } else if (!st.next) {
+      panel.appendChild(el('p', 'muted', data.live ? 'Waiting for the next event.' : 'The log ends here.'));
     }
+    if (atEnd()) endOutput(panel);
+  }
+
+  function describeMove(panel, st, m, k) {
+    var H = st.H;
     var chose = el('p', 'chose');
     if (m.pass) {
-      chose.appendChild(el('span', '', m.forced ? 'It passed (forced: a lone 2 cannot go out)' : 'It passed'));
+      chose.appendChild(el('span', '', m.forced ? 'Passed (forced: a lone 2 cannot go out)' : 'Passed'));
     } else {
-      chose.appendChild(el('span', '', 'It played '));
+      chose.appendChild(el('span', '', 'Played '));
       chose.appendChild(cardRow(m.cards));
       chose.appendChild(el('span', 'label', m.label || m.kind));
     }
-    chose.appendChild(el('span', 'ms', 'after ' + m.ms + ' ms'));
     panel.appendChild(chose);
+    panel.appendChild(moveClock(m, k));
     if (m.cause) {
       panel.appendChild(el('p', 'warn', 'The referee acted for it: ' + (CAUSES[m.cause] || m.cause) +
         (m.strikes ? ' (strikes: ' + m.strikes + ')' : '')));
     }
-    var rejects = (H.notes[st.k] || []).filter(function (o) { return isAttempt(o, m); });
+    if (!sees(m.seat)) return;
+    var rejects = (H.notes[k - 1] || []).filter(function (o) { return isAttempt(o, m); });
     if (rejects.length) {
       panel.appendChild(el('h3', '', 'Rejected attempts'));
       var list = el('ol', 'rejects');
@@ -483,18 +569,21 @@
       panel.appendChild(list);
     }
     if (m.illegal) panel.appendChild(el('p', 'bad', 'The rules engine does not accept this move: ' + m.illegal));
+    var lines = outputOf(m);
+    if (lines) panel.appendChild(outputBox('Its output before this move', lines));
+    var before = stateAt(V.h, k - 1);
     var legal = m.legal;
-    var cards = st.cards ? st.cards[m.seat] : null;
+    var cards = before.cards ? before.cards[m.seat] : null;
     if (!legal || !cards) {
-      panel.appendChild(el('p', 'muted', 'Legal plays: not known here (the cards are hidden, or the log broke the rules earlier in this hand).'));
+      panel.appendChild(el('p', 'muted small', 'Legal plays: not known here (the cards are hidden, or the log broke the rules earlier in this hand).'));
       return;
     }
     var total = 0;
-    Object.keys(legal.plays).forEach(function (k) { total += legal.plays[k].length; });
+    Object.keys(legal.plays).forEach(function (g) { total += legal.plays[g].length; });
     var head = total + (total === 1 ? ' legal play' : ' legal plays') + (legal.pass ? ', or pass' : '');
-    if (!total && !legal.pass) head = 'No legal play';
+    if (!total) head = legal.pass ? 'No legal play: pass' : 'No legal play';
     var details = el('details', 'legal');
-    details.open = total <= 40;
+    details.open = total <= 12;
     details.appendChild(el('summary', '', head));
     var chosen = m.pass ? null : (m.cards || []).slice().sort().join(' ');
     Object.keys(legal.plays).forEach(function (kind) {
@@ -514,6 +603,110 @@
     panel.appendChild(details);
   }
 
+  // How long the move took against the seat's clock: its turn time, then its bank.
+  function moveClock(m, k) {
+    var line = el('p', 'clock-line');
+    var prompt = promptFor(k - 1, m);
+    var turn = turnMs(prompt);
+    var bar = el('span', 'clock-bar');
+    var bank = prompt && typeof prompt.bank === 'number' ? prompt.bank : 0;
+    var whole = turn + bank;
+    var used = el('span', 'used' + (m.cause === 'timeout' ? ' over' : m.ms > turn ? ' banked' : ''));
+    used.style.width = Math.min(100, 100 * (m.ms || 0) / Math.max(whole, 1)).toFixed(1) + '%';
+    bar.appendChild(used);
+    if (bank) {
+      var mark = el('span', 'turn-end');
+      mark.style.left = (100 * turn / whole).toFixed(1) + '%';
+      bar.appendChild(mark);
+    }
+    line.appendChild(bar);
+    var words = (m.cause === 'timeout' ? 'timed out after ' : 'took ') + secs(m.ms) + ' of its ' + secs(turn) + ' turn';
+    if (bank) words += ' + ' + secs(bank) + ' bank';
+    if (typeof m.bank === 'number' && prompt && m.bank !== bank) words += '; bank left ' + secs(m.bank);
+    if (!prompt && m.cause === 'disconnected') words = 'not connected: played for it after ' + secs(m.ms);
+    line.appendChild(el('span', 'clock-text', words));
+    return line;
+  }
+
+  // The prompt (turn op) of the move after the first j moves of the current hand.
+  function promptFor(j, m) {
+    var notes = M.hands[V.h].notes[j] || [];
+    for (var i = notes.length - 1; i >= 0; i--) {
+      var op = notes[i];
+      if (op.t === 'turn' && op.seat === m.seat && (!m.turn || op.turn === m.turn)) return op;
+    }
+    return null;
+  }
+
+  function nextTurn(st, facts) {
+    var box = el('div', 'next');
+    var s = st.toAct;
+    var head = el('p', 'next-head');
+    head.appendChild(el('span', 'badge act', 'next'));
+    head.appendChild(el('span', '', ' ' + seatName(s) + ' to act'));
+    box.appendChild(head);
+    var prompt = facts.prompt[s];
+    if (!facts.on[s]) {
+      box.appendChild(el('p', 'muted small', (facts.gone[s] ? 'Its bot is gone' : 'Not connected') +
+        ': the referee plays its turn by default.'));
+    }
+    var clock = el('p', 'clock');
+    clock.id = 'clock';
+    var turn = turnMs(prompt);
+    var bank = prompt ? prompt.bank || 0 : facts.bank[s];
+    clock.setAttribute('data-turn-ms', String(turn));
+    clock.setAttribute('data-bank', String(bank));
+    if (prompt && typeof prompt.deadline === 'number' && data.live && !st.next) {
+      clock.setAttribute('data-deadline', String(prompt.deadline));
+      clock.classList.add('ticking');
+    }
+    clock.appendChild(clockIcon());
+    clock.appendChild(el('span', 'clock-text', secs(turn) + ' turn' + (bank ? ' + ' + secs(bank) + ' bank' : '')));
+    box.appendChild(clock);
+    if (!st.next && sees(s)) {
+      var tried = (st.H.notes[st.k] || []).filter(function (o) {
+        return o.t === 'reject' && o.attempt > 0 && !o.late && o.seat === s;
+      });
+      if (tried.length) {
+        var list = el('ol', 'rejects');
+        tried.forEach(function (r) { list.appendChild(rejectLine(r, false)); });
+        box.appendChild(list);
+      }
+    }
+    tickClock();
+    return box;
+  }
+
+  // The live page's turn clock: the deadline is the server's, its clock offset is known
+  // from the event stream (``clock`` events), so the count is right on any device.
+  function tickClock() {
+    var clock = $('clock');
+    if (!clock || !clock.classList.contains('ticking')) return;
+    var deadline = Number(clock.getAttribute('data-deadline'));
+    var bank = Number(clock.getAttribute('data-bank')) || 0;
+    var now = Date.now() + V.clockOffset;
+    var left = deadline - now;
+    var text;
+    if (left > 0) {
+      text = (left / 1000).toFixed(1) + ' s left' + (bank ? ' + ' + secs(bank) + ' bank' : '');
+    } else if (bank + left > 0) {
+      text = 'in its bank: ' + ((bank + left) / 1000).toFixed(1) + ' s left';
+    } else {
+      text = 'out of time: the referee acts for it';
+    }
+    clock.setAttribute('data-left', String(Math.round(left)));
+    clock.classList.toggle('low', left < 1000);
+    var words = clock.querySelector('.clock-text');
+    if (words) words.textContent = text;
+  }
+
+  function clockIcon() {
+    var icon = svg('svg', { viewBox: '0 0 16 16', width: 15, height: 15, class: 'clock-icon', 'aria-hidden': 'true' });
+    icon.appendChild(svg('circle', { cx: 8, cy: 9, r: 6, fill: 'none', stroke: 'currentColor', 'stroke-width': 1.8 }));
+    icon.appendChild(svg('path', { d: 'M8 5.5V9l2.4 1.6M6 1.5h4', fill: 'none', stroke: 'currentColor', 'stroke-width': 1.8, 'stroke-linecap': 'round' }));
+    return icon;
+  }
+
   function rejectLine(r, named) {
     var li = el('li', 'reject');
     if (named) li.appendChild(el('span', 'who', seatName(r.seat)));
@@ -526,7 +719,7 @@
     if (r.late) li.appendChild(el('span', 'badge default', 'late: its turn had timed out'));
     li.appendChild(el('span', 'reason', (r.reason || '').replace(/_/g, ' ')));
     li.appendChild(el('span', 'message', r.message));
-    if (r.ms) li.appendChild(el('span', 'ms', r.ms + ' ms'));
+    if (r.ms) li.appendChild(el('span', 'ms', secs(r.ms)));
     return li;
   }
 
@@ -537,11 +730,14 @@
       if (op.on) {
         li.textContent = clean(seatName(op.seat) + (op.reconnect ? ' reconnected' : ' connected') +
           (op.bot ? ' (bot: ' + op.bot + ')' : ''));
+      } else if (op.gone) {
+        li.className = 'note crash';
+        li.textContent = clean(seatName(op.seat) + ' crashed: ' + op.cause);
       } else {
         li.textContent = clean(seatName(op.seat) + ' disconnected: ' + op.cause);
       }
     } else if (op.t === 'reject') {
-      li.appendChild(el('span', '', 'Answering no prompt in force: '));
+      li.appendChild(el('span', '', op.attempt > 0 && !op.late ? 'Rejected: ' : 'Answering no prompt in force: '));
       li.appendChild(rejectLine(op, true));
     } else if (op.t === 'restart') {
       li.className = 'note restart';
@@ -577,34 +773,49 @@
     }
   }
 
-  // A rejected attempt at this very turn (the others answered no prompt: out of turn, late).
+  // A rejected attempt at that very turn (the others answered no prompt: out of turn, late).
   function isAttempt(op, move) {
-    return op.t === 'reject' && !!move && op.seat === move.seat && op.turn === move.turn;
+    return op.t === 'reject' && !!move && op.seat === move.seat && op.turn === move.turn && !op.late;
   }
 
+  // What happened after move k and before the next: connections, disconnections, other
+  // events. The next move's own attempts are told with it; a pending one's, in its turn.
   function renderNotes(st) {
-    renderNotesList(st.H.notes[st.k], function (op) { return isAttempt(op, st.next); });
+    var next = st.next;
+    renderNotesList(st.H.notes[st.k], function (op) {
+      if (isAttempt(op, next)) return true;
+      return !next && op.t === 'reject' && op.attempt > 0 && !op.late && op.seat === st.toAct;
+    });
   }
 
-  // The moves of this hand so far, oldest first; each one a link to the moment after it.
+  // The moves of this hand so far, oldest first; each one a link to its moment.
   function renderMoves(st) {
     var list = clear($('moves'));
     var H = st.H;
-    $('moves-title').textContent = 'Moves of hand ' + H.deal.hand + ' (' + st.k + ' of ' + H.moves.length + ')';
+    $('moves-title').textContent = 'Moves of hand ' + H.deal.hand;
     var trick = 1;
     for (var i = 0; i < st.k; i++) {
       var m = H.moves[i];
       var row = playLine(m);
       row.classList.add('move');
       if (i === st.k - 1) row.classList.add('latest');
-      var go = el('button', 'link', String(i + 1));
-      go.setAttribute('aria-label', 'Go to the moment after move ' + (i + 1));
+      var go = el('button', 'link num', String(i + 1));
+      go.setAttribute('aria-label', 'Go to move ' + (i + 1));
       go.addEventListener('click', (function (h, k) { return function () { stop(); goTo(h, k); }; })(V.h, i + 1));
       row.insertBefore(go, row.firstChild);
       row.setAttribute('data-trick', String(trick));
+      var lines = outputOf(m);
+      if (lines) {
+        var said = el('div', 'said');
+        said.setAttribute('title', lines.length + ' line' + (lines.length === 1 ? '' : 's') + ' of its output before this move');
+        if (lines.length > 1) said.appendChild(el('span', 'badge out', lines.length + ' lines'));
+        said.appendChild(el('span', 'mono', lines[lines.length - 1][1]));
+        row.appendChild(said);
+      }
       if (m.cleared) { trick++; row.classList.add('trick-end'); }
       list.appendChild(row);
     }
+    if (!st.k) list.appendChild(el('li', 'muted', 'No move yet.'));
     // Scroll once the frame is laid out (reading its height now would force a layout).
     requestAnimationFrame(function () { list.scrollTop = list.scrollHeight; });
   }
@@ -612,10 +823,185 @@
   function renderPosition(st) {
     var H = st.H;
     var trick = 1;
-    for (var i = 0; i < st.k; i++) if (H.moves[i].cleared) trick++;
-    var text = 'Hand ' + H.deal.hand + ' of ' + M.hands.length + ' \u00b7 move ' + st.k + ' of ' + H.moves.length;
-    if (!st.over) text += ' \u00b7 trick ' + trick;
+    for (var i = 0; i < st.k; i++) if (H.moves[i].cleared && i < st.k - 1) trick++;
+    var text = 'Hand ' + H.deal.hand + ' of ' + M.hands.length + ' \u00b7 ';
+    text += st.k ? 'move ' + st.k + ofMoves(H) : 'dealt' + (live(H) ? '' : ', ' + H.moves.length + ' moves');
+    if (st.over) text += ' \u00b7 hand over';
+    else if (st.k) text += ' \u00b7 trick ' + trick;
     $('position').textContent = text;
+  }
+
+  // A hand still being played live has no move count yet.
+  function live(H) { return !!data.live && !H.end; }
+
+  function ofMoves(H) { return live(H) ? '' : ' of ' + H.moves.length; }
+
+  // -- the timeline: where the things worth finding happened ----------------------------
+
+  var MARKS = {
+    hand: 'hand end', crash: 'crash', timeout: 'timeout', reject: 'rejection', disconnect: 'disconnect'
+  };
+
+  function timelineMarks() {
+    var marks = [];
+    function add(p, kind, text) { marks.push({ p: p, kind: kind, text: text }); }
+    M.hands.forEach(function (H, h) {
+      var base = toPos(h, 0);
+      for (var j = 0; j <= H.moves.length; j++) {
+        var next = H.moves[j];
+        (H.notes[j] || []).forEach(function (op) {
+          if (op.t === 'seat' && !op.on && validSeat(op.seat)) {
+            if (op.gone) add(base + j, 'crash', seatName(op.seat) + ' crashed: ' + op.cause);
+            else add(base + j, 'disconnect', seatName(op.seat) + ' disconnected: ' + op.cause);
+          } else if (op.t === 'reject' && validSeat(op.seat) && sees(op.seat)) {
+            var at = isAttempt(op, next) ? base + j + 1 : base + j;
+            add(at, 'reject', seatName(op.seat) + ': ' + (op.reason || '').replace(/_/g, ' '));
+          }
+        });
+        if (next && next.cause === 'timeout') {
+          add(base + j + 1, 'timeout', seatName(next.seat) + ' timed out (hand ' + H.deal.hand + ', move ' + (j + 1) + ')');
+        }
+      }
+      if (H.end) add(base + H.moves.length, 'hand', 'Hand ' + H.deal.hand + ' ends: ' + seatName(H.end.winner) + ' wins');
+    });
+    return marks;
+  }
+
+  function renderTimeline() {
+    var line = clear($('timeline'));
+    var key = clear($('timeline-key'));
+    var last = Math.max(positionCount() - 1, 1);
+    var groups = {};
+    var counts = {};
+    timelineMarks().forEach(function (mk) {
+      var id = mk.kind + '@' + mk.p;
+      counts[mk.kind] = (counts[mk.kind] || 0) + 1;
+      if (groups[id]) { groups[id].text.push(mk.text); return; }
+      groups[id] = { p: mk.p, kind: mk.kind, text: [mk.text] };
+    });
+    var order = ['hand', 'reject', 'disconnect', 'timeout', 'crash'];
+    Object.keys(groups).map(function (id) { return groups[id]; }).sort(function (a, b) {
+      return order.indexOf(a.kind) - order.indexOf(b.kind) || a.p - b.p;
+    }).forEach(function (g) {
+      var b = el('button', 'mark');
+      b.setAttribute('data-kind', g.kind);
+      b.setAttribute('data-pos', String(g.p));
+      b.style.left = (100 * g.p / last).toFixed(3) + '%';
+      var words = g.text.join('; ');
+      b.setAttribute('title', words);
+      b.setAttribute('aria-label', MARKS[g.kind] + ': ' + words);
+      b.addEventListener('click', function () { stop(); goPos(g.p); });
+      line.appendChild(b);
+    });
+    order.slice().reverse().forEach(function (kind) {
+      if (!counts[kind]) return;
+      var li = el('li', 'key');
+      li.setAttribute('data-kind', kind);
+      var swatch = el('span', 'swatch');
+      swatch.setAttribute('data-kind', kind);
+      li.appendChild(swatch);
+      li.appendChild(el('span', '', MARKS[kind] + (counts[kind] === 1 ? '' : 's') + ' ' + counts[kind]));
+      key.appendChild(li);
+    });
+    key.hidden = !key.childNodes.length;
+  }
+
+  function markTimeline(p) {
+    var marks = $('timeline').querySelectorAll('.mark');
+    for (var i = 0; i < marks.length; i++) {
+      marks[i].classList.toggle('here', Number(marks[i].getAttribute('data-pos')) === p);
+    }
+  }
+
+  // -- the bots' own output (referee view --with-stderr) ---------------------------------
+
+  var OUT = [null, null, null, null];
+  (function () {
+    var seats = data.stderr && Array.isArray(data.stderr.seats) ? data.stderr.seats : [];
+    for (var s = 0; s < SEATS; s++) {
+      var o = seats[s];
+      if (!o || typeof o !== 'object') continue;
+      var bySeq = {};
+      (o.moves || []).forEach(function (entry) {
+        if (Array.isArray(entry) && Array.isArray(entry[1])) bySeq[String(entry[0])] = entry[1];
+      });
+      OUT[s] = {
+        bySeq: bySeq, end: o.end || [], untimed: o.untimed || [], file: o.file || '',
+        skipped: o.skipped || 0, lines: o.lines || 0
+      };
+    }
+  })();
+
+  function outputOf(m) {
+    var o = validSeat(m.seat) ? OUT[m.seat] : null;
+    if (!o || !sees(m.seat)) return null;
+    var lines = o.bySeq[String(m.seq)];
+    return lines && lines.length ? lines : null;
+  }
+
+  function outputBox(title, lines) {
+    var box = el('div', 'output');
+    box.appendChild(el('h3', '', title + ' (' + lines.length + (lines.length === 1 ? ' line)' : ' lines)')));
+    var pre = el('ol', 'output-lines mono');
+    lines.forEach(function (line) {
+      var li = el('li');
+      li.appendChild(el('span', 'at', (line[0] / 1000).toFixed(3) + ' s'));
+      li.appendChild(el('span', 'text', line[1]));
+      pre.appendChild(li);
+    });
+    box.appendChild(pre);
+    return box;
+  }
+
+  function endOutput(panel) {
+    for (var s = 0; s < SEATS; s++) {
+      var o = OUT[s];
+      if (!o || !sees(s) || !o.end.length) continue;
+      panel.appendChild(outputBox(seatName(s) + ' after its last move', o.end));
+    }
+  }
+
+  function renderOutputPanel() {
+    var panel = $('output-panel');
+    var box = clear($('output'));
+    var any = false;
+    var where = {};
+    M.hands.forEach(function (H, h) {
+      H.moves.forEach(function (m, i) { where[String(m.seq)] = [h, i + 1]; });
+    });
+    for (var s = 0; s < SEATS; s++) {
+      var o = OUT[s];
+      if (!o || !sees(s)) continue;
+      any = true;
+      var details = el('details', 'seat-output');
+      details.setAttribute('data-seat', String(s));
+      details.appendChild(el('summary', '', seatName(s) + ': ' + o.lines + ' line' + (o.lines === 1 ? '' : 's') +
+        ' (' + o.file + ')' + (o.skipped ? ', ' + o.skipped + ' in the middle left out' : '')));
+      var list = el('ol', 'output-lines mono');
+      Object.keys(o.bySeq).forEach(function (seq) {
+        var at = where[seq];
+        o.bySeq[seq].forEach(function (line, i) {
+          var li = el('li');
+          li.appendChild(el('span', 'at', (line[0] / 1000).toFixed(3) + ' s'));
+          if (at && i === 0) {
+            var go = el('button', 'link', 'hand ' + M.hands[at[0]].deal.hand + ', move ' + at[1]);
+            go.addEventListener('click', function () { stop(); goTo(at[0], at[1]); });
+            li.appendChild(go);
+          }
+          li.appendChild(el('span', 'text', line[1]));
+          list.appendChild(li);
+        });
+      });
+      o.end.concat(o.untimed.map(function (t) { return [null, t]; })).forEach(function (line) {
+        var li = el('li');
+        li.appendChild(el('span', 'at', line[0] === null ? 'time unknown' : (line[0] / 1000).toFixed(3) + ' s'));
+        li.appendChild(el('span', 'text', line[1]));
+        list.appendChild(li);
+      });
+      details.appendChild(list);
+      box.appendChild(details);
+    }
+    panel.hidden = !any;
   }
 
   // Hands visible from the current position: every one in the all-cards view, only the
@@ -832,10 +1218,8 @@
       select.appendChild(opt);
     }
     select.value = String(V.seat);
-    if (data.live) {
-      select.disabled = true;
-      select.title = 'A live match shows public information only';
-    }
+    // A live match shows public information only: every hand face down, no choice to make.
+    $('perspective-label').hidden = !!data.live;
     var v = data.verdict;
     var banner = $('banner');
     if (v && !v.ok) {
@@ -905,13 +1289,15 @@
     if (V.k > 0) goTo(V.h, 0); else goTo(V.h - 1, 0);
   }
 
+  // The first moment that shows log line ``line``: a move's line is shown after it.
   function goToLine(line) {
     for (var i = 0; i < M.hands.length; i++) {
       var H = M.hands[i];
-      for (var k = 0; k < H.moves.length; k++) {
-        if (H.moves[k].seq >= line) return goTo(i, k);
-        var notes = H.notes[k + 1] || [];
-        if (notes.some(function (o) { return o.seq >= line; })) return goTo(i, k + 1);
+      if (H.deal.seq >= line) return goTo(i, 0);
+      for (var k = 0; k <= H.moves.length; k++) {
+        var notes = H.notes[k] || [];
+        if (notes.some(function (o) { return o.seq >= line; })) return goTo(i, k);
+        if (k < H.moves.length && H.moves[k].seq >= line) return goTo(i, k + 1);
       }
       if (H.end && H.end.seq >= line) return goTo(i, H.moves.length);
     }
@@ -998,6 +1384,7 @@
       var v = $('perspective').value;
       V.seat = v === 'all' ? 'all' : Number(v);
       V.drawnPanels = '';
+      V.drawnTimeline = '';
       render();
     });
     window.addEventListener('hashchange', function () { applyHash(); });
@@ -1054,11 +1441,17 @@
     var source = new EventSource(live.events);
     function draw() {
       pending = false;
-      renderHeader();
-      renderSettings();
+      if (!M.drawnHeader) { renderHeader(); renderSettings(); }
+      M.drawnHeader = !!M.match;
       if (V.follow || V.h < 0) goPos(positionCount() - 1); else render();
     }
     source.onopen = function () { status.textContent = 'Live: following the match as it is played'; };
+    source.addEventListener('clock', function (e) {
+      var server = Number(e.data);
+      if (server > 0) V.clockOffset = server - Date.now();
+      tickClock();
+    });
+    setInterval(tickClock, 200);
     source.onerror = function () { status.textContent = 'Live: connection lost, retrying\u2026'; };
     source.onmessage = function (e) {
       var op;
