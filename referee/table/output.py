@@ -71,7 +71,7 @@ class BotOutput:
         self.limit = limit
         self._clock = clock
         self._start_us = clock() // 1000
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # 0700 whatever the umask
         replace_private_file(path, b"")
         self._times = times_path(path)
         header = {

@@ -55,14 +55,14 @@ def eventful(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         ("sleepy", "sleepy"),
         ("flaky", "flaky"),
     ):
-        bots += ["--bot", f"{{python}} {BOT} {mode}", "--name", name]
+        settings = "PUSOY_LATE_S=0.75 PUSOY_TIMEOUT_S=1.3 PUSOY_CRASH_AFTER=4"
+        bots += ["--bot", f"{{python}} {BOT} {mode} {settings}", "--name", name]
     done = referee(
         "match",
         *("--log-dir", str(folder / "logs"), "--state-dir", str(folder / "state")),
         *("--hands", "2", "--seed", "eventful", "--profile", "pusoy-dos"),
         *("--turn-time-ms", str(TURN_MS), "--time-bank-ms", str(BANK_MS)),
         *bots,
-        env={"PUSOY_LATE_S": "0.75", "PUSOY_TIMEOUT_S": "1.3", "PUSOY_CRASH_AFTER": "4"},
     )
     assert done.returncode == 3, done.stdout + done.stderr  # a bot crashed
     assert " view --with-stderr " in done.stdout  # it tells how to see the bots' output
@@ -370,18 +370,34 @@ def test_each_bots_output_beside_its_moves_and_only_as_text(browser, eventful):
         assert page.locator("#moves .said").count() >= 1
         assert page.evaluate("window.__pwned") is None
         assert page.locator("#turn .output b, #moves b, #output b").count() == 0
-        # The crashed seat's traceback is at the default move the referee then made for it.
-        crashed = next(
+        # The crashed seat's traceback is at the default moves the referee then made for
+        # it: its stream may close before the traceback is printed, but the table reads
+        # a dead bot's last output before it reports the bot gone, so the traceback has
+        # arrived by the seat's first move after that report.
+        def seat1_default(e: dict[str, Any]) -> bool:
+            move = e["event"].get("passed") or e["event"].get("played") or {}
+            cause = move.get("default_cause")
+            return cause == "DEFAULT_CAUSE_DISCONNECTED" and int(move.get("seat", 0)) == 1
+
+        crashed = next(i for i, e in enumerate(log) if seat1_default(e))
+        gone = next(
             i
             for i, e in enumerate(log)
-            if (e["event"].get("passed") or e["event"].get("played") or {}).get("default_cause")
-            == "DEFAULT_CAUSE_DISCONNECTED"
-            and int((e["event"].get("passed") or e["event"].get("played")).get("seat", 0)) == 1
+            if e["event"].get("seat_disconnected", {}).get("gone")
+            and int(e["event"]["seat_disconnected"].get("seat", 0)) == 1
         )
-        _, hand, done = where[crashed]
-        go(page, f"#hand={hand}&move={done + 1}")
-        text = page.inner_text("#turn .output")
+        after_gone = next(i for i, e in enumerate(log) if i > gone and seat1_default(e))
+        text, last = "", None
+        for i in [i for i in range(crashed, after_gone + 1) if seat1_default(log[i])]:
+            _, hand, done = where[i]
+            go(page, f"#hand={hand}&move={done + 1}")
+            if page.locator("#turn .output").count():
+                text += page.inner_text("#turn .output")
+                if "RuntimeError: out of ideas" in text and last is None:
+                    last = (hand, done)
         assert "Traceback (most recent call last)" in text and "RuntimeError: out of ideas" in text
+        assert last is not None
+        hand, done = last
         # Every seat's output is listed below the board.
         page.locator("#output details[data-seat='0'] summary").click()
         assert HOSTILE_LINE in page.inner_text("#output details[data-seat='0']")

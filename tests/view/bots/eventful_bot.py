@@ -30,6 +30,9 @@ from referee.bots.strategies import Choice, GreedyBot
 from referee.protocol import play_service
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "chatty"
+# Settings may also come as NAME=VALUE words after the mode: a jailed bot gets only the
+# environment its table gives it, never the referee's (referee.table.jails).
+os.environ.update(word.split("=", 1) for word in sys.argv[2:] if "=" in word)
 
 
 class Eventful(GreedyBot):
