@@ -836,10 +836,30 @@ def _self_command() -> str:
     return "referee"
 
 
+def _folder_hint(folder: Path) -> str:
+    """What to run on a folder given where one match's log is expected."""
+    me, shown = _self_command(), printable(shlex.quote(str(folder)))
+    tournament = (folder / "tournament.json").is_file()
+    logs = sorted((folder / "logs" if tournament else folder).glob("*.jsonl"))
+    lines = [f"{printable(str(folder))} is a folder; replay reads one match's log"]
+    if logs:
+        lines[0] += f", e.g.:\n  {me} replay {printable(shlex.quote(str(logs[-1])))}"
+    lines.append("For all of its matches:")
+    lines.append(f"  {me} view {shown}   (an HTML page for each match, and an index)")
+    if tournament:
+        lines.append(f"  {me} verify --tournament {shown}   (every log and deal group)")
+    else:
+        lines.append(f"  {me} verify {shown}/*.jsonl   (every log)")
+    return "\n".join(lines)
+
+
 def _cmd_replay(args: argparse.Namespace) -> int:
     from referee.log import LogFormatError, read_log
     from referee.log.replay import replay_lines
 
+    if Path(args.log).is_dir():
+        print(f"referee replay: {_folder_hint(Path(args.log))}", file=sys.stderr)
+        return 2
     if args.seat is not None:
         return _seat_replay(args)
     try:
