@@ -759,6 +759,12 @@ async def _organiser_create(
             f"Each bot connects to {org.target.address} with its seat's token "
             "(a kit's --address and --token, or PUSOY_ADDRESS and PUSOY_TOKEN)."
         )
+        if args.tokens_dir:  # a built-in bot takes a seat from its file
+            seat0 = shlex.quote(str(Path(args.tokens_dir) / "seat-0.token"))
+            print(
+                f"A built-in bot: {_self_command()} bot greedy --address "
+                f"{org.target.address} --token-file {seat0}"
+            )
     return 0
 
 
@@ -1169,6 +1175,64 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
         )
     )
     return int(code)
+
+
+BOT_EPILOG = """\
+examples (seats of a match on a `referee serve`, tokens from `organiser create --tokens-dir`):
+  referee organiser create --hands 2 --tokens-dir seats
+  referee bot greedy --token-file seats/seat-0.token &
+  referee bot random --token-file seats/seat-1.token --seed 7 &
+  PUSOY_TOKEN="$(cat seats/seat-2.token)" referee bot greedy --address 127.0.0.1:50051 &
+  referee bot greedy --token-file seat.token --address ref.example:50051 --tls-ca ca.pem
+
+The seat token comes from --token-file or PUSOY_TOKEN, never from the command line,
+where every user of the machine could read it in the process list. The other settings
+are the starter kits' (docs/kits.md, section 7): each flag, else its PUSOY_* variable.
+
+exit status (the kits'):
+  0   the match ended (finished or cancelled), also while the bot was away
+  2   the referee refused the seat (a wrong token, a match over, another bot holds it)
+  3   the referee could not be reached within the reconnect window
+  4   the stream failed in a way a reconnect cannot fix
+  64  no token, an unreadable token or TLS file, a bad setting
+"""
+
+
+def _cmd_bot(args: argparse.Namespace) -> int:
+    from referee.bots import BUILTIN_BOTS
+    from referee.bots.process import EXIT_USAGE, UsageError, play, settings
+    from referee.server.tls import TlsError
+
+    if args.name not in BUILTIN_BOTS:
+        print(
+            f"referee bot: no built-in bot {printable(args.name)!r}: choose one of "
+            f"{', '.join(BUILTIN_BOTS)} (a bot of your own runs as its own program)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if args.token is not None:
+        print(
+            "referee bot: --token is not taken: a token on the command line is visible to "
+            "every user of this machine (ps); give --token-file FILE or PUSOY_TOKEN",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        bot = settings(
+            args.name,
+            address=args.address,
+            token_file=args.token_file,
+            tls=_client_tls(args),
+            reconnect_window_ms=args.reconnect_window_ms,
+            batch_events=args.batch_events,
+            seed=args.seed,
+        )
+    except (UsageError, TlsError) as exc:
+        print(f"referee bot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    code, line = play(bot)
+    print(printable(line), file=sys.stdout if code == 0 else sys.stderr)
+    return code
 
 
 def _add_logging_flags(p: argparse.ArgumentParser) -> None:
@@ -1661,6 +1725,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     stdio.add_argument("command", nargs=argparse.REMAINDER, help="-- the bot's command")
     stdio.set_defaults(func=_cmd_stdio_bot)
+
+    bot = sub.add_parser(
+        "bot",
+        help="play a seat of a match on a running referee with a built-in bot (random, "
+        "greedy), as a kit's bot does",
+        epilog=BOT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bot.add_argument("name", metavar="NAME", help="a built-in bot: random or greedy")
+    bot.add_argument("--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)")
+    bot.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="the seat's token, one word in a file such as organiser create --tokens-dir "
+        "writes (default: PUSOY_TOKEN)",
+    )
+    bot.add_argument("--token", help=argparse.SUPPRESS)  # refused: see _cmd_bot
+    _add_client_tls_flags(bot)
+    bot.add_argument(
+        "--reconnect-window-ms",
+        type=int,
+        metavar="N",
+        help="retry this long to reach the referee or the seat again (default: "
+        "PUSOY_RECONNECT_WINDOW_MS, else 60000)",
+    )
+    bot.add_argument(
+        "--batch-events",
+        action="store_true",
+        help="events batched into the prompts (or PUSOY_BATCH_EVENTS=1; docs/kits.md 10)",
+    )
+    bot.add_argument("--seed", type=int, help="the random bot's seed, for a repeatable run")
+    bot.set_defaults(func=_cmd_bot)
 
     tour = sub.add_parser(
         "tournament",

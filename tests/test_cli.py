@@ -36,6 +36,7 @@ def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         ["view"],
         ["tournament"],
         ["organiser"],
+        ["bot"],
     ],
 )
 def test_every_command_has_help_with_an_example(command):
