@@ -115,9 +115,14 @@ MATCH_EPILOG = """\
 examples:
   referee match                                   # greedy vs random, pusoy-dos
   referee match --profile big-two --hands 3 --seed demo
-  referee match --bot greedy --bot random --bot "python examples/random_bot.py" \\
-      --bot "./mybot --address {address} --token={token}" --name mine --revolution true
+  referee match --bot greedy --bot random --bot "{python} mybot.py" --name mine \\
+      --bot "./otherbot --address {address}" --revolution true
   referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
+
+A bot's command may hold these placeholders, each replaced when the bot is spawned:
+@PLACEHOLDERS@
+It also gets PUSOY_ADDRESS and PUSOY_TOKEN in its environment, where the starter kits
+read them, so that a kit's bot needs none: --bot "{python} mybot.py".
 
 A bot that ends before the match does is reported at once (its seat, command, exit
 status or signal, and the last lines of its output, kept in LOG_DIR/<match>.seatN.stderr);
@@ -443,8 +448,17 @@ MATCH_SETTINGS = {
 
 
 class _MatchHelp(argparse.RawDescriptionHelpFormatter):
-    """Shows MatchSettings' default for a flag left unset, read only when help is asked
-    for (importing the settings costs the protocol modules)."""
+    """Shows MatchSettings' default for a flag left unset, and the placeholders of a bot's
+    command, read only when help is asked for (importing them costs the protocol
+    modules)."""
+
+    def _format_text(self, text: str) -> str:
+        if "@PLACEHOLDERS@" in text:
+            from referee.table.bots import PLACEHOLDERS
+
+            rows = [f"  {{{name}}}".ljust(16) + meaning for name, meaning in PLACEHOLDERS.items()]
+            text = text.replace("@PLACEHOLDERS@", "\n".join(rows))
+        return super()._format_text(text)
 
     def _expand_help(self, action: argparse.Action) -> str:
         field = MATCH_SETTINGS.get(action.dest)
