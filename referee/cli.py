@@ -1213,29 +1213,15 @@ exit status (the kits'):
 
 
 def _cmd_bot(args: argparse.Namespace) -> int:
-    from referee.bots import BUILTIN_BOTS
     from referee.bots.process import EXIT_USAGE, UsageError, play, settings
     from referee.server.tls import TlsError
 
-    if args.name not in BUILTIN_BOTS:
-        print(
-            f"referee bot: no built-in bot {printable(args.name)!r}: choose one of "
-            f"{', '.join(BUILTIN_BOTS)} (a bot of your own runs as its own program)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    if args.token is not None:
-        print(
-            "referee bot: --token is not taken: a token on the command line is visible to "
-            "every user of this machine (ps); give --token-file FILE or PUSOY_TOKEN",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
     try:
         bot = settings(
             args.name,
             address=args.address,
             token_file=args.token_file,
+            token_flag=args.token,
             tls=_client_tls(args),
             reconnect_window_ms=args.reconnect_window_ms,
             batch_events=args.batch_events,

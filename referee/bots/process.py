@@ -18,9 +18,10 @@ from pathlib import Path
 import grpc
 
 from referee.bots.client import SeatOutcome, SeatRefused, play_seat
-from referee.bots.strategies import builtin_bot
+from referee.bots.strategies import BUILTIN_BOTS, builtin_bot
 from referee.organiser import OrganiserError, read_token
 from referee.server.tls import ClientTls, TlsError
+from referee.text import printable
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 RECONNECT_WINDOW_MS = 60_000
@@ -95,13 +96,25 @@ def settings(
     address: str | None,
     token_file: str | None,
     tls: ClientTls | None,
+    token_flag: str | None = None,
     reconnect_window_ms: int | None = None,
     batch_events: bool = False,
     seed: int | None = None,
     env: Mapping[str, str] | None = None,
 ) -> BotSettings:
-    """Flags first, then the kits' variables, then the defaults. Raises UsageError."""
+    """Flags first, then the kits' variables, then the defaults. Raises UsageError, also
+    for a token given as a flag (``token_flag``), which it refuses."""
     env = os.environ if env is None else env
+    if name not in BUILTIN_BOTS:
+        raise UsageError(
+            f"no built-in bot {printable(name)!r}: choose one of {', '.join(BUILTIN_BOTS)} "
+            "(a bot of your own runs as a program of its own)"
+        )
+    if token_flag is not None:
+        raise UsageError(
+            "--token is not taken: a token on the command line is visible to every user of "
+            "this machine (ps); give --token-file FILE or PUSOY_TOKEN"
+        )
     return BotSettings(
         name=name,
         address=address or env.get("PUSOY_ADDRESS") or DEFAULT_ADDRESS,
