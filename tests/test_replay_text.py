@@ -100,7 +100,8 @@ def test_replay_of_a_folder_says_what_to_run_on_it(tmp_path):
 
     config = tmp_path / "t.toml"
     config.write_text(
-        '[tournament]\nseed = "s"\nformat = "fixed"\noutput = "night1"\n[rules]\nhands = 1\n'
+        '[tournament]\nseed = "s"\nformat = "fixed"\nseatings = "none"\noutput = "night1"\n'
+        + "[rules]\nhands = 1\n"
         + "".join(f'[[bot]]\nname = "b{i}"\nbuiltin = "greedy"\n' for i in range(4))
     )
     played = run_referee("tournament", str(config), cwd=tmp_path)
