@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee import __version__
+from referee.program import referee_program
 from referee.text import printable
 
 if TYPE_CHECKING:
@@ -120,8 +121,8 @@ MATCH_EPILOG = """\
 examples:
   referee match                                   # greedy vs random, pusoy-dos
   referee match --profile big-two --hands 3 --seed demo
-  referee match --bot greedy --bot random --bot "python examples/random_bot.py" \\
-      --bot "./mybot --address {address} --token={token}" --name mine --revolution true
+  referee match --bot greedy --bot random --bot "{python} mybot.py" --name mine \\
+      --bot "./otherbot --address {address}" --revolution true
   referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
   referee match --dry-run --bot "{python} mybot/bot.py" --bot greedy --bot greedy --bot random
 
@@ -130,6 +131,11 @@ the referee's Python read-only, never the log or state folder (the live log hold
 hand), other bots' files or the network. --dry-run shows each bot's jail and what it could
 not read there. The log is private (0600) while the match runs; --publish-logs opens it to
 every local user once the match is over.
+
+A bot's command may hold these placeholders, each replaced when the bot is spawned:
+@PLACEHOLDERS@
+It also gets PUSOY_ADDRESS and PUSOY_TOKEN in its environment, where the starter kits
+read them, so that a kit's bot needs none: --bot "{python} mybot.py".
 
 A bot that ends before the match does is reported at once (its seat, command, exit
 status or signal, and the last lines of its output, kept in LOG_DIR/<match>.seatN.stderr);
@@ -517,8 +523,17 @@ MATCH_SETTINGS = {
 
 
 class _MatchHelp(argparse.RawDescriptionHelpFormatter):
-    """Shows MatchSettings' default for a flag left unset, read only when help is asked
-    for (importing the settings costs the protocol modules)."""
+    """Shows MatchSettings' default for a flag left unset, and the placeholders of a bot's
+    command, read only when help is asked for (importing them costs the protocol
+    modules)."""
+
+    def _format_text(self, text: str) -> str:
+        if "@PLACEHOLDERS@" in text:
+            from referee.table.bots import PLACEHOLDERS
+
+            rows = [f"  {{{name}}}".ljust(16) + meaning for name, meaning in PLACEHOLDERS.items()]
+            text = text.replace("@PLACEHOLDERS@", "\n".join(rows))
+        return super()._format_text(text)
 
     def _expand_help(self, action: argparse.Action) -> str:
         field = MATCH_SETTINGS.get(action.dest)
@@ -678,7 +693,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     for line in summary_lines(report):
         print(line)
     print(f"Log: {report.log_path}")
-    me = _self_command()
+    me = referee_program()
     print(f"Replay: {me} replay {report.log_path}")
     spawned = any(s.stderr_path is not None for s in report.seats)
     flag, what = ("--with-stderr ", ", each bot's output at its moves") if spawned else ("", "")
@@ -724,18 +739,30 @@ def _cmd_organiser(args: argparse.Namespace) -> int:
     return run_organiser(args, request, tls)
 
 
-def _self_command() -> str:
-    """How this command was invoked (``.venv/bin/referee``), for hints a user can paste."""
-    argv0 = sys.argv[0] if sys.argv else ""
-    if Path(argv0).name == "referee":
-        return shlex.quote(argv0)
-    return "referee"
+def _folder_hint(folder: Path) -> str:
+    """What to run on a folder given where one match's log is expected."""
+    me, shown = referee_program(), printable(shlex.quote(str(folder)))
+    tournament = (folder / "tournament.json").is_file()
+    logs = sorted((folder / "logs" if tournament else folder).glob("*.jsonl"))
+    lines = [f"{printable(str(folder))} is a folder; replay reads one match's log"]
+    if logs:
+        lines[0] += f", e.g.:\n  {me} replay {printable(shlex.quote(str(logs[-1])))}"
+    lines.append("For all of its matches:")
+    lines.append(f"  {me} view {shown}   (an HTML page for each match, and an index)")
+    if tournament:
+        lines.append(f"  {me} verify --tournament {shown}   (every log and deal group)")
+    else:
+        lines.append(f"  {me} verify {shown}/*.jsonl   (every log)")
+    return "\n".join(lines)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from referee.log import LogFormatError, read_log
     from referee.log.replay import replay_lines
 
+    if Path(args.log).is_dir():
+        print(f"referee replay: {_folder_hint(Path(args.log))}", file=sys.stderr)
+        return 2
     if args.seat is not None:
         return _seat_replay(args)
     try:
@@ -859,7 +886,6 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     from referee.tournament.report import (
         format_pairwise,
         format_standings,
-        referee_program,
         verify_command,
     )
 
@@ -1053,6 +1079,50 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
         )
     )
     return int(code)
+
+
+BOT_EPILOG = """\
+examples (seats of a match on a `referee serve`, tokens from `organiser create --tokens-dir`):
+  referee organiser create --hands 2 --tokens-dir seats
+  referee bot greedy --token-file seats/seat-0.token &
+  referee bot random --token-file seats/seat-1.token --seed 7 &
+  PUSOY_TOKEN="$(cat seats/seat-2.token)" referee bot greedy --address 127.0.0.1:50051 &
+  referee bot greedy --token-file seat.token --address ref.example:50051 --tls-ca ca.pem
+
+The seat token comes from --token-file or PUSOY_TOKEN, never from the command line,
+where every user of the machine could read it in the process list. The other settings
+are the starter kits' (docs/kits.md, section 7): each flag, else its PUSOY_* variable.
+
+exit status (the kits'):
+  0   the match ended (finished or cancelled), also while the bot was away
+  2   the referee refused the seat (a wrong token, a match over, another bot holds it)
+  3   the referee could not be reached within the reconnect window
+  4   the stream failed in a way a reconnect cannot fix
+  64  no token, an unreadable token or TLS file, a bad setting
+"""
+
+
+def _cmd_bot(args: argparse.Namespace) -> int:
+    from referee.bots.process import EXIT_USAGE, UsageError, play, settings
+    from referee.server.tls import TlsError
+
+    try:
+        bot = settings(
+            args.name,
+            address=args.address,
+            token_file=args.token_file,
+            token_flag=args.token,
+            tls=_client_tls(args),
+            reconnect_window_ms=args.reconnect_window_ms,
+            batch_events=args.batch_events,
+            seed=args.seed,
+        )
+    except (UsageError, TlsError) as exc:
+        print(f"referee bot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    code, line = play(bot)
+    print(printable(line), file=sys.stdout if code == 0 else sys.stderr)
+    return code
 
 
 def _add_logging_flags(p: argparse.ArgumentParser) -> None:
@@ -1628,6 +1698,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     stdio.add_argument("command", nargs=argparse.REMAINDER, help="-- the bot's command")
     stdio.set_defaults(func=_cmd_stdio_bot)
+
+    bot = sub.add_parser(
+        "bot",
+        help="play a seat of a match on a running referee with a built-in bot (random, "
+        "greedy), as a kit's bot does",
+        epilog=BOT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bot.add_argument("name", metavar="NAME", help="a built-in bot: random or greedy")
+    bot.add_argument("--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)")
+    bot.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="the seat's token, one word in a file such as organiser create --tokens-dir "
+        "writes (default: PUSOY_TOKEN)",
+    )
+    bot.add_argument("--token", help=argparse.SUPPRESS)  # refused: see _cmd_bot
+    _add_client_tls_flags(bot)
+    bot.add_argument(
+        "--reconnect-window-ms",
+        type=int,
+        metavar="N",
+        help="retry this long to reach the referee or the seat again (default: "
+        "PUSOY_RECONNECT_WINDOW_MS, else 60000)",
+    )
+    bot.add_argument(
+        "--batch-events",
+        action="store_true",
+        help="events batched into the prompts (or PUSOY_BATCH_EVENTS=1; docs/kits.md 10)",
+    )
+    bot.add_argument("--seed", type=int, help="the random bot's seed, for a repeatable run")
+    bot.set_defaults(func=_cmd_bot)
 
     tour = sub.add_parser(
         "tournament",

@@ -100,27 +100,25 @@ def check_created(reply: match_service.CreateMatchResponse) -> None:
             raise BadReply(f"{what}: seat {seat}'s token is not a plain token ({problem})")
 
 
-def read_token(path: Path) -> str:
-    """The organiser's token from the file ``referee serve`` keeps it in."""
+def read_token(path: Path, what: str = "organiser token") -> str:
+    """A token from its file: the organiser's, as ``referee serve`` keeps it, or a seat's,
+    as ``referee organiser create --tokens-dir`` writes it (``what`` names it)."""
+    not_one = f"{path} is not {'an' if what[:1] in 'aeiou' else 'a'} {what} file"
     try:
         if not path.is_file() and path.exists():
-            raise OrganiserError(f"{path} is not an organiser token file (not a regular file)")
+            raise OrganiserError(f"{not_one} (not a regular file)")
         with path.open("rb") as f:
             raw = f.read(MAX_TOKEN_BYTES + 1)
     except OSError as exc:
-        raise OrganiserError(
-            f"cannot read the organiser token file {path}: {exc.strerror}"
-        ) from None
+        raise OrganiserError(f"cannot read the {what} file {path}: {exc.strerror}") from None
     if len(raw) > MAX_TOKEN_BYTES:
-        raise OrganiserError(
-            f"{path} is not an organiser token file (over {MAX_TOKEN_BYTES} bytes)"
-        )
+        raise OrganiserError(f"{not_one} (over {MAX_TOKEN_BYTES} bytes)")
     try:
         token = raw.decode("ascii").strip()
     except UnicodeDecodeError:
-        raise OrganiserError(f"{path} is not an organiser token file (not ASCII)") from None
+        raise OrganiserError(f"{not_one} (not ASCII)") from None
     if not token or any(c.isspace() for c in token):
-        raise OrganiserError(f"{path} is not an organiser token file (one word expected)")
+        raise OrganiserError(f"{not_one} (one word expected)")
     return token
 
 

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +29,7 @@ from referee.organiser import (
     Target,
     find_target,
 )
+from referee.program import referee_program
 from referee.text import printable
 
 if TYPE_CHECKING:
@@ -178,6 +180,12 @@ async def _create(
             f"Each bot connects to {address} with its seat's token "
             "(a kit's --address and --token, or PUSOY_ADDRESS and PUSOY_TOKEN)."
         )
+        if args.tokens_dir:  # a built-in bot takes a seat from its file
+            seat0 = shlex.quote(str(Path(args.tokens_dir) / "seat-0.token"))
+            print(
+                f"A built-in bot: {referee_program()} bot greedy --address "
+                f"{shlex.quote(org.target.address)} --token-file {seat0}"
+            )
     return EXIT_OK
 
 

@@ -36,6 +36,7 @@ def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         ["view"],
         ["tournament"],
         ["organiser"],
+        ["bot"],
     ],
 )
 def test_every_command_has_help_with_an_example(command):
@@ -44,6 +45,15 @@ def test_every_command_has_help_with_an_example(command):
     assert "usage: referee" in done.stdout
     if command:
         assert "example" in done.stdout
+
+
+def test_match_help_says_what_each_placeholder_becomes():
+    from referee.table.bots import PLACEHOLDERS
+
+    text = referee("match", "--help").stdout
+    for name, meaning in PLACEHOLDERS.items():
+        assert re.search(rf"^  \{{{name}\}} +{re.escape(meaning)}$", text, re.M), name
+    assert '--bot "{python} mybot.py"' in text
 
 
 def test_match_then_replay_then_verify(tmp_path):
@@ -144,6 +154,10 @@ def test_bad_input_gets_a_clear_error_and_a_failing_exit(tmp_path):
         (["--hands", "2", "--threshold", "50"], "--threshold: not allowed with argument --hands"),
         (["--profile", "poker"], "unknown profile 'poker'"),
         (["--bot", "greedy"], "give 4 bots"),
+        (
+            ["--bot", "./mybot --token={tokn}", *["--bot", "greedy"] * 3],
+            "'./mybot --token={tokn}': unknown placeholder {tokn} (known: {address}, {token}",
+        ),
     ],
 )
 def test_match_refuses_bad_arguments_with_a_clear_message(tmp_path, args, message):

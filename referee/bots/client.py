@@ -66,6 +66,9 @@ class _Held:
     seat: int = -1
     match_id: str = ""
     last_heard: float = dataclasses.field(default_factory=time.monotonic)
+    taken: play_service.Refusal | None = None
+    """SEAT_TAKEN since ``taken_since`` (and no Welcome since): someone else holds it."""
+    taken_since: float = 0.0
 
 
 async def _stream_once(
@@ -101,11 +104,14 @@ async def _stream_once(
             kind = msg.WhichOneof("kind")
             if kind == "welcome":
                 held.seat, held.match_id = msg.welcome.seat, msg.welcome.match_id
+                held.taken = None
             elif kind == "refusal":
                 reason = msg.refusal.reason
                 if reason == play_service.REFUSAL_REASON_MATCH_OVER and held.seat >= 0:
                     return SeatOutcome(held.seat, held.match_id, None)
                 if reason == play_service.REFUSAL_REASON_SEAT_TAKEN:
+                    if held.taken is None:
+                        held.taken, held.taken_since = msg.refusal, time.monotonic()
                     return None  # the referee has not yet seen our last stream drop
                 raise SeatRefused(msg.refusal)
             elif kind == "prompt":
@@ -141,7 +147,7 @@ async def play_seat(
     token: str,
     *,
     credentials: grpc.ChannelCredentials | None = None,
-    channel_options: Sequence[tuple[str, str]] = (),
+    channel_options: Sequence[tuple[str, str | int]] = (),
     reconnect_window_s: float = RECONNECT_WINDOW_S,
     batch_events: bool = False,
 ) -> SeatOutcome:
@@ -149,15 +155,15 @@ async def play_seat(
 
     With ``credentials`` the channel uses TLS (``channel_options``: grpc's, such as the
     name to check in the referee's certificate). Raises SeatRefused for a refusal that
-    retrying cannot mend, ConnectionError after a whole reconnect window without a word
-    from the referee.
+    retrying cannot mend (SEAT_TAKEN for a whole reconnect window: another bot holds the
+    seat), ConnectionError after a whole reconnect window without a word from the referee.
     """
     held = _Held()
     delay = 0.0
     channel = (
         grpc.aio.secure_channel(address, credentials, options=list(channel_options))
         if credentials is not None
-        else grpc.aio.insecure_channel(address)
+        else grpc.aio.insecure_channel(address, options=list(channel_options))
     )
     async with channel:
         stub = play_service_grpc.PlayServiceStub(channel)
@@ -170,9 +176,11 @@ async def play_seat(
             except grpc.aio.AioRpcError as exc:
                 if exc.code() not in _RETRYABLE:
                     raise
+            if held.taken is not None and time.monotonic() - held.taken_since > reconnect_window_s:
+                raise SeatRefused(held.taken)
             if time.monotonic() - held.last_heard > reconnect_window_s:
                 raise ConnectionError(f"could not reach the referee at {address}")
-            if held.last_heard >= attempt:
+            if held.last_heard >= attempt and held.taken is None:
                 delay = 0.0  # that stream got through: retry at once
             await asyncio.sleep(delay * (1 + random.random()))
             delay = min(max(delay * 2, 0.05), 1.0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from referee.log.reader import LogRead
@@ -35,6 +35,42 @@ def _name(names: list[str], seat: int) -> str:
     return names[seat] if 0 <= seat < len(names) else f"{seat}:no such seat"
 
 
+def by_seat(names: Sequence[str], values: Sequence[int]) -> str:
+    """Numbers of seats 0..3 labelled with their seats' names.
+
+    >>> by_seat(["0:ann", "1:bob"], [12, 0])
+    '0:ann 12, 1:bob 0'
+    """
+    return ", ".join(f"{_name(list(names), seat)} {value}" for seat, value in enumerate(values))
+
+
+def merged_disconnects(connections: Sequence[tuple[int, bool] | None]) -> dict[int, int]:
+    """A bot that dies is told twice: its stream closes (a disconnect, "stream closed by
+    the bot"), then whoever seated it reports the exit (a second disconnect, its bot gone:
+    "its bot exited with status 1"). Maps the position of each such first disconnect to
+    that of the second, whose cause says why; the second is not shown again.
+
+    ``connections``: per item, (seat, connected) for a connect or disconnect, else None.
+
+    >>> merged_disconnects([(0, False), None, (0, False), (1, False), (1, True), (1, False)])
+    {0: 2}
+    """
+    merged: dict[int, int] = {}
+    last_disconnect: dict[int, int] = {}
+    for i, item in enumerate(connections):
+        if item is None:
+            continue
+        seat, connected = item
+        first = last_disconnect.pop(seat, None)
+        if connected:
+            continue
+        if first is not None:
+            merged[first] = i  # no connect in between: the same loss, told again
+        else:
+            last_disconnect[seat] = i
+    return merged
+
+
 def replay_lines(
     read: LogRead, *, show_rejections: bool = True, hand: int | None = None
 ) -> Iterator[str]:
@@ -45,11 +81,21 @@ def replay_lines(
         yield printable(line)
 
 
+def _connection(ev: common.Event) -> tuple[int, bool] | None:
+    if ev.HasField("seat_connected"):
+        return ev.seat_connected.seat, True
+    if ev.HasField("seat_disconnected"):
+        return ev.seat_disconnected.seat, False
+    return None
+
+
 def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> Iterator[str]:
     names = [f"seat {i}" for i in range(4)]
     trick = 0
     showing = True
-    for line in read.lines:
+    told = merged_disconnects([_connection(line.entry.event) for line in read.lines])
+    retold = set(told.values())
+    for i, line in enumerate(read.lines):
         ev = line.entry.event
         kind = ev.WhichOneof("kind")
         if kind == "hand_dealt":
@@ -68,9 +114,11 @@ def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> 
             sc = ev.seat_connected
             again = "reconnected" if sc.reconnect else "connected"
             yield f"  [{_name(names, sc.seat)} {again}{f' ({sc.bot_name})' if sc.bot_name else ''}]"
-        elif kind == "seat_disconnected":
+        elif kind == "seat_disconnected" and i not in retold:
             sd = ev.seat_disconnected
-            yield f"  [{_name(names, sd.seat)} disconnected: {sd.cause}]"
+            why = read.lines[told[i]].entry.event if i in told else ev
+            cause = why.seat_disconnected.cause
+            yield f"  [{_name(names, sd.seat)} disconnected: {cause}]"
         elif kind == "referee_restarted":
             rr = ev.referee_restarted
             torn = f", {rr.torn_bytes} bytes of a torn line cut off" if rr.torn_bytes else ""
@@ -123,7 +171,8 @@ def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> 
                 if left.seat != he.winner:
                     cards = " ".join(left.cards)
                     yield f"  {_name(names, left.seat):>12}: {len(left.cards):2d} left  {cards}"
-            yield f"  scores {list(he.scores)}, totals {list(he.totals)}"
+            yield f"  scores: {by_seat(names, he.scores)}"
+            yield f"  totals: {by_seat(names, he.totals)}"
         elif kind == "match_ended":
             me = ev.match_ended
             status = _enum(common.MatchStatus, me.status).removeprefix("MATCH_STATUS_").lower()

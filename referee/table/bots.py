@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -20,18 +21,19 @@ from referee.bots import BUILTIN_BOTS
 from referee.stdio import PREFIX as STDIO_PREFIX
 from referee.stdio import bridge_argv
 
-PLACEHOLDERS = (
-    "address",
-    "token",
-    "python",
-    "seat",
-    "match",
-    "name",
-    "ca_file",
-    "client_cert",
-    "client_key",
-)
-"""What a command may contain in braces; each is replaced when the bot is spawned."""
+PLACEHOLDERS = {
+    "address": "the referee's address, HOST:PORT (also in PUSOY_ADDRESS)",
+    "token": "the seat's token (also in PUSOY_TOKEN, which keeps it out of the process list)",
+    "python": "the Python running the referee, which has the Python kit (pusoy_client)",
+    "seat": "the seat, 0 to 3",
+    "match": "the match's id (a tournament's own id for it)",
+    "name": "the seat's name",
+    "ca_file": "a referee over TLS: the CA to check it with (also PUSOY_TLS_CA); else empty",
+    "client_cert": "mutual TLS: the bot's certificate (also PUSOY_TLS_CERT); else empty",
+    "client_key": "mutual TLS: its key (also PUSOY_TLS_KEY); else empty",
+}
+"""What a command may contain in braces, and what each becomes when the bot is spawned."""
+_PLACEHOLDER_RE = re.compile(r"\{(\w*)\}")
 
 MAX_SEAT_NAME_CHARS = 40
 
@@ -114,10 +116,27 @@ def parse_bot(text: str) -> Bot:
         argv = tuple(shlex.split(command))
     except ValueError as exc:
         raise ValueError(f"cannot split the command {command!r}: {exc}") from None
+    if (unknown := unknown_placeholder(argv)) is not None:
+        raise ValueError(f"{command!r}: {unknown}")
     if stdio:
         bridge = bridge_argv(argv, name="{name}", python="{python}")
         return CommandBot(tuple(bridge), program=argv)
     return CommandBot(argv)
+
+
+def unknown_placeholder(argv: Sequence[str]) -> str | None:
+    """Why a command's placeholders cannot all be replaced, or None.
+
+    >>> unknown_placeholder(["bot", "--token={tokn}"])
+    'unknown placeholder {tokn} (known: {address}, {token}, {python}, {seat}, {match}, {name}, \
+{ca_file}, {client_cert}, {client_key})'
+    """
+    for word in argv:
+        for found in _PLACEHOLDER_RE.findall(word):
+            if found not in PLACEHOLDERS:
+                known = ", ".join(f"{{{p}}}" for p in PLACEHOLDERS)
+                return f"unknown placeholder {{{found}}} (known: {known})"
+    return None
 
 
 def expand(argv: Sequence[str], values: Mapping[str, str]) -> list[str]:
@@ -282,4 +301,5 @@ __all__ = [
     "distinct_names",
     "expand",
     "parse_bot",
+    "unknown_placeholder",
 ]

@@ -30,6 +30,7 @@ import hashlib
 import importlib
 import logging
 import os
+import secrets
 import socket
 import tempfile
 from collections.abc import Callable
@@ -62,6 +63,36 @@ class ClusterUnavailable(RefereeUnavailable):
 
 class WorkerMismatch(Exception):
     """What came back from a worker is not the match that was asked for."""
+
+
+RAY_AUTH_SETTINGS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+"""Ray's own settings of token authentication (docs/tournaments.md, "Across machines")."""
+
+
+def token_for_a_ray_of_its_own() -> dict[str, str | None]:
+    """Give the Ray a tournament starts for itself a token of its own, in this process's
+    environment (Ray's ``RAY_AUTH_TOKEN``, which the Ray processes it starts inherit).
+
+    Without one, that Ray writes a token to ``~/.ray/auth_token`` and leaves it there;
+    from then on ``ray start --head`` on this machine turns authentication on by itself,
+    while ``ray start --address`` and drivers given an address do not, and they fail with
+    InvalidAuthToken. Settings the user gave (any of RAY_AUTH_SETTINGS) are left as they
+    are. Returns the settings as they were, for ``restore_settings``.
+    """
+    saved = {name: os.environ.get(name) for name in RAY_AUTH_SETTINGS}
+    if not any(value is not None for value in saved.values()):
+        os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+    return saved
+
+
+def restore_settings(saved: dict[str, str | None]) -> None:
+    """Put back what ``token_for_a_ray_of_its_own`` (and Ray, which sets RAY_AUTH_MODE
+    for the Ray it starts) changed."""
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def require_ray() -> ModuleType:
@@ -243,6 +274,7 @@ class RayBackend:
         """Hears of a lost attempt: the match, why, and the attempt about to start."""
         self._ray: Any = None
         self._task: Any = None
+        self._settings: dict[str, str | None] | None = None
 
     def start(self) -> None:
         """Connect to the cluster (or start a Ray on this machine alone). Raises
@@ -256,10 +288,20 @@ class RayBackend:
         }
         if address == "local":
             options["include_dashboard"] = False
+            self._settings = token_for_a_ray_of_its_own()
         try:
             ray.init(**options)
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise ClusterUnavailable(f"cannot reach the Ray cluster at {address}: {exc}") from None
+            self._restore()
+            hint = ""
+            if address != "local" and os.environ.get("RAY_AUTH_MODE") != "token":
+                hint = (
+                    " (a cluster with token authentication needs RAY_AUTH_MODE=token and its "
+                    "token here too: docs/tournaments.md, Across machines with Ray)"
+                )
+            raise ClusterUnavailable(
+                f"cannot reach the Ray cluster at {address}: {exc}{hint}"
+            ) from None
         self._ray = ray
         self._task = ray.remote(num_cpus=self.execution.cpus_per_match, max_retries=0)(play_here)
 
@@ -267,6 +309,12 @@ class RayBackend:
         if self._ray is not None:
             self._ray.shutdown()
             self._ray = None
+        self._restore()
+
+    def _restore(self) -> None:
+        if self._settings is not None:
+            restore_settings(self._settings)
+            self._settings = None
 
     async def play(
         self,

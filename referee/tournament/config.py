@@ -143,6 +143,7 @@ from referee.table.bots import (
     CommandBot,
     RemoteBot,
     check_program,
+    unknown_placeholder,
 )
 
 IDENTITY_VERSION = 1
@@ -152,7 +153,6 @@ DEFAULT_LOBBY_WAIT_S = 60.0
 DEFAULT_SPRT_MIN_GROUPS = 10
 DEFAULT_MAX_ATTEMPTS = 3
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
-_PLACEHOLDER_RE = re.compile(r"\{(\w*)\}")
 _E = TypeVar("_E", bound=enum.StrEnum)
 
 
@@ -1115,15 +1115,8 @@ def _parse_command(
         raise ConfigError(f"{where}.{kind}", "should be a string or a list of strings")
     if not argv:
         raise ConfigError(f"{where}.{kind}", "is empty")
-    for word in argv:
-        for found in _PLACEHOLDER_RE.findall(word):
-            if found not in PLACEHOLDERS:
-                raise ConfigError(
-                    f"{where}.{kind}",
-                    f"unknown placeholder {{{found}}} (known: "
-                    + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS)
-                    + ")",
-                )
+    if (unknown := unknown_placeholder(argv)) is not None:
+        raise ConfigError(f"{where}.{kind}", unknown)
     cwd_text = b.text("cwd")
     cwd = (base / cwd_text).resolve() if cwd_text else base
     if not cwd.is_dir():

@@ -4,10 +4,7 @@ dry run, the sequential test, and a verify command that can be pasted as it is."
 from __future__ import annotations
 
 import itertools
-import os
 import shlex
-import shutil
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -102,21 +99,6 @@ def format_pairwise(names: Sequence[str], pairs: Sequence[PairRow], scoring: str
     return "\n".join(out)
 
 
-def referee_program() -> str:
-    """How to run this ``referee`` again from the same shell: ``referee`` when that is
-    what PATH finds, else the path it was started by, or ``python -m referee.cli``."""
-    argv0 = sys.argv[0] if sys.argv else ""
-    if Path(argv0).name == "referee":
-        found = shutil.which("referee")
-        try:
-            if found is not None and os.path.samefile(found, argv0):
-                return "referee"
-        except OSError:
-            pass
-        return shlex.quote(argv0)
-    return f"{shlex.quote(sys.executable)} -m referee.cli"
-
-
 def verify_command(program: str, folder: Path, cwd: Path | None = None) -> str:
     """A shell command that re-checks the whole tournament in ``folder``: every log, the
     schedule, the shared deals of each group (``referee verify --tournament``); the folder
@@ -136,6 +118,5 @@ __all__ = [
     "MATRIX_MAX_BOTS",
     "format_pairwise",
     "format_standings",
-    "referee_program",
     "verify_command",
 ]

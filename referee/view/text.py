@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from referee import text
+from referee.log.replay import by_seat, merged_disconnects
 from referee.view.fold import Op
 
 CAUSES = {
@@ -50,7 +51,11 @@ def seat_lines(ops: Sequence[Op], seat: int, hand: int | None = None) -> Iterato
     trick = 1
     showing = hand is None
     pending: list[Op] = []
-    for op in ops:
+    told = merged_disconnects(
+        [(op["seat"], bool(op.get("on"))) if _is_connection(op) else None for op in ops]
+    )
+    retold = set(told.values())
+    for i, op in enumerate(ops):
         t = op.get("t")
         if t == "match":
             names = _Names(f"{s}:{printable(n)}" for s, n in enumerate(op["seats"]))
@@ -91,9 +96,11 @@ def seat_lines(ops: Sequence[Op], seat: int, hand: int | None = None) -> Iterato
             for s, left in enumerate(op["cards"]):
                 if s != op["winner"]:
                     yield f"  {names[s]:>14}: {len(left):2d} left  {_cards(left)}"
-            yield f"  scores {op['scores']}, totals {op['totals']}"
-        elif t == "seat" and showing and op.get("seat") is not None:
-            what = "connected" if op.get("on") else f"disconnected: {printable(op.get('cause'))}"
+            yield f"  scores: {by_seat(names, op['scores'])}"
+            yield f"  totals: {by_seat(names, op['totals'])}"
+        elif t == "seat" and showing and _is_connection(op) and i not in retold:
+            cause = ops[told[i]].get("cause") if i in told else op.get("cause")
+            what = "connected" if op.get("on") else f"disconnected: {printable(cause)}"
             yield f"  [{names(op['seat'])} {what}]"
         elif t == "end":
             status = printable(op["status"])
@@ -107,6 +114,10 @@ def seat_lines(ops: Sequence[Op], seat: int, hand: int | None = None) -> Iterato
             yield f"  [the referee restarted here ({printable(op['software'])})]"
         elif t in ("other", "bad") and showing:
             yield f"  [line {op['seq']}: {printable(op.get('kind') or op.get('problem'))}]"
+
+
+def _is_connection(op: Op) -> bool:
+    return op.get("t") == "seat" and isinstance(op.get("seat"), int)
 
 
 def _move_lines(
@@ -130,10 +141,11 @@ def _move_lines(
         plays = [
             _cards(_decode(bits, cards)) for group in legal["plays"].values() for bits in group
         ]
-        head = f"{len(plays)} legal play{'s' * (len(plays) != 1)}"
-        if legal["pass"]:
-            head += ", or pass"
-        yield f"      {head}: {' | '.join(plays)}" if plays else f"      {head}"
+        if not plays:
+            yield "      no legal play: pass" if legal["pass"] else "      no legal play"
+        else:
+            head = f"{len(plays)} legal play{'s' * (len(plays) != 1)}"
+            yield f"      {head}{', or pass' if legal['pass'] else ''}: {' | '.join(plays)}"
     for rj in rejects:
         tried = "pass" if rj.get("pass") else _cards(rj.get("cards", []))
         yield (

@@ -1,15 +1,20 @@
 """docs/first-bot.md works as written: every snippet runs, in order, as a newcomer would.
 
-The page's fenced blocks are run top to bottom in a fresh folder that looks like the
-repository root (``proto``, ``examples`` and the ``.venv`` that ``./scripts/setup`` made
-are linked in), against real referees over real sockets:
+The page's fenced blocks are run top to bottom as in one terminal, against real referees
+over real sockets. The terminal starts in the checkout, with a home folder of its own (a
+temporary one), and what a block leaves (its folder, the variables it exported, the
+virtualenv it activated) carries on into the next, as a person's shell keeps it:
 
-- ``python|js|go file=PATH`` blocks are saved to PATH;
-- ``sh`` blocks run in bash, stopping at the first failing command; ``./scripts/setup`` is
-  the environment this test already runs in, so that one line is checked, not rerun;
+- ``python|js|go file=PATH`` blocks are saved to PATH, in the terminal's folder;
+- ``sh`` blocks run in bash, stopping at the first failing command; ``./scripts/setup``
+  and the ``pip install`` of grpcio-tools are the environment this test already runs
+  in (./scripts/test installs both), so those lines are checked, not rerun;
 - the ``sh serve`` block is started in the background and stopped at the end;
 - the ``sh by-hand`` block is played as a person would, answering each prompt with the
   action lines of the ``json`` block that follows it.
+
+The page keeps the bots out of the checkout: what it makes is in the home folder's
+``firstbot``, and none of it in the checkout.
 
 The address ``127.0.0.1:50051`` is replaced by a free port. Go, npm and grpcurl caches
 live under ``.cache/first-bot`` (the Go module and build caches are shared with the Go
@@ -58,7 +63,8 @@ def free_port() -> int:
 
 
 def environment(tmp: Path) -> dict[str, str]:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PUSOY_")}
+    (tmp / "home").mkdir()
     gopath = CACHE / "gopath"
     env.update(
         GOPATH=str(gopath),
@@ -72,36 +78,56 @@ def environment(tmp: Path) -> dict[str, str]:
         npm_config_audit="false",
         npm_config_prefer_offline="true",
         PATH=f"{gopath / 'bin'}:{env.get('PATH', '')}",
+        HOME=str(tmp / "home"),
     )
     env.pop("VIRTUAL_ENV", None)
     return env
 
 
+ALREADY_HERE = {
+    "./scripts/setup --run": lambda: (ROOT / ".venv" / "bin" / "referee").exists(),
+    "python -m pip install grpcio-tools": lambda: (
+        subprocess.run([ROOT / ".venv" / "bin" / "python", "-c", "import grpc_tools"]).returncode
+        == 0
+    ),
+}
+"""Lines of the page that install what this test already runs in: checked, not run."""
+
+MADE = ("bot.py", "stub_bot.py", "bot.js", "package.json", "pusoy", "go", "match.json")
+"""What the page makes in the bot's folder."""
+
+
 class Newcomer:
-    """Follows the page: saves files, runs commands, keeps what it started."""
+    """Follows the page in one terminal: saves files, runs commands, keeps what it
+    started; ``cwd`` and ``env`` are the terminal's, as the blocks leave them."""
 
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.env = environment(tmp)
+        self.cwd = ROOT
         self.groups: list[int] = []
         self.server: subprocess.Popen[str] | None = None
         self.outputs: list[str] = []
-        for name in ("proto", "examples", ".venv"):
-            (tmp / name).symlink_to(ROOT / name)
 
     def text(self, body: str) -> str:
         return body.replace(DOC_ADDRESS, self.address)
 
     def run(self, body: str, line: int) -> str:
-        lines = body.splitlines()
-        if "./scripts/setup" in lines:  # what this test runs in; the rest of the block runs
-            assert (ROOT / ".venv" / "bin" / "referee").exists()
-            body = "\n".join(x for x in lines if x != "./scripts/setup")
+        kept = []
+        for x in body.splitlines():
+            command = x.split("#", 1)[0].strip()
+            if command in ALREADY_HERE:  # what this test runs in; the rest of the block runs
+                assert ALREADY_HERE[command](), f"first-bot.md:{line}: {command} is not done"
+            else:
+                kept.append(x)
+        state = self.tmp / "terminal"
+        # After the block, the folder and the variables it leaves, for the next one.
+        script = "\n".join([*kept, f'pwd > "{state}.cwd"; env -0 > "{state}.env"'])
         proc = subprocess.Popen(
-            ["bash", "-euo", "pipefail", "-c", self.text(body)],
-            cwd=self.tmp,
+            ["bash", "-euo", "pipefail", "-c", self.text(script)],
+            cwd=self.cwd,
             env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -117,16 +143,24 @@ class Newcomer:
             os.killpg(proc.pid, signal.SIGKILL)
             raise
         assert proc.returncode == 0, f"first-bot.md:{line}: exit {proc.returncode}\n{out[-4000:]}"
+        self.cwd = Path(Path(f"{state}.cwd").read_text().strip())
+        pairs = Path(f"{state}.env").read_bytes().decode().split("\0")
+        self.env = dict(p.split("=", 1) for p in pairs if "=" in p)
         self.outputs.append(out)
         print(f"first-bot.md:{line}: {time.monotonic() - started:.1f} s")  # shown with -s
         return out
+
+    def save(self, name: str, body: str) -> None:
+        path = self.cwd / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body, encoding="utf-8")
 
     def serve(self, body: str) -> None:
         log = self.tmp / "serve.log"
         with open(log, "w") as out:  # a file, not a pipe: a full pipe would stall the server
             self.server = subprocess.Popen(
                 ["bash", "-c", "exec " + self.text(body).strip()],
-                cwd=self.tmp,
+                cwd=self.cwd,
                 env=self.env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -145,7 +179,7 @@ class Newcomer:
         pass_ = next(a for a in actions if "pass" in a["action"])
         proc = subprocess.Popen(
             ["bash", "-c", self.text(body)],
-            cwd=self.tmp,
+            cwd=self.cwd,
             env=self.env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -227,9 +261,7 @@ def test_first_bot_page_works_as_written(tmp_path: Path) -> None:
     try:
         for i, (kind, info, body, line) in enumerate(blocks):
             if info.startswith("file="):
-                path = tmp_path / info.removeprefix("file=")
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(body, encoding="utf-8")
+                newcomer.save(info.removeprefix("file="), body)
                 ran["file"] += 1
             elif kind == "sh" and info == "serve":
                 newcomer.serve(body)
@@ -247,10 +279,14 @@ def test_first_bot_page_works_as_written(tmp_path: Path) -> None:
                 pytest.fail(f"first-bot.md:{line}: a ```{kind} {info} block that no test runs")
     finally:
         newcomer.stop()
-    assert ran["file"] == 3 and ran["sh"] >= 8, ran
+    assert ran["file"] == 4 and ran["sh"] >= 8, ran
+    # The bots live in their author's folder: the page left nothing in the checkout.
+    assert newcomer.cwd == tmp_path / "home" / "firstbot"
+    assert all((newcomer.cwd / name).exists() for name in MADE)
+    assert not any((ROOT / name).exists() for name in MADE)
 
     # The bots really played: each first bot connected under its name, and the logs verify.
-    logs = sorted((tmp_path / "firstbot" / "matches").glob("*.jsonl"))
+    logs = sorted((newcomer.cwd / "matches").glob("*.jsonl"))
     names = set()
     for log in logs:
         for raw in log.read_text().splitlines():
@@ -262,7 +298,7 @@ def test_first_bot_page_works_as_written(tmp_path: Path) -> None:
             for kind in ("played", "passed"):
                 cause = event.get(kind, {}).get("default_cause")
                 assert cause is None, f"{log.name}: the referee had to act for a bot: {raw}"
-    assert {"first-bot-py", "first-bot-js", "first-bot-go", "me"} <= names
+    assert {"first-bot", "first-bot-py", "first-bot-js", "first-bot-go", "me"} <= names
     verify = subprocess.run(
         [sys.executable, "-m", "referee.cli", "verify", *map(str, logs)],
         capture_output=True,

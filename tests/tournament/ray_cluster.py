@@ -5,6 +5,11 @@ folder, ports picked free), so one node can be killed outright (SIGKILL to every
 it started: the raylet, its workers, what they spawned) while the others go on, as when a
 machine dies. ``ray stop`` is never used: it stops every Ray of the machine, other
 people's included.
+
+The cluster uses token authentication as docs/tournaments.md sets it up
+(``RAY_AUTH_MODE=token`` on every node and driver), with its token in a file of its own
+(Ray's ``RAY_AUTH_TOKEN_PATH``) rather than ``~/.ray/auth_token``: what the user's home
+holds changes nothing. Drivers take ``auth_env()``.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import secrets
 import shutil
 import signal
 import socket
@@ -21,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+RAY_SETTINGS = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+"""The user's own Ray settings, which the cluster and its drivers do without."""
 START_TIMEOUT_S = 120.0
 START_ATTEMPTS = 3
 
@@ -118,6 +126,18 @@ class LocalCluster:
         self.nodes: list[Node] = []
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
+        self.token_file = self.root / "auth_token"
+        self.token_file.touch(mode=0o600)
+        self.token_file.write_text(secrets.token_hex(32))
+
+    def auth_env(self) -> dict[str, str]:
+        """Ray's settings for a node or a driver of this cluster."""
+        return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(self.token_file)}
+
+    def driver_env(self) -> dict[str, str]:
+        """This process's environment with this cluster's authentication (and no other)."""
+        env = {k: v for k, v in os.environ.items() if k not in RAY_SETTINGS}
+        return {**env, **self.auth_env()}
 
     def _start(self, args: list[str], name: str) -> Node:
         """Start a node, again when it fails to come up: on a very busy machine a node's
@@ -153,7 +173,7 @@ class LocalCluster:
             "--object-store-memory=100000000",
             *args,
         ]
-        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+        env = self.driver_env()
         # On a busy machine the node's agents may take longer to come up than the
         # raylet waits for them by default (it then aborts).
         env.setdefault("RAY_agent_register_timeout_ms", "180000")

@@ -6,7 +6,10 @@ and kills the second node outright while it plays a match. The match is played a
 the head from scratch, the retry is noted, and results.jsonl and the standings come out
 the same as the local run's (timing fields and the referee's random match ids aside).
 A second tournament on the same cluster has its runner (Ray's driver) SIGKILLed
-mid-run, and the next run resumes it as a local tournament resumes.
+mid-run, and the next run resumes it as a local tournament resumes. The cluster and its
+drivers use token authentication as docs/tournaments.md sets it up, with a token of their
+own (``LocalCluster``), so nothing here depends on the user's home folder; and a
+tournament with a Ray of its own (no address) leaves no token in its home folder.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import asyncio
 import base64
 import io
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -32,7 +36,7 @@ from referee.tournament.progress import Progress
 from referee.tournament.schedule import build_schedule
 
 from .conftest import ROOT, bot_entry, read_results, spawned_bot, write_config
-from .ray_cluster import LocalCluster
+from .ray_cluster import RAY_SETTINGS, LocalCluster
 from .test_tournament import check_results_match_logs
 
 TIMING = {"started", "duration_s", "referee_match_id", "retries", "final_hash", "signed_by"}
@@ -148,15 +152,56 @@ async def test_ray_not_installed_is_a_clear_error(tmp_path, monkeypatch):
         await tournament.run()
 
 
+def test_a_ray_of_its_own_leaves_no_token_behind(tmp_path):
+    """``backend = "ray"`` without an address: the tournament's Ray has a token of its own,
+    kept out of the home folder. (Ray's default left it in ~/.ray/auth_token, after which
+    the next ``ray start --head`` on the machine turned authentication on by itself and its
+    other nodes and drivers failed with InvalidAuthToken.)"""
+    home = tmp_path / "home"
+    home.mkdir()
+    names = ("greedy", "random", "greedy-2", "random-2")
+    path = write_config(
+        tmp_path,
+        [bot_entry(name, builtin=name.split("-")[0]) for name in names],
+        tournament={"format": "fixed", "seatings": "none"},
+        rules={"hands": 1},
+        time={"turn_time_ms": 5000, "connect_timeout_ms": 30000},
+    )
+    path.write_text(path.read_text() + '\n[execution]\nbackend = "ray"\n')
+    env = {k: v for k, v in os.environ.items() if k not in RAY_SETTINGS}
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "tournament", str(path)],
+        cwd=ROOT,
+        env={**env, "HOME": str(home), "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1/1 matches recorded (0 failed)" in done.stdout
+    assert not (home / ".ray").exists()
+
+
 # -- a real cluster --------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def nodes():
     with LocalCluster() as c:
         c.start_head()
         node = c.add_node()
         yield c, node
+
+
+@pytest.fixture
+def cluster(nodes, monkeypatch):
+    """The cluster, with this process (and what it starts) as its driver."""
+    for name in RAY_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in nodes[0].auth_env().items():
+        monkeypatch.setenv(name, value)
+    return nodes
 
 
 async def test_same_results_on_ray_when_a_node_dies_mid_run(tmp_path, cluster):
