@@ -20,7 +20,7 @@ try:
     import gymnasium
     import numpy  # noqa: F401
 
-    import pusoy_client.rl  # noqa: F401
+    import pusoy_client.rl.observation  # noqa: F401
 except ModuleNotFoundError as _exc:  # pragma: no cover - shown to a user without the extra
     raise ModuleNotFoundError(f"referee.rl: {_exc.name} is missing; {EXTRA_HINT}") from None
 
