@@ -14,9 +14,10 @@ bench/RESULTS.md), each beside the rules engine's own random play in the same ru
 4. ``referee dataset`` rows per second on real logs of random bots (verification with
    the signature included), to Parquet.
 
-The workloads run in turns, a slice of each at a time (about a millisecond to a few
-tens of milliseconds), for ``--seconds`` in all, so that a machine busy with other work
-slows the reference and the environments alike.
+The workloads run in turns, a slice of each at a time (a few milliseconds to a few tens),
+for ``--seconds`` in all, and each is timed in CPU time of its thread: a machine busy
+with other work then slows the reference and the environments alike, and the time
+another process holds the core counts for neither.
 
     .venv/bin/python bench/bench_rl.py
     .venv/bin/python bench/bench_rl.py --seconds 120 --tables 64
@@ -42,6 +43,10 @@ from bench_rules import play_random_hand
 from referee.rl import TableVector, env, raw_env
 from referee.rules import Rules
 
+clock = time.thread_time
+"""CPU time of this thread: on a machine shared with other work, wall time would count
+the moments another process had the core."""
+
 AEC_TARGET = 4.0
 VECTOR_TARGET = 2.0
 
@@ -56,11 +61,11 @@ def engine_chunks(seed: int, hands: int = 20) -> Chunk:
     counter = iter(range(10**9))
 
     def chunk() -> tuple[float, int]:
-        start = time.perf_counter()
+        start = clock()
         turns = sum(
             play_random_hand(rules, f"bench/{seed}/{next(counter)}", rng) for _ in range(hands)
         )
-        return time.perf_counter() - start, turns
+        return clock() - start, turns
 
     return chunk
 
@@ -74,7 +79,7 @@ def aec_chunks(make: Callable[..., object], seed: int, steps: int = 1000) -> Chu
 
     def chunk() -> tuple[float, int]:
         done = 0
-        start = time.perf_counter()
+        start = clock()
         while done < steps:
             obs, _, terminated, truncated, _ = last()
             if terminated or truncated:
@@ -83,7 +88,7 @@ def aec_chunks(make: Callable[..., object], seed: int, steps: int = 1000) -> Chu
             legal = flatnonzero(obs["action_mask"])
             step(int(legal[int(rng.random() * len(legal))]))
             done += 1
-        return time.perf_counter() - start, steps
+        return clock() - start, steps
 
     return chunk
 
@@ -95,10 +100,10 @@ def vector_chunks(tables: int, seed: int, steps: int = 1000) -> Chunk:
 
     def chunk() -> tuple[float, int]:
         nonlocal state
-        start = time.perf_counter()
+        start = clock()
         for _ in range(calls):
             state = vec.step(vec.sample(state))
-        return time.perf_counter() - start, calls * tables
+        return clock() - start, calls * tables
 
     return chunk
 
@@ -110,8 +115,8 @@ def interleaved(workloads: dict[str, Chunk], seconds: float) -> dict[str, float]
     done = dict.fromkeys(workloads, 0)
     for chunk in workloads.values():  # warm caches and tables
         chunk()
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
         for name, chunk in workloads.items():
             elapsed, units = chunk()
             spent[name] += elapsed
@@ -155,9 +160,9 @@ def dataset_rows_per_s(matches: int, hands: int) -> tuple[float, int]:
                 capture_output=True,
             )
         key = (Path(tmp) / "state" / "signing-key.pub").read_text().strip()
-        start = time.perf_counter()
+        start = clock()
         summary = export([logs], Path(tmp) / "out.parquet", public_key=key, progress=None)
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         return summary.rows / elapsed, summary.rows
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from pusoy_client.rl import NUM_ACTIONS, OBS_SIZE, PASS_ACTION, positions_of
 
 # Offsets in the observation (docs/rl.md, the kit's pusoy_client.rl.observation).
-POS, HELD, COUNTS, KIND, FLAGS = 364, 585, 598, 626, 634
+POS, HELD, COUNTS, KIND, FLAGS = 364, 585, 598, 623, 631
 
 _POSITIONS = np.full((NUM_ACTIONS, 5), -1, dtype=np.int64)
 for _a in range(PASS_ACTION):

@@ -25,6 +25,7 @@ from referee.rules import (
     HandResult,
     HandState,
     Kind,
+    LegalPlays,
     MatchState,
     Outcome,
     Rules,
@@ -46,6 +47,9 @@ KIND_INDEX = {
     Kind.FOUR_OF_A_KIND: 6,
     Kind.STRAIGHT_FLUSH: 7,
 }
+
+
+_new_facts = tuple.__new__
 
 
 class IllegalAction(ValueError):
@@ -138,12 +142,14 @@ class Game:
         legal = self._legal
         if legal is None:
             seat = self.to_act
-            if seat is None or self.hand is None:
+            hand = self.hand
+            if seat is None or hand is None:
                 legal = ([], [], False)  # the match is over
             else:
-                plays = self.hand.legal_plays(seat)
-                masks = plays.masks
-                can_pass = plays.can_pass
+                masks = LegalPlays(
+                    hand.ctx, hand.hands[seat], hand.table, hand.must_include, hand.lone_two_rule
+                ).masks
+                can_pass = hand.table is not None or not masks  # LegalPlays.can_pass
                 dealt = self.dealt[seat]
                 try:
                     actions = [dealt.known[m] for m in masks]
@@ -175,22 +181,36 @@ class Game:
 
         Raises ``IllegalAction`` for an index outside the mask.
         """
-        seat = self.to_act
-        if seat is None:
-            raise IllegalAction("no seat is to act: the match is over")
-        masks, actions, _ = self._legal_now()
+        actions = (self._legal or self._legal_now())[1]
         try:
             i = actions.index(action)
         except ValueError:
-            raise IllegalAction(f"action {action} is not legal for seat {seat} now") from None
-        return self.play(seat, masks[i] if i < len(masks) else 0)[1]
+            if self.to_act is None:
+                raise IllegalAction("no seat is to act: the match is over") from None
+            raise IllegalAction(
+                f"action {action} is not legal for seat {self.to_act} now"
+            ) from None
+        return self.step_at(i)
 
-    def play(self, seat: int, cards: int) -> tuple[Outcome, HandResult | None]:
-        """Apply a play (a card mask; 0 passes) through the engine, which checks it."""
+    def step_at(self, i: int) -> HandResult | None:
+        """Play the ``i``-th of ``legal_actions()`` (for policies over the legal list)."""
+        masks, actions, _ = self._legal or self._legal_now()
+        seat = self.to_act
+        if seat is None or not 0 <= i < len(actions):
+            raise IllegalAction(f"no legal action {i}: {len(actions)} are legal now")
+        return self.play(seat, masks[i] if i < len(masks) else 0, actions[i])[1]
+
+    def play(
+        self, seat: int, cards: int, action: int | None = None
+    ) -> tuple[Outcome, HandResult | None]:
+        """Apply a play (a card mask; 0 passes) through the engine, which checks it.
+        ``action``: its index, when the caller knows it."""
         outcome, result = self.match.apply(seat, Action(cards))
         self._legal = None
         if cards:
-            self.held[seat] &= ~POSITIONS[self.dealt[seat].action_of(cards)]
+            if action is None:
+                action = self.dealt[seat].action_of(cards)
+            self.held[seat] &= ~POSITIONS[action]
             self.played[seat] |= cards
             self.played_all |= cards
             self.passed = 0
@@ -205,13 +225,15 @@ class Game:
                 record.hand_ended(result)
                 if self.match.over:
                     record.match_ended(self.match, self.seed)
-        if result is not None:
-            self.last_result = result
-            cap = self.hands_cap
-            if not self.match.over and cap is not None and self.match.hand_number >= cap:
-                self.truncated = True
-            if self.auto_deal and not self.over:
-                self.start_hand(deal(self.seed, self.match.hand_number + 1))
+        if result is None:
+            self.to_act = outcome.next_seat
+            return outcome, None
+        self.last_result = result
+        cap = self.hands_cap
+        if not self.match.over and cap is not None and self.match.hand_number >= cap:
+            self.truncated = True
+        if self.auto_deal and not self.over:
+            self.start_hand(deal(self.seed, self.match.hand_number + 1))
         self._update_turn()
         return outcome, result
 
@@ -229,28 +251,35 @@ class Game:
         table = hand.table
         held = hand.hands
         lk = hand.locked
-        p = self.played
-        t = match.totals
-        w = match.hands_won
-        return SeatFacts(  # positional: this runs at every step
-            seat,
-            self.dealt[seat],
-            held[seat],
-            (p[0], p[1], p[2], p[3]),
-            self.played_all,
-            (held[0].bit_count(), held[1].bit_count(), held[2].bit_count(), held[3].bit_count()),
-            0 if table is None else table.mask,
-            -1 if table is None else KIND_INDEX[table.kind],
-            -1 if table is None or hand.table_seat is None else hand.table_seat,
-            self.passed,
-            lk[0] | lk[1] << 1 | lk[2] << 2 | lk[3] << 3,
-            bool(hand.must_include),
-            hand.revolution,
-            hand.lone_two_rule,
-            match.hand_number,
-            (t[0], t[1], t[2], t[3]),
-            (w[0], w[1], w[2], w[3]),
-            self.held[seat],
+        # tuple.__new__ rather than SeatFacts(...): this runs at every step, and the
+        # named tuple's own constructor is a Python function.
+        return _new_facts(
+            SeatFacts,
+            (
+                seat,
+                self.dealt[seat],
+                held[seat],
+                tuple(self.played),
+                self.played_all,
+                (
+                    held[0].bit_count(),
+                    held[1].bit_count(),
+                    held[2].bit_count(),
+                    held[3].bit_count(),
+                ),
+                0 if table is None else table.mask,
+                -1 if table is None else KIND_INDEX[table.kind],
+                -1 if table is None or hand.table_seat is None else hand.table_seat,
+                self.passed,
+                lk[0] | lk[1] << 1 | lk[2] << 2 | lk[3] << 3,
+                bool(hand.must_include),
+                hand.revolution,
+                hand.lone_two_rule,
+                match.hand_number,
+                tuple(match.totals),
+                tuple(match.hands_won),
+                self.held[seat],
+            ),
         )
 
     def observe(self, seat: int) -> npt.NDArray[np.int8]:

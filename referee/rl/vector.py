@@ -11,6 +11,7 @@ and the observation of the new match's first turn.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import random
 from typing import Any
 
@@ -19,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pusoy_client.rl import NUM_ACTIONS, SeatFacts
-from referee.rl.game import Game
+from referee.rl.game import Game, IllegalAction
 from referee.rl.options import deal_seed, make_rules
 from referee.rules import SEATS
 
@@ -67,6 +68,7 @@ class TableVector:
         self.num_tables = tables
         self._rng: np.random.Generator | None = None
         self._pick = random.Random()
+        self._legal: list[list[int]] = [[] for _ in range(tables)]
 
     @property
     def rng(self) -> np.random.Generator:
@@ -90,17 +92,20 @@ class TableVector:
         acts = np.asarray(actions, dtype=np.int64).reshape(-1)
         if len(acts) != self.num_tables:
             raise ValueError(f"{len(acts)} actions for {self.num_tables} tables")
-        from referee.rl.game import IllegalAction
-
-        for i, (game, a) in enumerate(zip(self.games, acts.tolist(), strict=True)):
-            if a not in game.legal_actions():
-                raise IllegalAction(f"table {i}: action {a} is not legal for seat {game.to_act}")
+        legal = self._legal
+        chosen: list[int] = []
+        for i, a in enumerate(acts.tolist()):
+            try:
+                chosen.append(legal[i].index(a))
+            except ValueError:
+                seat = self.games[i].to_act
+                raise IllegalAction(f"table {i}: action {a} is not legal for seat {seat}") from None
         n = self.num_tables
         rewards = np.zeros((n, SEATS), np.float32)
         terminated = np.zeros(n, bool)
         truncated = np.zeros(n, bool)
-        for i, (game, a) in enumerate(zip(self.games, acts.tolist(), strict=True)):
-            result = game.step(a)
+        for i, (game, k) in enumerate(zip(self.games, chosen, strict=True)):
+            result = game.step_at(k)
             if result is not None:
                 rewards[i] = game.rewards(result)
                 if game.over:
@@ -116,24 +121,17 @@ class TableVector:
         truncated: npt.NDArray[np.bool_],
     ) -> TableStep:
         n = self.num_tables
-        facts: list[SeatFacts] = []
-        seats = np.zeros(n, np.int64)
-        legal: list[list[int]] = []
-        flat: list[int] = []
-        for i, game in enumerate(self.games):
-            seat = game.to_act
-            assert seat is not None  # a table is reset as soon as its match ends
-            seats[i] = seat
-            facts.append(game.facts(seat))
-            actions = game.legal_actions()
-            legal.append(actions)
-            base = i * NUM_ACTIONS
-            flat += [base + a for a in actions]
+        games = self.games
+        seats: list[int | None] = [game.to_act for game in games]
+        facts: list[SeatFacts] = [game.facts(seat) for game, seat in zip(games, seats, strict=True)]  # type: ignore[arg-type]
+        legal: list[list[int]] = [(game._legal or game._legal_now())[1] for game in games]
         obs = self.encoder.encode_batch(facts)
-        mask = np.zeros(n * NUM_ACTIONS, np.int8)
-        mask[flat] = 1
+        mask = np.zeros((n, NUM_ACTIONS), np.int8)
+        rows = np.repeat(np.arange(n), list(map(len, legal)))
+        mask[rows, list(itertools.chain.from_iterable(legal))] = 1
+        self._legal = legal
         return TableStep(
-            obs, mask.reshape(n, NUM_ACTIONS), seats, rewards, terminated, truncated, legal
+            obs, mask, np.array(seats, np.int64), rewards, terminated, truncated, legal
         )
 
     def sample(self, state: TableStep) -> list[int]:

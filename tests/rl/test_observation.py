@@ -96,19 +96,19 @@ def reference(game: Game, seen: Seen, seat: int) -> np.ndarray:
     m = game.match
     for k, s in enumerate(rel):
         out[598 + k] = hand.hands[s].bit_count()
-        out[602 + k] = hand.table is not None and hand.table_seat == s
-        out[606 + k] = s in seen.passed
-        out[610 + k] = hand.locked[s]
-        out[614 + k] = max(-127, min(127, m.totals[s]))
-        out[618 + k] = min(127, m.hands_won[s])
-    out[622 + seat] = 1
+        out[602 + k] = max(-128, min(127, m.totals[s]))
+        out[606 + k] = min(127, m.hands_won[s])
+        out[611 + k] = hand.table is not None and hand.table_seat == s
+        out[615 + k] = s in seen.passed
+        out[619 + k] = hand.locked[s]
+    out[610] = min(127, m.hand_number)
     if hand.table is not None:
-        out[626 + KINDS.index(hand.table.kind.value)] = 1
-    out[634] = hand.table is None
-    out[635] = bool(hand.must_include)
-    out[636] = hand.revolution
-    out[637] = hand.lone_two_rule
-    out[638] = min(127, m.hand_number)
+        out[623 + KINDS.index(hand.table.kind.value)] = 1
+    out[631] = hand.table is None
+    out[632] = bool(hand.must_include)
+    out[633] = hand.revolution
+    out[634] = hand.lone_two_rule
+    out[635 + seat] = 1
     kind, value = rules.options()["match_end"].split()
     out[639:658] = [
         rules.suit_order.value == "diamonds-low",

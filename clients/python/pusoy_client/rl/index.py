@@ -97,7 +97,14 @@ def card_text(card: int) -> str:
 
 def card_strength(card: int, suit_order: str) -> int:
     """0 (the deck's lowest card) .. 51 (its highest) in the normal card order."""
-    return (card >> 2) * 4 + SUIT_RANKS[suit_order][card & 3]
+    return STRENGTH[suit_order][card]
+
+
+STRENGTH = {
+    order: tuple((c >> 2) * 4 + ranks[c & 3] for c in range(52))
+    for order, ranks in SUIT_RANKS.items()
+}
+"""``STRENGTH[suit_order][card]``: ``card_strength`` as a table (a deal sorts 52 cards)."""
 
 
 def cards_mask(texts: Iterable[str]) -> int:
@@ -118,17 +125,18 @@ class HandIndex:
     __slots__ = ("cards", "known", "memo", "pos_bit", "suit_order")
 
     def __init__(self, cards: Iterable[int], suit_order: str) -> None:
-        ordered = sorted(set(cards), key=lambda c: card_strength(c, suit_order))
+        ordered = sorted(set(cards))
         if len(ordered) > HAND_SIZE or any(not 0 <= c < 52 for c in ordered):
             raise ValueError(f"not a dealt hand: {ordered}")
+        ordered.sort(key=STRENGTH[suit_order].__getitem__)
         self.cards: tuple[int, ...] = tuple(ordered)
         self.suit_order = suit_order
         self.pos_bit = {1 << c: 1 << p for p, c in enumerate(ordered)}
         """A card's bit (``1 << card``) to its position's bit."""
         self.known: dict[int, int] = {}
         """Actions of the card masks seen so far (``action_of``'s memory)."""
-        self.memo: object = None
-        """Room for an encoder's per-hand result (``Encoder`` keeps the position block)."""
+        self.memo: bytes | None = None
+        """The encoder's position block of this hand, made once (``Encoder``)."""
 
     @classmethod
     def from_text(cls, cards: Iterable[str], suit_order: str) -> HandIndex:

@@ -17,16 +17,16 @@ offset     size  what
                  rank (13 one-hot) and suit strength (4 one-hot)
 585        13    per position, whether its card is still held
 598        4     cards left per seat (0..13), relative order
-602        4     who made the play to beat (one-hot, relative; none on a lead)
-606        4     who passed since the last play (relative)
-610        4     who is locked out of the trick (``pass_locks_out``; relative)
-614        4     match totals before this hand, relative, clipped to -127..127
-618        4     hands won, relative, clipped to 127
-622        4     the seat's own number (one-hot, absolute: seat 0's tie-break)
-626        8     the kind of the play to beat (single ... straight flush)
-634        4     a fresh lead; the opening card must be played; a revolution is in
+602        4     match totals before this hand, relative, clipped to -128..127
+606        4     hands won, relative, clipped to 127
+610        1     the hand's number (clipped to 127)
+611        4     who made the play to beat (one-hot, relative; none on a lead)
+615        4     who passed since the last play (relative)
+619        4     who is locked out of the trick (``pass_locks_out``; relative)
+623        8     the kind of the play to beat (single ... straight flush)
+631        4     a fresh lead; the opening card must be played; a revolution is in
                  force; the lone-2 restriction is in force
-638        1     the hand's number (clipped to 127)
+635        4     the seat's own number (one-hot, absolute: seat 0's tie-break)
 639        19    the options in force (``RULE_FEATURES``)
 =========  ====  ==============================================================
 
@@ -66,16 +66,16 @@ POS_BASE = CARD_PLANES * PLANE  # 364
 POS_WIDTH = 17
 HELD = POS_BASE + HAND_SIZE * POS_WIDTH  # 585
 COUNTS = HELD + HAND_SIZE  # 598
-TABLE_SEAT = COUNTS + 4
+TOTALS = COUNTS + 4
+HANDS_WON = TOTALS + 4
+HAND_NUMBER = HANDS_WON + 4
+TABLE_SEAT = HAND_NUMBER + 1
 PASSED = TABLE_SEAT + 4
 LOCKED = PASSED + 4
-TOTALS = LOCKED + 4
-HANDS_WON = TOTALS + 4
-SEAT = HANDS_WON + 4
-KIND = SEAT + 4
+KIND = LOCKED + 4
 FLAGS = KIND + 8
-HAND_NUMBER = FLAGS + 4
-RULES = HAND_NUMBER + 1
+SEAT = FLAGS + 4
+RULES = SEAT + 4
 
 RULE_FEATURES = (
     "suit_order=diamonds-low",
@@ -105,7 +105,7 @@ OBS_SIZE = RULES + len(RULE_FEATURES)  # 658
 OBS_LOW = np.zeros(OBS_SIZE, dtype=np.int8)
 OBS_HIGH = np.ones(OBS_SIZE, dtype=np.int8)
 OBS_HIGH[COUNTS : COUNTS + 4] = HAND_SIZE
-OBS_LOW[TOTALS : TOTALS + 4] = -127
+OBS_LOW[TOTALS : TOTALS + 4] = -128
 OBS_HIGH[TOTALS : TOTALS + 4] = 127
 OBS_HIGH[HANDS_WON : HANDS_WON + 4] = 127
 OBS_HIGH[HAND_NUMBER] = 127
@@ -185,13 +185,21 @@ def rule_features(options: Mapping[str, Any]) -> list[int]:
     ]
 
 
-_ONE_HOT4 = {k: bytes(int(i == k) for i in range(4)) for k in range(-1, 4)}
-_ONE_HOT8 = {k: bytes(int(i == k) for i in range(8)) for k in range(-1, 8)}
-_FLAGS = tuple(bytes((m & 1, m >> 1 & 1, m >> 2 & 1, m >> 3 & 1)) for m in range(16))
 _HELD = tuple(bytes(m >> p & 1 for p in range(HAND_SIZE)) for m in range(1 << HAND_SIZE))
-_PACK4 = struct.Struct("4b").pack
-_BYTE = tuple(bytes((i,)) for i in range(128))
-_PACK8 = struct.Struct("8b").pack
+_PACK13 = struct.Struct("13b").pack
+"""Cards left, totals and hands won (4 each, relative) and the hand's number."""
+_KIND_FLAGS = tuple(
+    tuple(
+        bytes(int(i == kind) for i in range(8)) + bytes(flags >> b & 1 for b in range(4))
+        for flags in range(16)
+    )
+    for kind in range(-1, 8)
+)
+"""``[kind + 1][flags]``: the play's kind one-hot and the four flags."""
+
+
+def _clip(v: int, low: int = -128) -> int:
+    return min(127, max(low, v))
 
 
 def _plane_tables(suit_order: str) -> tuple[list[bytes], list[bytes]]:
@@ -241,14 +249,35 @@ class Encoder:
         if tables is None:
             tables = Encoder._planes[self.suit_order] = _plane_tables(self.suit_order)
         self._chunks, self._twos = tables
+        order = sorted(range(52), key=lambda c: card_strength(c, self.suit_order))
+        self._perm: npt.NDArray[np.intp] | None = (
+            None if order == list(range(52)) else np.array(order, dtype=np.intp)
+        )
+        """The physical card at each place of a plane (for numpy's unpacked bits)."""
+        self._card_block = tuple(
+            bytes(int(i == c >> 2) for i in range(13))
+            + bytes(int(i == card_strength(c, self.suit_order) & 3) for i in range(4))
+            for c in range(52)
+        )
+        """A card's entries in the position block: its rank and its suit's strength."""
         self._plane_memo: dict[int, bytes] = {}
         """Card planes of masks seen lately: most of an observation's planes are the
         same as in the seat's previous one."""
-        # Per seat, a 4-bit set of absolute seats as the 4 bytes of the relative order.
-        self._rel_bits = tuple(
-            tuple(bytes(m >> self._relative[s][k] & 1 for k in range(4)) for m in range(16))
+        # Per seat: who made the play to beat (-1: nobody), who passed and who is locked
+        # out (4-bit sets of absolute seats) as the 12 bytes of the relative order; and
+        # the seat's own one-hot with the options.
+        rel = self._relative
+        four = [[bytes(m >> rel[s][k] & 1 for k in range(4)) for m in range(16)] for s in range(4)]
+        self._trick = tuple(
+            tuple(
+                four[s][(1 << ts) if ts >= 0 else 0] + four[s][passed] + four[s][locked]
+                for ts in range(-1, 4)
+                for passed in range(16)
+                for locked in range(16)
+            )
             for s in range(4)
         )
+        self._tail = tuple(bytes(int(i == s) for i in range(4)) + self._rules for s in range(4))
 
     def relative(self, seat: int) -> tuple[int, int, int, int]:
         """The seats in turn order from ``seat``: the order of every per-seat entry."""
@@ -256,72 +285,55 @@ class Encoder:
         return r[0], r[1], r[2], r[3]
 
     def _plane(self, m: int) -> bytes:
-        plane = self._plane_memo.get(m)
-        if plane is None:
-            c = self._chunks
-            plane = c[m & 0xFFFF] + c[m >> 16 & 0xFFFF] + c[m >> 32 & 0xFFFF] + self._twos[m >> 48]
-            memo = self._plane_memo
-            if len(memo) >= 1 << 16:
-                memo.clear()
-            memo[m] = plane
+        """A card plane, made and remembered (``_row`` looks in the memory first)."""
+        c = self._chunks
+        plane = c[m & 0xFFFF] + c[m >> 16 & 0xFFFF] + c[m >> 32 & 0xFFFF] + self._twos[m >> 48]
+        memo = self._plane_memo
+        if len(memo) >= 1 << 16:
+            memo.clear()
+        memo[m] = plane
         return plane
 
     def _positions(self, dealt: HandIndex) -> bytes:
         """The position block of a dealt hand (kept with the hand: it does not change)."""
         block = dealt.memo
         if block is None:
-            out = bytearray(HAND_SIZE * POS_WIDTH)
-            for p, c in enumerate(dealt.cards):
-                out[p * POS_WIDTH + (c >> 2)] = 1
-                out[p * POS_WIDTH + 13 + (card_strength(c, self.suit_order) & 3)] = 1
-            block = dealt.memo = bytes(out)
-        assert isinstance(block, bytes)
+            block = dealt.memo = b"".join([self._card_block[c] for c in dealt.cards]).ljust(
+                HAND_SIZE * POS_WIDTH, b"\0"
+            )
         return block
 
-    def _row(self, f: SeatFacts) -> bytes:
-        rel = self._relative[f.seat]
-        r0, r1, r2, r3 = rel
-        plane = self._plane
-        played = f.played
-        counts, totals, won = f.counts, f.totals, f.hands_won
-        bits = self._rel_bits[f.seat]
-        flags = (not f.table) | f.must_include << 1 | f.revolution << 2 | f.lone_two_rule << 3
-        return b"".join(
+    def _rest(self, f: SeatFacts) -> tuple[int, int, int, int, int, int, int, bytes]:
+        """The seven card masks of the planes (relative order), and every entry after."""
+        (seat, dealt, hand, played, played_all, counts, table, kind, table_seat, passed, locked,
+         must, revolution, lone_two, hand_number, totals, won, held) = f  # fmt: skip
+        r0, r1, r2, r3 = self._relative[seat]
+        numbers = (
+            counts[r0], counts[r1], counts[r2], counts[r3],
+            totals[r0], totals[r1], totals[r2], totals[r3],
+            won[r0], won[r1], won[r2], won[r3], hand_number,
+        )  # fmt: skip
+        try:
+            packed = _PACK13(*numbers)
+        except struct.error:  # a total or a count of hands past int8: clipped
+            packed = _PACK13(*(_clip(v, -128 if 4 <= i < 8 else 0) for i, v in enumerate(numbers)))
+        rest = b"".join(
             (
-                plane(f.hand),
-                plane(played[r0]),
-                plane(played[r1]),
-                plane(played[r2]),
-                plane(played[r3]),
-                plane(f.played_all),
-                plane(f.table),
-                self._positions(f.dealt),
-                _HELD[f.held if f.held >= 0 else f.dealt.held_positions(f.hand)],
-                _PACK4(counts[r0], counts[r1], counts[r2], counts[r3]),
-                bits[1 << f.table_seat] if f.table_seat >= 0 else _ONE_HOT4[-1],
-                bits[f.passed],
-                bits[f.locked],
-                _PACK8(
-                    *[min(127, max(-127, totals[s])) for s in rel], *[min(127, won[s]) for s in rel]
-                )
-                if max(totals) > 127 or min(totals) < -127 or max(won) > 127
-                else _PACK8(
-                    totals[r0],
-                    totals[r1],
-                    totals[r2],
-                    totals[r3],
-                    won[r0],
-                    won[r1],
-                    won[r2],
-                    won[r3],
-                ),
-                _ONE_HOT4[f.seat],
-                _ONE_HOT8[f.table_kind],
-                _FLAGS[flags],
-                _BYTE[min(127, f.hand_number)],
-                self._rules,
+                dealt.memo or self._positions(dealt),
+                _HELD[held if held >= 0 else dealt.held_positions(hand)],
+                packed,
+                self._trick[seat][(table_seat + 1) << 8 | passed << 4 | locked],
+                _KIND_FLAGS[kind + 1][(not table) | must << 1 | revolution << 2 | lone_two << 3],
+                self._tail[seat],
             )
         )
+        return hand, played[r0], played[r1], played[r2], played[r3], played_all, table, rest
+
+    def _row(self, f: SeatFacts) -> bytes:
+        *masks, rest = self._rest(f)
+        known = self._plane_memo.get  # most planes are as in the seat's last observation
+        plane = self._plane
+        return b"".join([*(known(m) or plane(m) for m in masks), rest])
 
     def encode(self, facts: SeatFacts) -> npt.NDArray[np.int8]:
         """The observation of one seat (a new array)."""
@@ -330,13 +342,35 @@ class Encoder:
     def encode_batch(
         self, batch: Sequence[SeatFacts], out: npt.NDArray[np.int8] | None = None
     ) -> npt.NDArray[np.int8]:
-        """The observations of several seats, one row each (into ``out`` when given)."""
-        row = self._row
-        data = b"".join([row(f) for f in batch])
+        """The observations of several seats, one row each (into ``out`` when given).
+
+        The card planes of all rows are unpacked by numpy at once: per row, that costs
+        less than making them as bytes, past a few rows."""
         n = len(batch)
         if out is None:
-            return np.frombuffer(bytearray(data), dtype=np.int8).reshape(n, OBS_SIZE)
-        out[:n] = np.frombuffer(data, dtype=np.int8).reshape(n, OBS_SIZE)
+            out = np.empty((n, OBS_SIZE), dtype=np.int8)
+        if n < 8:
+            out[:n] = np.frombuffer(b"".join([self._row(f) for f in batch]), np.int8).reshape(
+                n, OBS_SIZE
+            )
+            return out
+        masks: list[int] = []
+        rests: list[bytes] = []
+        rest_of = self._rest
+        for f in batch:
+            parts = rest_of(f)
+            masks += parts[:7]
+            rests.append(parts[7])
+        bits = np.unpackbits(
+            np.array(masks, dtype=np.uint64).view(np.uint8).reshape(n * CARD_PLANES, 8),
+            axis=1,
+            count=PLANE,
+            bitorder="little",
+        )
+        if self._perm is not None:
+            bits = bits[:, self._perm]
+        out[:n, :POS_BASE] = bits.reshape(n, POS_BASE)
+        out[:n, POS_BASE:] = np.frombuffer(b"".join(rests), np.int8).reshape(n, -1)
         return out
 
 
