@@ -146,7 +146,6 @@ def dataset_rows_per_s(matches: int, hands: int) -> tuple[float, int]:
                     str(logs),
                     "--state-dir",
                     str(Path(tmp) / "state"),
-                    "--quiet",
                     "--bot",
                     "random",
                     "--bot",

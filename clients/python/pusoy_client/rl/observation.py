@@ -220,6 +220,36 @@ def _plane_tables(suit_order: str) -> tuple[list[bytes], list[bytes]]:
     return chunks, nibble
 
 
+class _Tables:
+    """What an encoder looks up, for one suit order and turn order."""
+
+    def __init__(self, suit_order: str, relative: tuple[tuple[int, ...], ...]) -> None:
+        order = sorted(range(52), key=lambda c: card_strength(c, suit_order))
+        self.perm: npt.NDArray[np.intp] | None = (
+            None if order == list(range(52)) else np.array(order, dtype=np.intp)
+        )
+        """The physical card at each place of a plane (for numpy's unpacked bits)."""
+        self.card_block = tuple(
+            bytes(int(i == c >> 2) for i in range(13))
+            + bytes(int(i == card_strength(c, suit_order) & 3) for i in range(4))
+            for c in range(52)
+        )
+        """A card's entries in the position block: its rank and its suit's strength."""
+        # Per seat: who made the play to beat (-1: nobody), who passed and who is locked
+        # out (4-bit sets of absolute seats) as the 12 bytes of the relative order.
+        rel = relative
+        four = [[bytes(m >> rel[s][k] & 1 for k in range(4)) for m in range(16)] for s in range(4)]
+        self.trick = tuple(
+            tuple(
+                four[s][(1 << ts) if ts >= 0 else 0] + four[s][passed] + four[s][locked]
+                for ts in range(-1, 4)
+                for passed in range(16)
+                for locked in range(16)
+            )
+            for s in range(4)
+        )
+
+
 class Encoder:
     """Observations for one match's rules: ``encode`` one seat, ``encode_batch`` many.
 
@@ -234,6 +264,9 @@ class Encoder:
 
     _planes: ClassVar[dict[str, tuple[list[bytes], list[bytes]]]] = {}
     """The plane tables of each suit order, made once per process (65,536 entries)."""
+    _made: ClassVar[dict[tuple[str, int], _Tables]] = {}
+    """The other tables of each suit order and direction (``referee dataset`` makes an
+    encoder per log)."""
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         self.suit_order = str(_option(options, "suit_order", "clubs-low"))
@@ -249,34 +282,13 @@ class Encoder:
         if tables is None:
             tables = Encoder._planes[self.suit_order] = _plane_tables(self.suit_order)
         self._chunks, self._twos = tables
-        order = sorted(range(52), key=lambda c: card_strength(c, self.suit_order))
-        self._perm: npt.NDArray[np.intp] | None = (
-            None if order == list(range(52)) else np.array(order, dtype=np.intp)
-        )
-        """The physical card at each place of a plane (for numpy's unpacked bits)."""
-        self._card_block = tuple(
-            bytes(int(i == c >> 2) for i in range(13))
-            + bytes(int(i == card_strength(c, self.suit_order) & 3) for i in range(4))
-            for c in range(52)
-        )
-        """A card's entries in the position block: its rank and its suit's strength."""
         self._plane_memo: dict[int, bytes] = {}
         """Card planes of masks seen lately: most of an observation's planes are the
         same as in the seat's previous one."""
-        # Per seat: who made the play to beat (-1: nobody), who passed and who is locked
-        # out (4-bit sets of absolute seats) as the 12 bytes of the relative order; and
-        # the seat's own one-hot with the options.
-        rel = self._relative
-        four = [[bytes(m >> rel[s][k] & 1 for k in range(4)) for m in range(16)] for s in range(4)]
-        self._trick = tuple(
-            tuple(
-                four[s][(1 << ts) if ts >= 0 else 0] + four[s][passed] + four[s][locked]
-                for ts in range(-1, 4)
-                for passed in range(16)
-                for locked in range(16)
-            )
-            for s in range(4)
-        )
+        made = Encoder._made.get((self.suit_order, step))
+        if made is None:
+            made = Encoder._made[(self.suit_order, step)] = _Tables(self.suit_order, self._relative)
+        self._perm, self._card_block, self._trick = made.perm, made.card_block, made.trick
         self._tail = tuple(bytes(int(i == s) for i in range(4)) + self._rules for s in range(4))
 
     def relative(self, seat: int) -> tuple[int, int, int, int]:
