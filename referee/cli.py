@@ -936,6 +936,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 def _cmd_dataset(args: argparse.Namespace) -> int:
     try:
+        import pyarrow  # noqa: F401  (the rl extra's; Parquet)
+
         from referee.rl.dataset import run
     except ModuleNotFoundError as exc:
         print(

@@ -22,7 +22,9 @@ try:
 
     import pusoy_client.rl.observation  # noqa: F401
 except ModuleNotFoundError as _exc:  # pragma: no cover - shown to a user without the extra
-    raise ModuleNotFoundError(f"referee.rl: {_exc.name} is missing; {EXTRA_HINT}") from None
+    raise ModuleNotFoundError(
+        f"referee.rl: {_exc.name} is missing; {EXTRA_HINT}", name=_exc.name
+    ) from None
 
 from referee.rl.game import Game, IllegalAction, reward_sign  # noqa: E402  (after the check)
 

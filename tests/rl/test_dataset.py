@@ -215,3 +215,23 @@ def test_the_command_line(logs: tuple[Path, str], tmp_path: Path) -> None:
         check=False,
     )
     assert bad.returncode == 2 and "no such file or folder" in bad.stderr
+
+
+def test_without_the_extra_the_command_says_which_to_install(tmp_path: Path) -> None:
+    for missing in ("pyarrow", "gymnasium"):
+        code = (
+            "import sys\n"
+            "class Block:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            f"        if name.split('.')[0] == {missing!r}:\n"
+            "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+            "sys.meta_path.insert(0, Block())\n"
+            "from referee.cli import main\n"
+            f"sys.exit(main(['dataset', {str(tmp_path)!r}, '-o', 'x.parquet']))\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+        )
+        assert done.returncode == 2, done.stderr
+        assert f"{missing} is missing" in done.stderr
+        assert 'pip install "pusoy-referee[rl]"' in done.stderr
