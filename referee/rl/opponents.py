@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
-from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -25,11 +24,18 @@ Policy = Callable[[Observation], int]
 """A policy: ``{"observation", "action_mask"}`` of its seat in, an action index out."""
 
 
-class Opponent(Protocol):
-    def act(self, game: Game, seat: int, rng: np.random.Generator) -> int: ...
+class Opponent:
+    """A player that acts on the engine's state directly (no observation is encoded for
+    it); subclass for a fast scripted opponent. A policy needs no subclass: any callable
+    on an observation dict will do."""
+
+    name = "opponent"
+
+    def act(self, game: Game, seat: int, rng: np.random.Generator) -> int:
+        raise NotImplementedError
 
 
-class RandomOpponent:
+class RandomOpponent(Opponent):
     """Uniformly at random among the legal actions, the pass included when allowed."""
 
     name = "random"
@@ -39,7 +45,7 @@ class RandomOpponent:
         return actions[int(rng.integers(len(actions)))]
 
 
-class GreedyOpponent:
+class GreedyOpponent(Opponent):
     """``referee.bots.GreedyBot``'s rule on the engine's plays."""
 
     name = "greedy"
@@ -56,7 +62,7 @@ class GreedyOpponent:
         return PASS_ACTION if pick is None else game.dealt[seat].action_of(pick)
 
 
-class PolicyOpponent:
+class PolicyOpponent(Opponent):
     """A policy on its seat's observation, as a learner sees its own."""
 
     def __init__(self, policy: Policy, name: str = "policy") -> None:
@@ -83,7 +89,7 @@ OpponentSpec = str | Policy | Opponent
 def as_opponent(spec: OpponentSpec, name: str = "policy") -> Opponent:
     if isinstance(spec, str):
         return builtin(spec)
-    if hasattr(spec, "act"):
+    if isinstance(spec, Opponent):
         return spec
     if callable(spec):
         return PolicyOpponent(spec, name)

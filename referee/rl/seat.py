@@ -100,8 +100,8 @@ class SeatEnv(gymnasium.Env[dict[str, Any], np.int64]):
         else:
             self._seated = dict(zip(order, self.fixed, strict=True))
         self.game.reset(deal_seed(rng, options))
-        reward = self._play_others()
-        return self._observation(), self._info(reward)
+        self._play_others()  # no hand ends before the learner's first turn: no reward
+        return self._observation(), self._info()
 
     def _play_others(self) -> float:
         """Let the opponents act until the learner is to act or the match is over; the
@@ -123,7 +123,7 @@ class SeatEnv(gymnasium.Env[dict[str, Any], np.int64]):
             raise RuntimeError("the episode is over: call reset()")
         a = int(action)
         if not 0 <= a < NUM_ACTIONS or a not in game.legal_actions():
-            info = self._info(0.0)
+            info = self._info()
             info["illegal_action"] = True
             return self._observation(), ILLEGAL_REWARD, True, False, info
         result = game.step(a)
@@ -131,14 +131,14 @@ class SeatEnv(gymnasium.Env[dict[str, Any], np.int64]):
         reward += self._play_others()
         terminated = game.match.over
         truncated = game.truncated and not terminated
-        return self._observation(), reward, terminated, truncated, self._info(reward)
+        return self._observation(), reward, terminated, truncated, self._info()
 
     def _observation(self) -> Observation:
         game = self.game
         mask = game.action_mask() if game.to_act == self.seat else np.zeros(NUM_ACTIONS, np.int8)
         return {"observation": game.observe(self.seat), "action_mask": mask}
 
-    def _info(self, reward: float) -> dict[str, Any]:
+    def _info(self) -> dict[str, Any]:
         game = self.game
         return {
             "seat": self.seat,

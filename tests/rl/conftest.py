@@ -54,13 +54,18 @@ async def play_at_referee(
     bots: Sequence[PolicyBot],
     *,
     batch_events: bool = False,
+    drill_disconnect_after: int = 0,
 ) -> Path:
     """One whole match at a referee server in this process, over real gRPC; its log."""
     server = RefereeServer("127.0.0.1:0", log_dir)
     await server.start()
     try:
         settings = MatchSettings(
-            rules=rules, seed=seed, turn_time_ms=30_000, connect_timeout_ms=30_000
+            rules=rules,
+            seed=seed,
+            turn_time_ms=30_000,
+            connect_timeout_ms=30_000,
+            drill_disconnect_after_prompts=drill_disconnect_after,
         )
         async with server.organiser_channel() as channel:
             stub = match_service_grpc.MatchServiceStub(channel)

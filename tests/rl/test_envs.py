@@ -206,7 +206,13 @@ def test_an_opponent_pool_takes_self_play_snapshots() -> None:
         calls.append(obs["observation"].shape)
         return int(np.flatnonzero(obs["action_mask"])[-1])
 
-    pool.add("snapshot-1", snapshot, weight=1e9)
+    class Snapshot:  # a policy object with an act method of its own, as the example's
+        def act(self, obs: dict[str, np.ndarray]) -> int:
+            return snapshot(obs)
+
+        __call__ = act
+
+    pool.add("snapshot-1", Snapshot(), weight=1e9)
     e.reset(seed=1)
     assert set(e.unwrapped.opponents.values()) == {"snapshot-1"}
     done = False

@@ -97,3 +97,18 @@ def test_the_environment_and_the_referee_give_the_same_numbers(
     sign = reward_sign(env.rules)
     assert [[sign * s for s in scores] for scores in logged] == rewards
     assert len(logged) == len(env.game.match.results) >= 1
+
+
+def test_a_policy_bot_plays_on_after_its_stream_is_cut(tmp_path: Path) -> None:
+    """The referee closes each seat's stream once (a drill); the kit reconnects, the
+    encoder goes on from the snapshot, and every action it takes is legal."""
+    from pusoy_client.rl import PolicyBot
+    from referee.rules import Rules
+
+    bots = [PolicyBot(random_policy(s)) for s in range(4)]
+    rules = Rules.for_profile("big-two", {"match_end": "hands 2"})
+    log = asyncio.run(play_at_referee(tmp_path, rules, "drill", bots, drill_disconnect_after=3))
+    assert verify_log(log).ok
+    kinds = [line.kind for line in read_log(log).lines]
+    assert kinds.count("seat_disconnected") >= 4 and kinds[-1] == "match_ended"
+    assert "action_rejected" not in kinds

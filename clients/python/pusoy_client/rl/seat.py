@@ -77,19 +77,19 @@ class SeatEncoder:
 
     def on_snapshot(self, snapshot: play_service.Snapshot) -> None:
         st = snapshot.state
-        if st.hand_number != self.hand_number or self.dealt is None:
-            # The deal was missed: number what is known (the cards held, and the seat's
-            # own plays in the current trick).
-            self.hand_number = st.hand_number
-            self.played = [0, 0, 0, 0]
-            for t in st.trick:
-                if not getattr(t, "pass"):
-                    self.played[t.seat] |= cards_mask(t.play.cards)
-            self.dealt = HandIndex.from_text(snapshot.hand, self.suit_order)
-            self.dealt = HandIndex(
-                [*self.dealt.cards, *_ids(self.played[self.seat] if self.seat >= 0 else 0)],
-                self.suit_order,
-            )
+        if st.hand_number == self.hand_number and self.dealt is not None:
+            return  # back within the hand: what was kept still holds
+        # The hand's deal was missed: number what is known (the cards held, and the
+        # seat's own plays in the current trick) and attribute the trick's plays.
+        self.hand_number = st.hand_number
+        self.played = [0, 0, 0, 0]
+        for t in st.trick:
+            if not getattr(t, "pass") and 0 <= t.seat < 4:
+                self.played[t.seat] |= cards_mask(t.play.cards)
+        known = cards_mask(snapshot.hand)
+        if 0 <= self.seat < 4:
+            known |= self.played[self.seat]
+        self.dealt = HandIndex((c for c in range(52) if known >> c & 1), self.suit_order)
 
     def on_event(self, event: common.Event) -> None:
         kind = event.WhichOneof("kind")
@@ -169,10 +169,6 @@ class SeatEncoder:
         if self.dealt is None:
             raise RuntimeError("no hand yet")
         return self.dealt.text_of(action)
-
-
-def _ids(mask: int) -> list[int]:
-    return [c for c in range(52) if mask >> c & 1]
 
 
 def _four(values: Sequence[int]) -> tuple[int, int, int, int]:
