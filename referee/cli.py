@@ -215,6 +215,18 @@ log without one is reported UNSIGNED (cut short before the referee closed it), a
 log FAILED.
 """
 
+DATASET_EPILOG = """\
+examples:
+  referee dataset night1 -o night1.parquet          # a tournament folder (its logs and key)
+  referee dataset matches/ --public-key .referee/signing-key.pub -o matches.parquet
+  referee dataset m.jsonl -o m-rows.jsonl --full-information   # JSON lines, every hand
+
+One row per decision: the seat's observation and mask (docs/rl.md), the action, its time,
+the hand's outcome for the seat. Every log is verified first (with its signature when a
+key is given); a log that does not verify is named and left out (exit status 1). Needs
+the rl extra: pip install "pusoy-referee[rl]".
+"""
+
 TOURNAMENT_EPILOG = """\
 examples:
   referee tournament examples/tournament.toml    # results in examples/tournament-results
@@ -849,6 +861,28 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         print(printable(report.summary()))
         failed += not report.ok
     return 1 if failed else 0
+
+
+def _cmd_dataset(args: argparse.Namespace) -> int:
+    try:
+        import pyarrow  # noqa: F401  (the rl extra's; Parquet)
+
+        from referee.rl.dataset import run
+    except ModuleNotFoundError as exc:
+        print(
+            f"referee dataset: {exc.name} is missing: the command needs the rl extra, "
+            'pip install "pusoy-referee[rl]" (and "clients/python[numpy]" for the kit)',
+            file=sys.stderr,
+        )
+        return 2
+    return run(
+        args.logs,
+        args.output,
+        fmt=args.format,
+        full_information=args.full_information,
+        public_key=args.public_key,
+        progress=not args.no_progress,
+    )
 
 
 def _verify_tournament(args: argparse.Namespace, key: bytes | None) -> int:
@@ -1658,6 +1692,42 @@ def build_parser() -> argparse.ArgumentParser:
         "--all", action="store_true", help="with --tournament: print every log's line"
     )
     verify.set_defaults(func=_cmd_verify)
+
+    dataset = sub.add_parser(
+        "dataset",
+        help="training data from match logs: one row per decision, as Parquet or JSON lines",
+        epilog=DATASET_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    dataset.add_argument(
+        "logs",
+        nargs="+",
+        metavar="LOGS_OR_TOURNAMENT_DIR",
+        help="logs, folders of logs, or a tournament's folder",
+    )
+    dataset.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="the file to write (.parquet, or .jsonl for JSON lines)",
+    )
+    dataset.add_argument(
+        "--format", choices=("parquet", "jsonl"), help="default: from the output's name"
+    )
+    dataset.add_argument(
+        "--full-information",
+        action="store_true",
+        help="add every seat's cards at each decision (for analysis: no seat knew them)",
+    )
+    dataset.add_argument(
+        "--public-key",
+        metavar="KEY",
+        help="the referee's public key (as for "
+        "verify); default: a tournament folder's signing-key.pub",
+    )
+    dataset.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    dataset.set_defaults(func=_cmd_dataset)
 
     stdio = sub.add_parser(
         "stdio-bot",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar
 
 from referee.protocol import play_service
 
@@ -42,15 +42,31 @@ class GreedyBot:
     name = "greedy"
 
     def choose(self, prompt: play_service.TurnPrompt) -> Choice:
-        plays = prompt.legal_plays  # the referee lists them weakest first
-        if not plays:
-            return None
-        if not prompt.is_lead:
-            return list(plays[0].cards)
-        lowest = prompt.hand[0]  # the hand is in ascending card order
-        with_lowest = [p for p in plays if lowest in p.cards] or list(plays)
-        longest = max(len(p.cards) for p in with_lowest)
-        return list(next(p for p in with_lowest if len(p.cards) == longest).cards)
+        lowest = prompt.hand[0] if prompt.hand else ""  # the hand is in ascending order
+        play = greedy_pick(
+            prompt.legal_plays,  # the referee lists them weakest first
+            prompt.is_lead,
+            size=lambda p: len(p.cards),
+            has_lowest=lambda p: lowest in p.cards,
+        )
+        return list(play.cards) if play is not None else None
+
+
+_P = TypeVar("_P")
+
+
+def greedy_pick(
+    plays: Sequence[_P], is_lead: bool, size: Callable[[_P], int], has_lowest: Callable[[_P], bool]
+) -> _P | None:
+    """The greedy bot's choice among legal plays listed weakest first (None: pass); one
+    rule for the gRPC bot and the environments' built-in opponent (``referee.rl``)."""
+    if not plays:
+        return None
+    if not is_lead:
+        return plays[0]
+    with_lowest = [p for p in plays if has_lowest(p)] or list(plays)
+    longest = max(size(p) for p in with_lowest)
+    return next(p for p in with_lowest if size(p) == longest)
 
 
 BUILTIN_BOTS = ("random", "greedy")

@@ -26,7 +26,7 @@ from referee.protocol import LOG_SCHEMA_VERSION, common
 from referee.protocol.convert import ts_us
 from referee.rules import seed_commitment
 
-__all__ = ["VerifyError", "VerifyReport", "verify_log", "verify_read"]
+__all__ = ["VerifyError", "VerifyReport", "verify_loaded", "verify_log", "verify_read"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -82,6 +82,11 @@ def verify_log(path: Path, public_key: bytes | None = None) -> VerifyReport:
         return VerifyReport(path, False, 0, 0, exc.message, exc.line)
     except OSError as exc:
         return VerifyReport(path, False, 0, 0, f"cannot read the log: {exc.strerror}", None)
+    return verify_loaded(read, public_key)
+
+
+def verify_loaded(read: LogRead, public_key: bytes | None = None) -> VerifyReport:
+    """``verify_log`` on a log already read (by a reader that goes on to use it)."""
     report = verify_read(read)
     return _check_signature(read, report, public_key) if report.ok else report
 

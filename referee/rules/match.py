@@ -77,11 +77,11 @@ class MatchState:
 
     def apply(self, seat: int, action: Action) -> tuple[Outcome, HandResult | None]:
         """Apply a legal action; when it ends the hand, score it and maybe the match."""
-        error = self.check(seat, action)
-        if error is not None:
+        if self.over or self.hand is None:
+            error = self.check(seat, action)
+            assert error is not None
             raise error
-        assert self.hand is not None
-        outcome = self.hand.apply(seat, action)
+        outcome = self.hand.apply(seat, action)  # checks the action (once: it is the cost)
         if not outcome.hand_over:
             return outcome, None
         return outcome, self._finish_hand(seat)
