@@ -689,32 +689,13 @@ class LadderStore:
                 return Recorded(match_id, MatchState(row.state), already=True, group_rated=False)
             if row.state != MatchState.RUNNING or row.lease_token != token:
                 raise LeaseLost(f"match {match_id} is no longer this worker's")
-            seated = dict(
-                conn.execute(
-                    select(match_seats.c.seat, match_seats.c.version_id).where(
-                        match_seats.c.match_id == match_id
-                    )
-                ).all()
-            )
             if outcome.seats:
                 conn.execute(
                     insert(seat_results),
                     [{"match_id": match_id, **s.row()} for s in outcome.seats],
                 )
             state = MatchState.FINISHED if outcome.finished else MatchState.FAILED
-            now = self.clock()
-            rated = self._close(conn, row, state, now, **outcome.match_values())
-            group = conn.execute(
-                select(deal_groups.c.purpose).where(deal_groups.c.id == row.group_id)
-            ).scalar_one()
-            if group == GroupPurpose.RANKED:
-                counter = versions.c.matches if outcome.finished else versions.c.failed_matches
-                for version_id in sorted(set(seated.values())):
-                    conn.execute(
-                        update(versions)
-                        .where(versions.c.id == version_id)
-                        .values({counter: counter + 1, versions.c.last_played_at: now})
-                    )
+            rated = self._close(conn, row, state, self.clock(), **outcome.match_values())
             return Recorded(match_id, state, already=False, group_rated=rated)
 
         return self._write(body)
@@ -722,13 +703,33 @@ class LadderStore:
     def _close(
         self, conn: Connection, row: Row[Any], state: MatchState, now: float, **values: Any
     ) -> bool:
-        """End a match in ``state``; True when that rated its group."""
+        """End a match in ``state``: its versions' counters (a ranked match that was
+        played, to its end or not), its group rated if it was the last; True if so."""
         conn.execute(
             update(matches_t)
             .where(matches_t.c.id == row.id)
             .values(state=state, finished_at=now, lease_token=None, lease_expires_at=None)
             .values(**values)
         )
+        purpose = conn.execute(
+            select(deal_groups.c.purpose).where(deal_groups.c.id == row.group_id)
+        ).scalar_one()
+        if purpose == GroupPurpose.RANKED and state != MatchState.CANCELLED:
+            counter = (
+                versions.c.matches if state == MatchState.FINISHED else versions.c.failed_matches
+            )
+            seated = conn.execute(
+                select(match_seats.c.version_id)
+                .where(match_seats.c.match_id == row.id)
+                .distinct()
+                .order_by(match_seats.c.version_id)
+            ).scalars()
+            for version_id in list(seated):
+                conn.execute(
+                    update(versions)
+                    .where(versions.c.id == version_id)
+                    .values({counter: counter + 1, versions.c.last_played_at: now})
+                )
         return self._group_done(conn, row.group_id, now)
 
     def _group_done(self, conn: Connection, group_id: int, now: float) -> bool:

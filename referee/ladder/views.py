@@ -280,8 +280,8 @@ def check(store: LadderStore) -> list[str]:
                 problems.append(f"{match_id}: {state} with seat results")
         counted: Counter[int] = Counter()
         failed: Counter[int] = Counter()
-        for state, version_id in conn.execute(
-            select(matches.c.state, match_seats.c.version_id)
+        for _match, state, version_id in conn.execute(
+            select(matches.c.id, matches.c.state, match_seats.c.version_id)
             .select_from(match_seats.join(matches).join(deal_groups))
             .where(deal_groups.c.purpose == GroupPurpose.RANKED)
             .distinct()

@@ -24,7 +24,7 @@ from typing import NoReturn
 
 import pytest
 
-from referee.ladder.db import sqlite_url
+from referee.ladder.db import make_engine, sqlite_url, upgrade
 from referee.ladder.store import LadderStore
 
 NOBODY = 65534
@@ -54,10 +54,10 @@ class PostgresCluster:
     def url(self, database: str) -> str:
         return f"postgresql+psycopg://{self.user}@/{database}?host={self.socket_dir}"
 
-    def new_database(self) -> str:
-        """A fresh, empty database; its URL."""
+    def new_database(self, template: str = "template1") -> str:
+        """A fresh database, a copy of ``template`` (by default empty); its URL."""
         name = f"t{next(self._names)}"
-        self.psql("postgres", f"CREATE DATABASE {name}")
+        self.psql("postgres", f"CREATE DATABASE {name} TEMPLATE {template}")
         return self.url(name)
 
     def psql(self, database: str, sql: str) -> str:
@@ -134,7 +134,7 @@ def postgres() -> Iterator[PostgresCluster]:
         yield cluster
     finally:
         if started:
-            server(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+            server(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -147,14 +147,48 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return cluster.new_database()
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite database migrated once, copied for each test (the migrations' own tests
+    start from empty ones)."""
+    path = tmp_path_factory.mktemp("template") / "ladder.db"
+    engine = make_engine(sqlite_url(path))
+    upgrade(engine)
+    engine.dispose()
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres: PostgresCluster) -> str:
+    name = "ladder_template"
+    postgres.psql("postgres", f"CREATE DATABASE {name}")
+    engine = make_engine(postgres.url(name))
+    upgrade(engine)
+    engine.dispose()  # a template is copied only while nobody is connected to it
+    return name
+
+
+@pytest.fixture(params=ENGINES)
+def migrated_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database at the newest schema on each engine, empty of data."""
+    if request.param == "sqlite":
+        path = tmp_path / "ladder.db"
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        os.chmod(path, 0o600)
+        return sqlite_url(path)
+    cluster: PostgresCluster = request.getfixturevalue("postgres")
+    return cluster.new_database(template=request.getfixturevalue("postgres_template"))
+
+
 @pytest.fixture
 def clock() -> Clock:
     return Clock()
 
 
 @pytest.fixture
-def store(database_url: str, clock: Clock) -> Iterator[LadderStore]:
-    """A migrated store on each engine, its time in the test's hands."""
-    s = LadderStore.open(database_url, clock=clock)
+def store(migrated_url: str, clock: Clock) -> Iterator[LadderStore]:
+    """A store on each engine (opened as the ladder does: ``upgrade head`` first, here a
+    no-op), its time in the test's hands."""
+    s = LadderStore.open(migrated_url, clock=clock)
     yield s
     s.close()

@@ -70,11 +70,11 @@ def test_downgrade_to_base_and_back(database_url):
     engine.dispose()
 
 
-def test_opening_twice_is_a_no_op_and_keeps_everything(database_url, clock):
-    first = LadderStore.open(database_url, clock=clock)
+def test_opening_twice_is_a_no_op_and_keeps_everything(migrated_url, clock):
+    first = LadderStore.open(migrated_url, clock=clock)
     key = first.create_team("alpha").key
     first.close()
-    again = LadderStore.open(database_url, clock=clock)
+    again = LadderStore.open(migrated_url, clock=clock)
     assert again.team_by_key(key).name == "alpha"
     again.close()
 
