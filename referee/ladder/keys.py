@@ -28,15 +28,17 @@ import re
 import secrets
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from referee.ladder.errors import KeyRefused, TooManyGuesses
 from referee.server.throttle import LimitedLog, WindowCounter, limited_log
-from referee.text import printable
 
 PREFIX = "pdl"
 _SCHEME = "sha256$"
 _DOMAIN = b"pusoy-ladder-key-v1\x00"
 _KEY = re.compile(r"pdl_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
+_KEY_ID = re.compile(r"pdl_([0-9a-f]{16})_")
+T = TypeVar("T")
 MAX_KEY_CHARS = 128
 """Anything longer is refused before it is looked at."""
 
@@ -101,14 +103,25 @@ class KeyGuard:
             self.log.warning(address, "ladder key guesses throttled", address=address)
             raise TooManyGuesses(f"too many refused keys from {address}; wait {wait:.0f} s", wait)
 
+    def authenticate(self, lookup: Callable[[str], T], key: str, address: str) -> T:
+        """``lookup(key)`` (``LadderStore.team_by_key``) behind the throttle: refused keys
+        are counted and logged, and past the limit the key is not even looked at."""
+        self.check(address)
+        try:
+            return lookup(key)
+        except KeyRefused as exc:
+            m = _KEY_ID.match(key)
+            self.refused(address, exc, m.group(1) if m else "")
+            raise
+
     def refused(self, address: str, error: KeyRefused, key_id: str = "") -> None:
-        """Count and log one refused key (``key_id`` as presented, if it parsed)."""
+        """Count and log one refused key: its public id when it has one, never more of it."""
         self.refused_total += 1
         self.failures.hit(address)
         self.log.warning(
             address,
             "ladder key refused",
             address=address,
-            key_id=printable(key_id[:32]),
+            key_id=key_id,
             why=str(error),
         )

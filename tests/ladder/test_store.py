@@ -15,6 +15,7 @@ from referee.ladder.errors import (
     NotFound,
     QuotaExceeded,
 )
+from referee.ladder.keys import parse_key
 from referee.ladder.schema import GroupPurpose, MatchState, VersionState, matches, ratings
 from referee.ladder.types import MatchOutcome, SeatOutcome, TeamLimits
 
@@ -39,7 +40,7 @@ def test_a_key_is_shown_once_and_kept_only_as_a_hash(store):
     assert new.key.startswith(f"pdl_{new.team.key_id}_")
     assert "key=" not in repr(new)  # never printed by accident
     assert store.team_by_key(new.key) == new.team
-    secret = new.key.rsplit("_", 1)[1]
+    secret = parse_key(new.key)[1]
     with store.reading() as conn:
         dump = [tuple(map(str, r)) for r in conn.execute(text("SELECT * FROM teams")).all()]
     assert not any(secret in value for row in dump for value in row)
@@ -49,11 +50,11 @@ def test_a_key_is_shown_once_and_kept_only_as_a_hash(store):
 def test_keys_that_are_not_the_teams_are_refused(store):
     alpha = store.create_team("alpha").key
     beta = store.create_team("beta").key
-    key_id = alpha.split("_")[1]
+    key_id = parse_key(alpha)[0]
     forged = [
         alpha[:-1] + ("A" if alpha[-1] != "A" else "B"),  # the last character changed
-        f"pdl_{key_id}_{beta.rsplit('_', 1)[1]}",  # alpha's id, beta's secret
-        f"pdl_{'0' * 16}_{alpha.rsplit('_', 1)[1]}",  # no such id
+        f"pdl_{key_id}_{parse_key(beta)[1]}",  # alpha's id, beta's secret
+        f"pdl_{'0' * 16}_{parse_key(alpha)[1]}",  # no such id
         alpha + "x",
         "",
         "pdl_" + "a" * 10_000,
