@@ -10,7 +10,6 @@ from collections.abc import Iterable, Mapping
 from openskill.models import PlackettLuce
 
 from referee.rules import Scoring
-from referee.tournament.ratings import rate_group
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -39,6 +38,10 @@ class Rater:
         self, seats: Iterable[tuple[int, int, int]], current: Mapping[int, Rating]
     ) -> dict[int, Rating]:
         """New ratings from (version id, place, total) over a group's finished matches."""
+        # Imported here: the tournament package's __init__ brings its whole director
+        # (and scipy), seconds of start-up a process that only claims matches does not need.
+        from referee.tournament.ratings import rate_group
+
         ratings = {v: self.model.rating(mu=r.mu, sigma=r.sigma) for v, r in current.items()}
         rated = rate_group(self.model, ratings, seats, self.scoring)
         return {v: Rating(r.mu, r.sigma) for v, r in rated.items()}

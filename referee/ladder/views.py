@@ -30,7 +30,6 @@ from referee.ladder.schema import (
     versions,
 )
 from referee.ladder.store import LadderStore
-from referee.tournament.stats import rating_interval
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -51,6 +50,8 @@ class LeaderRow:
 
 def leaderboard(store: LadderStore) -> list[LeaderRow]:
     """Active versions by ``mu - 3 sigma``, as the tournament's table orders bots."""
+    from referee.tournament.stats import rating_interval  # scipy: only where it is shown
+
     with store.reading() as conn:
         rows = conn.execute(
             select(versions, bots.c.name.label("bot"), teams.c.name.label("team"))
