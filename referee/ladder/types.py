@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Row
 
@@ -13,6 +13,9 @@ from referee.ladder.errors import LadderError
 from referee.ladder.manifest import Manifest
 from referee.ladder.rating import Rating
 from referee.ladder.schema import GroupPurpose, MatchState, VersionState
+
+if TYPE_CHECKING:  # the tournament package is heavy to import; only its type is needed
+    from referee.tournament.results import SeatResult
 
 MAX_SEAT_TEXT = 2000
 """Bytes of a crash message or a breach kept per seat."""
@@ -151,6 +154,31 @@ class SeatOutcome:
     crash: str = ""
     breach: str = ""
     stderr_path: str = ""
+
+    @classmethod
+    def of(cls, result: SeatResult) -> SeatOutcome:
+        """A seat as the tournament's table reports it (``referee.tournament.results``),
+        which is what the ladder's workers will have."""
+        s = result.summary
+        return cls(
+            seat=s.seat,
+            place=s.place,
+            total=s.total,
+            hands_won=s.hands_won,
+            scores=tuple(s.scores),
+            timeouts=s.timeouts,
+            illegal_defaults=s.illegal_defaults,
+            absent_turns=s.absent_turns,
+            rejected=s.rejected,
+            disconnects=s.disconnects,
+            turns=s.turns,
+            think_ms=s.think_ms,
+            crashed=result.crashed,
+            exit_code=result.exit_code,
+            crash=result.crash,
+            breach=result.breach,
+            stderr_path=result.stderr,
+        )
 
     def row(self) -> dict[str, Any]:
         values = dataclasses.asdict(self)

@@ -3,7 +3,10 @@ states, the queue's claim, lease and record, and the ratings of deal groups."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from referee_cli import run_referee
 from sqlalchemy import select, text
 
 from referee.ladder import views
@@ -16,8 +19,17 @@ from referee.ladder.errors import (
     QuotaExceeded,
 )
 from referee.ladder.keys import parse_key
-from referee.ladder.schema import GroupPurpose, MatchState, VersionState, matches, ratings
+from referee.ladder.schema import (
+    GroupPurpose,
+    MatchState,
+    VersionState,
+    matches,
+    ratings,
+    seat_results,
+)
 from referee.ladder.types import MatchOutcome, SeatOutcome, TeamLimits
+from referee.log.summary import summarize_log
+from referee.tournament.results import SeatResult
 
 from .helpers import active_version, failed, finished, upload_version
 
@@ -394,3 +406,51 @@ def test_unknown_matches_and_groups_are_typed_errors(store):
         store.version(12345)
     assert views.queue(store) == [] and store.claim("w", 10) is None
     assert GroupPurpose("ranked") is GroupPurpose.RANKED
+
+
+# -- a real match, as a worker will record it ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def played_log(tmp_path_factory):
+    """A real match's signed log: ``referee match`` with its built-in bots."""
+    folder = tmp_path_factory.mktemp("match")
+    done = run_referee(
+        "match", "--hands", "2", "--seed", "ladder", "--log-dir", str(folder / "logs"),
+        "--state-dir", str(folder / "state"), cwd=folder,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (log,) = (folder / "logs").glob("*.jsonl")
+    return log
+
+
+def test_a_real_matchs_summary_is_recorded_seat_by_seat(store, four, played_log):
+    summary = summarize_log(played_log)
+    (match_id,) = store.schedule(four, ROTATIONS[:1])
+    claim = store.claim("w", 60)
+    outcome = MatchOutcome(
+        finished=True,
+        seats=tuple(
+            SeatOutcome.of(SeatResult(name, seat))
+            for name, seat in zip(summary.seat_names, summary.seats, strict=True)
+        ),
+        log_path=f"logs/{played_log.name}",
+        log_hash=summary.final_hash,
+        log_signed_by=summary.signed_by,
+        hands=summary.hands,
+    )
+    assert store.record(match_id, claim.token, outcome).state is MatchState.FINISHED
+    with store.reading() as conn:
+        row = conn.execute(select(matches).where(matches.c.id == match_id)).one()
+        stored = conn.execute(select(seat_results).order_by(seat_results.c.seat)).all()
+    assert (row.log_hash, row.log_signed_by, row.hands) == (
+        summary.final_hash,
+        summary.signed_by,
+        2,
+    )
+    assert len(row.log_signed_by) == 44  # a base64 Ed25519 key
+    assert [(r.place, r.total, json.loads(r.scores)) for r in stored] == [
+        (s.place, s.total, list(s.scores)) for s in summary.seats
+    ]
+    assert sorted(r.place for r in stored) == [1, 2, 3, 4]
+    assert views.check(store) == []
