@@ -6,7 +6,7 @@ tests: claim, "play" (a short sleep), record; again until the queue is empty.
 It opens the store (``upgrade head``, as every ladder process does at start), says
 ``started NAME`` in JOURNAL, and waits for the file ``JOURNAL.go-NAME`` before its first
 claim (so a test pays for the start-ups of its workers at once, not one at a time).
-After each record commits it appends ``recorded <match id>`` to JOURNAL and fsyncs it:
+After each record commits it appends ``recorded <match id> NAME`` to JOURNAL and fsyncs it:
 whatever a test finds there, the database must have, whenever the worker was killed.
 """
 
@@ -56,7 +56,7 @@ def main() -> None:
                 continue
             time.sleep(rng.uniform(0, 0.01))
             store.record(claim.match_id, claim.token, outcome(claim.match_id, rng))
-            print(f"recorded {claim.match_id}", file=out, flush=True)
+            print(f"recorded {claim.match_id} {name}", file=out, flush=True)
             os.fsync(out.fileno())
         print(f"drained {name}", file=out, flush=True)
     store.close()
