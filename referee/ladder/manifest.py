@@ -100,7 +100,9 @@ class Manifest:
 
     def argv(self, folder: Path) -> list[str]:
         """The version's command line, run in ``folder`` (its unpacked archive)."""
-        runtime = RUNTIMES[self.runtime]
+        runtime = RUNTIMES.get(self.runtime)
+        if runtime is None:  # builtin and remote versions are not run from a folder
+            raise ManifestError(f"a {self.runtime} version has no command line")
         if runtime.name == "native":
             return [str(folder / self.command[0]), *self.command[1:]]
         return [*runtime.launcher(), *self.command]

@@ -395,6 +395,22 @@ class LadderStore(MatchQueue):
 
         self._write(body)
 
+    def versions_to_prune(self, team_name: str, keep: int) -> list[Version]:
+        """A team's retired and rejected versions whose files are still kept, beyond its
+        ``keep`` newest such ones: their files may go (then ``files_removed``)."""
+        with db.reading(self.engine) as conn:
+            team = self._team_row(conn, team_name)
+            ids = conn.execute(
+                select(versions.c.id)
+                .select_from(versions.join(bots))
+                .where(bots.c.team_id == team.id, versions.c.files_removed_at.is_(None))
+                .where(versions.c.state.in_((VersionState.RETIRED, VersionState.REJECTED)))
+                .where(versions.c.archive_sha256.is_not(None))
+                .order_by(versions.c.state_at.desc(), versions.c.id.desc())
+                .offset(keep)
+            ).scalars()
+            return [version_of(self._version_row(conn, v, full=True)) for v in list(ids)]
+
     def version(self, version_id: int) -> Version:
         with db.reading(self.engine) as conn:
             return version_of(self._version_row(conn, version_id, full=True))

@@ -4,6 +4,7 @@ states, the queue's claim, lease and record, and the ratings of deal groups."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from referee_cli import run_referee
@@ -15,6 +16,7 @@ from referee.ladder.errors import (
     KeyRefused,
     LadderError,
     LeaseLost,
+    ManifestError,
     NotFound,
     QuotaExceeded,
 )
@@ -148,6 +150,25 @@ def test_disk_per_team_counts_kept_files_only(store):
     assert store.version(v1.id).files_removed_at is not None
 
 
+def test_old_versions_files_can_go_their_history_stays(store, clock):
+    store.create_team("alpha")
+    made = []
+    for _ in range(4):
+        clock.advance(1)
+        made.append(store.activate(upload_version(store, "alpha", "bot").id))
+    clock.advance(1)
+    store.reject(upload_version(store, "alpha", "bot").id, "crashed")
+    # versions 1..3 retired (each by the next), 4 active, 5 rejected: keep the 2 newest
+    prune = store.versions_to_prune("alpha", keep=2)
+    assert [v.number for v in prune] == [2, 1]
+    for v in prune:
+        store.files_removed(v.id)
+    assert store.versions_to_prune("alpha", keep=2) == []
+    assert store.disk_used("alpha") == 3 * 5000
+    with pytest.raises(Conflict, match="in use"):
+        store.files_removed(made[-1].id)
+
+
 def test_activating_a_version_retires_the_bots_last_one(store, four):
     clock_before = store.version(four[0])
     v2 = upload_version(store, "a", "bot")
@@ -199,6 +220,8 @@ def test_house_bots_are_active_versions_made_once(store):
     assert store.builtin_version("greedy") == greedy
     assert (greedy.team, greedy.runtime, greedy.state) == ("house", "builtin", "active")
     assert greedy.archive_sha256 is None
+    with pytest.raises(ManifestError, match="no command line"):
+        greedy.manifest.argv(Path("."))
     with pytest.raises(Conflict):
         store.reserve_upload("house", 10, TeamLimits())
     with pytest.raises(Conflict):
