@@ -8,7 +8,7 @@ clusters are made once), with these units of our own:
   parallel), so two at once on the two workers only slow each other, and the first-bot
   page's Go build reuses the Go kit's caches when it comes after it;
 - the container tests share one Docker daemon, the stdio tests one build, the browser
-  tests one Chromium.
+  tests one Chromium, the ladder's tests one PostgreSQL cluster.
 
 Order: the builds first, on one worker, while the other runs the Python suites; then the
 tests that use the built kits (the container step, the mixed tables...), when the builds
@@ -43,6 +43,7 @@ _GROUPS = {
     "tests/deploy/": "containers",  # one Docker daemon and one build of every image
     "tests/stdio/": "stdio",  # clients/stdio/build.sh
     "tests/view/": "browser",  # one Chromium at a time
+    "tests/ladder/": "ladder",  # one throwaway PostgreSQL cluster
 }
 _AFTER_THE_BUILDS = ("tests/kits/", "tests/deploy/", "tests/server/test_hundred_matches.py")
 

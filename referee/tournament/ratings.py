@@ -33,8 +33,8 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from openskill.models import PlackettLuce, PlackettLuceRating
 
@@ -180,6 +180,34 @@ def group_scores(group: Sequence[MatchResult], scoring: Scoring) -> dict[str, fl
     return {bot: sign * points[bot] / hands[bot] for bot in points if bot not in replaced}
 
 
+Player = TypeVar("Player", str, int)
+
+
+def rate_group(
+    model: PlackettLuce,
+    ratings: Mapping[Player, PlackettLuceRating],
+    seats: Iterable[tuple[Player, int, int]],
+    scoring: Scoring,
+) -> dict[Player, PlackettLuceRating]:
+    """One deal group as one rating event: its players' new ratings (none when fewer
+    than two played). ``seats`` are (player, place, total) over the group's finished
+    matches; a player's rank is by the sum of its places, then of its totals (fewer
+    penalty points, or more chips); players still equal share a rank. Tournaments rate
+    bots by name with it, the ladder versions by id."""
+    sign = 1 if scoring is Scoring.PENALTY else -1
+    keys: dict[Player, tuple[int, int]] = {}
+    for player, place, total in seats:
+        places, points = keys.get(player, (0, 0))
+        keys[player] = (places + place, points + sign * total)
+    names = sorted(keys)
+    if len(names) < 2:
+        return {}
+    ranks = [1 + sum(keys[o] < keys[n] for o in names) for n in names]
+    teams = [[ratings[n]] for n in names]
+    rated = model.rate(teams, ranks=[float(x) for x in ranks])
+    return {n: team[0] for n, team in zip(names, rated, strict=True)}
+
+
 class Standings:
     """Statistics and ratings, fed one match result at a time."""
 
@@ -233,25 +261,16 @@ class Standings:
             for i, a in enumerate(names):
                 for b in names[i + 1 :]:
                     self.differences[(a, b)].append(scores[a] - scores[b])
-        finished = [r for r in group if r.finished]
-        if not finished:
-            return
-        sign = 1 if self.scoring is Scoring.PENALTY else -1
-        keys: dict[str, tuple[int, int]] = {}
-        for r in finished:
-            for sr in r.seats:
-                if sr.replaced_by:
-                    continue
-                places, points = keys.get(sr.bot, (0, 0))
-                keys[sr.bot] = (places + sr.summary.place, points + sign * sr.summary.total)
-        names = sorted(keys)
-        if len(names) < 2:
-            return
-        ranks = [1 + sum(keys[o] < keys[n] for o in names) for n in names]
-        teams = [[self.ratings[n]] for n in names]
-        rated = self.model.rate(teams, ranks=[float(x) for x in ranks])
-        for n, team in zip(names, rated, strict=True):
-            self.ratings[n] = team[0]
+        seats = [
+            (sr.bot, sr.summary.place, sr.summary.total)
+            for r in group
+            if r.finished
+            for sr in r.seats
+            if not sr.replaced_by
+        ]
+        rated = rate_group(self.model, self.ratings, seats, self.scoring)
+        for n, rating in rated.items():
+            self.ratings[n] = rating
             self.stats[n].groups += 1
 
     def table(self) -> list[StandingRow]:
@@ -365,6 +384,7 @@ __all__ = [
     "Standings",
     "group_scores",
     "pairwise_csv",
+    "rate_group",
     "replay",
     "table_csv",
 ]

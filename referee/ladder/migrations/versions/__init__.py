@@ -1,0 +1,1 @@
+"""One file per revision, oldest first; a revision is never edited once released."""
