@@ -686,6 +686,9 @@
     var bank = Number(clock.getAttribute('data-bank')) || 0;
     var now = Date.now() + V.clockOffset;
     var left = deadline - now;
+    // A clock offset measured under load can be off by a little: never show more than a turn.
+    var turn = Number(clock.getAttribute('data-turn-ms')) || 0;
+    if (turn > 0 && left > turn) left = turn;
     var text;
     if (left > 0) {
       text = (left / 1000).toFixed(1) + ' s left' + (bank ? ' + ' + secs(bank) + ' bank' : '');
