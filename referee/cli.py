@@ -16,7 +16,7 @@ from referee.program import referee_program
 from referee.text import printable
 
 if TYPE_CHECKING:
-    from referee.protocol import match_service
+    from referee.match.settings import MatchSettings
     from referee.server.limits import ServerLimits
     from referee.server.tls import ClientTls
     from referee.table.bots import Seat
@@ -475,36 +475,18 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _match_request(
-    args: argparse.Namespace, seat_names: tuple[str, str, str, str] | None
-) -> match_service.CreateMatchRequest:
-    """The match the flags of ``_add_match_settings_flags`` describe, as a CreateMatch
-    request (no seed given: none in the request). Raises OptionsError or SettingsError."""
-    from referee.match.settings import MatchSettings
-    from referee.rules import Rules
+def _match_settings(
+    args: argparse.Namespace, seat_names: Sequence[str], seed: str
+) -> MatchSettings:
+    """The match the flags of ``_add_match_settings_flags`` describe: a flag left out
+    takes MatchSettings' default, as a request's 0 does; no seat names, the default ones.
+    Raises SettingsError."""
+    from referee.match.settings import SETTINGS, match_rules, settings_from_values
 
-    rules = Rules.for_profile(args.profile, _match_options(args))
-    if args.hands:
-        rules = rules.with_options({"match_end": f"hands {args.hands}"})
-    if args.threshold:
-        rules = rules.with_options({"match_end": f"threshold {args.threshold}"})
-    given = {
-        field: getattr(args, dest)
-        for dest, field in MATCH_SETTINGS.items()
-        if getattr(args, dest) is not None
-    }
-    settings = MatchSettings(
-        rules,
-        seed=args.seed or "",
-        drill_disconnect_after_prompts=args.drill_disconnect_after,
-        **given,
-    )
-    request = settings.request_pb()
-    if seat_names is not None:
-        request.seat_names[:] = seat_names
-    else:
-        del request.seat_names[:]  # the referee's defaults
-    return request
+    rules = match_rules(args.profile, _match_options(args), args.hands or 0, args.threshold or 0)
+    given = {s.name: getattr(args, s.dest) for s in SETTINGS if s.flag}
+    values = {name: value for name, value in given.items() if value is not None}
+    return settings_from_values(rules, values, seat_names, seed)
 
 
 def _match_options(args: argparse.Namespace) -> dict[str, str]:
@@ -523,21 +505,9 @@ def _match_options(args: argparse.Namespace) -> dict[str, str]:
     return options
 
 
-MATCH_SETTINGS = {
-    "turn_time_ms": "turn_time_ms",
-    "connect_timeout_ms": "connect_timeout_ms",
-    "time_bank_ms": "time_bank_ms",
-    "max_rejections": "max_rejections_per_turn",
-    "max_strikes": "max_strikes",
-    "max_actions_out_of_turn": "max_actions_out_of_turn",
-}
-"""``referee match`` flags (argparse dest) and the MatchSettings field each sets."""
-
-
 class _MatchHelp(argparse.RawDescriptionHelpFormatter):
-    """Shows MatchSettings' default for a flag left unset, and the placeholders of a bot's
-    command, read only when help is asked for (importing them costs the protocol
-    modules)."""
+    """Shows the placeholders of a bot's command, read only when help is asked for
+    (importing them costs the protocol modules)."""
 
     def _format_text(self, text: str) -> str:
         if "@PLACEHOLDERS@" in text:
@@ -546,15 +516,6 @@ class _MatchHelp(argparse.RawDescriptionHelpFormatter):
             rows = [f"  {{{name}}}".ljust(16) + meaning for name, meaning in PLACEHOLDERS.items()]
             text = text.replace("@PLACEHOLDERS@", "\n".join(rows))
         return super()._format_text(text)
-
-    def _expand_help(self, action: argparse.Action) -> str:
-        field = MATCH_SETTINGS.get(action.dest)
-        if field is None:
-            return super()._expand_help(action)
-        from referee.match.settings import MatchSettings
-
-        default = MatchSettings.__dataclass_fields__[field].default
-        return (action.help or "") % {"setting": default}
 
 
 class _BotAction(argparse.Action):
@@ -636,8 +597,8 @@ def _match_seats(given: list[list[str | None]]) -> list[Seat]:
 def _cmd_match(args: argparse.Namespace) -> int:
     import asyncio
 
-    from referee.match.settings import SettingsError, settings_from_request
-    from referee.rules import OptionsError
+    from referee.match.settings import SettingsError
+    from referee.rules import new_seed
     from referee.sandbox import SandboxUnavailable
     from referee.server.logging import configure_logging
     from referee.server.state import StateError, load_signer
@@ -659,9 +620,9 @@ def _cmd_match(args: argparse.Namespace) -> int:
         print(f"referee match: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        names = (seats[0].name, seats[1].name, seats[2].name, seats[3].name)
-        settings = settings_from_request(_match_request(args, names))
-    except (OptionsError, SettingsError) as exc:
+        names = [seat.name for seat in seats]
+        settings = _match_settings(args, names, args.seed or new_seed())
+    except SettingsError as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
@@ -721,9 +682,8 @@ ORGANISER_STATUSES = ("waiting", "running", "finished", "cancelled")
 
 
 def _cmd_organiser(args: argparse.Namespace) -> int:
-    from referee.match.settings import SettingsError, settings_from_request
+    from referee.match.settings import SettingsError
     from referee.organiser_command import run_organiser
-    from referee.rules import OptionsError
     from referee.server.tls import TlsError
     from referee.table.readout import EXIT_USAGE
 
@@ -737,12 +697,13 @@ def _cmd_organiser(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-        try:
-            request = _match_request(args, names or None)
-            settings_from_request(request)  # refused here as the referee would refuse it
-        except (OptionsError, SettingsError) as exc:
+        try:  # refused here as the referee would refuse it
+            request = _match_settings(args, names, args.seed or "").request_pb()
+        except SettingsError as exc:
             print(f"{me}: {exc}", file=sys.stderr)
             return EXIT_USAGE
+        if not names:
+            del request.seat_names[:]  # the referee's defaults
     try:
         tls = _client_tls(args)
     except TlsError as exc:
@@ -1182,38 +1143,16 @@ def _add_match_settings_flags(p: argparse.ArgumentParser) -> None:
     match_end.add_argument(
         "--threshold", type=_count, help="play until a total reaches this (instead of --hands)"
     )
-    # Left unset, each takes MatchSettings' default (shown by --help, see _MatchHelp).
-    p.add_argument("--turn-time-ms", type=_count, help="time per turn (default: %(setting)s)")
-    p.add_argument(
-        "--connect-timeout-ms",
-        type=_count,
-        help="time for the bots to connect (default: %(setting)s)",
-    )
-    p.add_argument("--time-bank-ms", type=_count, help="reserve per seat (default: %(setting)s)")
-    p.add_argument(
-        "--max-rejections",
-        type=_count,
-        help="rejected attempts per turn before the default action (default: %(setting)s)",
-    )
-    p.add_argument(
-        "--max-strikes",
-        type=_count,
-        help="strikes before a seat is played by default (0: no limit; default: %(setting)s)",
-    )
-    p.add_argument(
-        "--max-actions-out-of-turn",
-        type=_count,
-        help="actions answering no prompt, between two prompts, before a seat's stream is "
-        "closed (default: %(setting)s)",
-    )
-    p.add_argument(
-        "--drill-disconnect-after",
-        type=_count,
-        default=0,
-        metavar="N",
-        help="close each seat's stream once after its Nth prompt, to check that bots "
-        "reconnect (default: off)",
-    )
+    from referee.match.settings import SETTINGS
+
+    for setting in SETTINGS:  # left out: MatchSettings' default
+        if setting.flag:
+            p.add_argument(
+                setting.flag,
+                type=_count,
+                metavar=setting.metavar,
+                help=setting.help.format(default=setting.default),
+            )
     p.add_argument(
         "--option",
         action="append",

@@ -123,17 +123,16 @@ from typing import Any, TypeVar
 
 from referee.bots import BUILTIN_BOTS
 from referee.match.settings import (
-    DEFAULT_MAX_ACTIONS_OUT_OF_TURN,
-    DEFAULT_MAX_REJECTIONS,
     MAX_HANDS,
-    MAX_TIME_MS,
+    SETTINGS,
     TOURNAMENT_CONNECT_TIMEOUT_MS,
     TOURNAMENT_TURN_TIME_MS,
     MatchSettings,
     SettingsError,
-    settings_from_request,
+    match_rules,
+    settings_from_values,
 )
-from referee.rules import OptionsError, Rules
+from referee.rules import Rules
 from referee.sandbox.limits import LIMIT_FIELDS, Limits
 from referee.server.tls import ClientTls, ServerTls
 from referee.stdio import bridge_argv
@@ -152,6 +151,11 @@ DEFAULT_ADDRESS = "127.0.0.1:0"
 DEFAULT_LOBBY_WAIT_S = 60.0
 DEFAULT_SPRT_MIN_GROUPS = 10
 DEFAULT_MAX_ATTEMPTS = 3
+TOURNAMENT_DEFAULTS = {
+    "turn_time_ms": TOURNAMENT_TURN_TIME_MS,
+    "connect_timeout_ms": TOURNAMENT_CONNECT_TIMEOUT_MS,
+}
+"""Where a tournament's match settings differ from a match's (``MatchSettings``)."""
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 _E = TypeVar("_E", bound=enum.StrEnum)
 
@@ -247,22 +251,6 @@ class BotConfig:
             if self.read_only:
                 out["read_only"] = [str(p) for p in self.read_only]
         return out
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class TimeConfig:
-    turn_time_ms: int = TOURNAMENT_TURN_TIME_MS
-    connect_timeout_ms: int = TOURNAMENT_CONNECT_TIMEOUT_MS
-    time_bank_ms: int = 0
-    match_timeout_s: float = DEFAULT_MATCH_TIMEOUT_S
-    """A match still running after this long is cancelled and recorded as failed."""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class FaultConfig:
-    max_rejections_per_turn: int = DEFAULT_MAX_REJECTIONS
-    max_strikes: int = 0
-    max_actions_out_of_turn: int = DEFAULT_MAX_ACTIONS_OUT_OF_TURN
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -434,7 +422,9 @@ class TournamentConfig:
     """The configuration file."""
     name: str
     bots: tuple[BotConfig, ...]
-    rules: Rules
+    settings: MatchSettings
+    """Every match's settings but its seats and seed: ``[rules]``, and the ``[time]`` and
+    ``[faults]`` keys of ``SETTINGS``."""
     format: Format
     rounds: int
     hero: str
@@ -444,8 +434,8 @@ class TournamentConfig:
     """The master seed; None: a fresh one is drawn once and kept in the folder."""
     concurrency: int
     output: Path
-    time: TimeConfig
-    faults: FaultConfig
+    match_timeout_s: float
+    """A match still running after this long is cancelled and recorded as failed."""
     referee: RefereeConfig
     sprt: SprtConfig | None = None
     """The gauntlet's sequential test, if any: the tournament stops when it decides."""
@@ -453,6 +443,10 @@ class TournamentConfig:
     sandbox: SandboxConfig = SandboxConfig()
     disqualify: DisqualifyConfig = DisqualifyConfig()
     remote_deals: RemoteDeals = RemoteDeals.SHARED
+
+    @property
+    def rules(self) -> Rules:
+        return self.settings.rules
 
     def bot(self, name: str) -> BotConfig:
         return next(b for b in self.bots if b.name == name)
@@ -486,17 +480,8 @@ class TournamentConfig:
 
     def match_settings(self, seed: str, seat_names: Sequence[str]) -> MatchSettings:
         """The settings of one match."""
-        return MatchSettings(
-            rules=self.rules,
-            seat_names=(seat_names[0], seat_names[1], seat_names[2], seat_names[3]),
-            seed=seed,
-            connect_timeout_ms=self.time.connect_timeout_ms,
-            turn_time_ms=self.time.turn_time_ms,
-            time_bank_ms=self.time.time_bank_ms,
-            max_rejections_per_turn=self.faults.max_rejections_per_turn,
-            max_strikes=self.faults.max_strikes,
-            max_actions_out_of_turn=self.faults.max_actions_out_of_turn,
-        )
+        names = (seat_names[0], seat_names[1], seat_names[2], seat_names[3])
+        return dataclasses.replace(self.settings, seed=seed, seat_names=names)
 
     def identity(self) -> dict[str, Any]:
         """Everything that decides which matches are played and how, as plain JSON.
@@ -521,12 +506,10 @@ class TournamentConfig:
             "seatings": self.seatings.value,
             "seed": self.seed,
             "time": {
-                "turn_time_ms": self.time.turn_time_ms,
-                "connect_timeout_ms": self.time.connect_timeout_ms,
-                "time_bank_ms": self.time.time_bank_ms,
-                "match_timeout_s": self.time.match_timeout_s,
+                **_settings_in(self.settings, "time"),
+                "match_timeout_s": self.match_timeout_s,
             },
-            "faults": dataclasses.asdict(self.faults),
+            "faults": _settings_in(self.settings, "faults"),
             # Newer sections only when they differ from the defaults, so that a
             # tournament started before they existed keeps its hash and resumes.
             **({"sandbox": sb} if (sb := self.sandbox.identity()) else {}),
@@ -544,6 +527,11 @@ class TournamentConfig:
 
     def identity_hash(self) -> str:
         return identity_hash(self.identity())
+
+
+def _settings_in(settings: MatchSettings, table: str) -> dict[str, int]:
+    """The match settings a TOML table holds, by key."""
+    return {s.name: getattr(settings, s.name) for s in SETTINGS if s.table == table}
 
 
 def identity_hash(identity: Mapping[str, Any]) -> str:
@@ -720,25 +708,12 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         raise ConfigError("tournament.table", "only a fixed tournament names its table")
 
     rules = _parse_rules(r)
-    time = TimeConfig(
-        turn_time_ms=tm.whole("turn_time_ms", TOURNAMENT_TURN_TIME_MS, low=1, high=MAX_TIME_MS),
-        connect_timeout_ms=tm.whole(
-            "connect_timeout_ms", TOURNAMENT_CONNECT_TIMEOUT_MS, low=1, high=MAX_TIME_MS
-        ),
-        time_bank_ms=tm.whole("time_bank_ms", 0, high=MAX_TIME_MS),
-        match_timeout_s=tm.number("match_timeout_s", DEFAULT_MATCH_TIMEOUT_S, low=1.0),
-    )
+    time = _settings_keys(tm)
+    match_timeout_s = tm.number("match_timeout_s", DEFAULT_MATCH_TIMEOUT_S, low=1.0)
     tm.done()
-    faults = FaultConfig(
-        max_rejections_per_turn=f.whole(
-            "max_rejections_per_turn", DEFAULT_MAX_REJECTIONS, low=1, high=1000
-        ),
-        max_strikes=f.whole("max_strikes", 0, high=1_000_000),
-        max_actions_out_of_turn=f.whole(
-            "max_actions_out_of_turn", DEFAULT_MAX_ACTIONS_OUT_OF_TURN, low=1, high=1_000_000
-        ),
-    )
+    faults = _settings_keys(f)
     f.done()
+    settings = _match_settings(rules, {**time, **faults})
 
     def file(key: str) -> Path | None:
         text = ref.text(key)
@@ -814,7 +789,7 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         source=Path(source),
         name=name,
         bots=tuple(bots),
-        rules=rules,
+        settings=settings,
         format=fmt,
         rounds=rounds,
         hero=hero,
@@ -823,8 +798,7 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         seed=seed,
         concurrency=concurrency,
         output=output,
-        time=time,
-        faults=faults,
+        match_timeout_s=match_timeout_s,
         referee=referee,
         sprt=sprt,
         execution=execution,
@@ -838,11 +812,6 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         config = dataclasses.replace(
             config, rounds=max(1, math.ceil(wanted / config.matches_per_round))
         )
-    # The same check the referee makes when the match is created.
-    try:
-        settings_from_request(config.match_settings("check", names[:4]).request_pb())
-    except SettingsError as exc:
-        raise ConfigError("rules", str(exc)) from None
     return config
 
 
@@ -1007,6 +976,26 @@ def _enum(kind: type[_E], text: str, where: str) -> _E:
         raise ConfigError(where, f"{text!r} is not one of {allowed}") from None
 
 
+def _settings_keys(table: _Table) -> dict[str, int]:
+    """The keys of ``SETTINGS`` that ``table`` holds, with the tournament's defaults and
+    ``MatchSettings``' bounds."""
+    return {
+        s.name: table.whole(s.name, TOURNAMENT_DEFAULTS.get(s.name, s.default), s.low, s.high)
+        for s in SETTINGS
+        if s.table == table.where
+    }
+
+
+def _match_settings(rules: Rules, values: Mapping[str, int]) -> MatchSettings:
+    """Every match's settings; ConfigError for what the rules ask for that no match may
+    (hands over the cap)."""
+    try:
+        return settings_from_values(rules, values)
+    except SettingsError as exc:
+        table = next((s.table for s in SETTINGS if s.name == exc.field), "")
+        raise ConfigError(f"{table}.{exc.field}" if table else "rules", str(exc)) from None
+
+
 def _parse_rules(r: _Table) -> Rules:
     profile = r.text("profile", "pusoy-dos") or ""
     hands = r.whole("hands", 0, low=1, high=MAX_HANDS)
@@ -1024,17 +1013,11 @@ def _parse_rules(r: _Table) -> Rules:
                 f"rules.options.{key}", f"should be text, a number or a bool, got {value!r}"
             )
     r.done()
-    if hands and threshold:
-        raise ConfigError("rules", "give either hands or threshold, not both")
     try:
-        rules = Rules.for_profile(profile, options)
-    except OptionsError as exc:
-        where = "rules.profile" if "profile" in str(exc) else "rules.options"
+        rules = match_rules(profile, options, hands, threshold)
+    except SettingsError as exc:
+        where = {"profile": "rules.profile", "options": "rules.options"}.get(exc.field, "rules")
         raise ConfigError(where, str(exc)) from None
-    if hands:
-        rules = rules.with_options({"match_end": f"hands {hands}"})
-    if threshold:
-        rules = rules.with_options({"match_end": f"threshold {threshold}"})
     if rules.teams:
         raise ConfigError(
             "rules.options.teams",
@@ -1161,7 +1144,6 @@ __all__ = [
     "ConfigError",
     "DisqualifyConfig",
     "ExecutionConfig",
-    "FaultConfig",
     "Format",
     "RefereeConfig",
     "RemoteDeals",
@@ -1170,7 +1152,6 @@ __all__ = [
     "SandboxMode",
     "Seatings",
     "SprtConfig",
-    "TimeConfig",
     "TournamentConfig",
     "identity_changes",
     "identity_hash",
