@@ -9,12 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from referee.match.settings import MAX_COUNT
+
 if TYPE_CHECKING:
     from referee.match.settings import MatchSettings
     from referee.server.tls import ClientTls
-
-
-_UINT32_MAX = 2**32 - 1
 
 
 def count(text: str) -> int:
@@ -23,8 +22,8 @@ def count(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 0 <= value <= _UINT32_MAX:
-        raise argparse.ArgumentTypeError(f"must be from 0 to {_UINT32_MAX}, got {value}")
+    if not 0 <= value <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_COUNT}, got {value}")
     return value
 
 

@@ -11,7 +11,7 @@ from referee.cli.flags import MatchHelp, add_logging_flags, add_match_settings_f
 from referee.program import referee_program
 
 if TYPE_CHECKING:
-    from referee.table.bots import Seat
+    pass
 
 
 MATCH_EPILOG = """\
@@ -83,49 +83,6 @@ class _NameAction(argparse.Action):
         seats[-1][1] = str(values)
 
 
-def _match_seats(given: list[list[str | None]]) -> list[Seat]:
-    """The four seats of ``referee match``; raises ValueError with a message for a
-    person."""
-    from referee.table.bots import (
-        CommandBot,
-        Seat,
-        bot_name,
-        check_name,
-        check_program,
-        distinct_names,
-        parse_bot,
-    )
-
-    if len(given) != 4:
-        raise ValueError(f"give 4 bots (--bot 4 times), got {len(given)}")
-    bots = []
-    for text, _ in given:
-        assert text is not None
-        bot = parse_bot(text)
-        if isinstance(bot, CommandBot):
-            problem = check_program(bot.own_argv, Path.cwd())
-            if problem is not None:
-                raise ValueError(f"cannot start bot {text!r}: {problem}")
-        bots.append(bot)
-    chosen = [name for _, name in given if name is not None]
-    for name in chosen:
-        problem = check_name(name)
-        if problem is not None:
-            raise ValueError(f"--name: {problem}")
-        if chosen.count(name) > 1:
-            raise ValueError(f"--name: two seats are named {name!r}")
-    defaults = iter(
-        distinct_names(
-            [bot_name(b) for b, (_, name) in zip(bots, given, strict=True) if name is None],
-            reserved=chosen,
-        )
-    )
-    return [
-        Seat(name if name is not None else next(defaults), bot)
-        for bot, (_, name) in zip(bots, given, strict=True)
-    ]
-
-
 def _cmd_match(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -134,6 +91,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     from referee.sandbox import SandboxUnavailable
     from referee.server.logging import configure_logging
     from referee.server.state import StateError, load_signer
+    from referee.table.bots import match_seats
     from referee.table.jails import plan_jails
     from referee.table.readout import (
         EXIT_USAGE,
@@ -147,7 +105,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
 
     configure_logging(args.log_format, args.log_level)
     try:
-        seats = _match_seats(args.seats or [[b, None] for b in DEFAULT_BOTS])
+        given = args.seats or [[b, None] for b in DEFAULT_BOTS]
+        seats = match_seats([(str(text), name) for text, name in given])
     except ValueError as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return EXIT_USAGE

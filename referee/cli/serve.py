@@ -89,7 +89,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         local_address,
         record_serving,
     )
-    from referee.server.tls import ServerTls, is_loopback
+    from referee.server.tls import TlsError, check_plaintext_http, server_tls
 
     # Server logs on one stream, these lines for people on the other, so that a log
     # collector reading JSON from stdout (--log-stream stdout) reads nothing else.
@@ -103,32 +103,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.max_hands > MAX_HANDS_CAP:
         print(f"referee serve: --max-hands is at most {MAX_HANDS_CAP}", file=sys.stderr)
         return 2
-    if bool(args.tls_cert) != bool(args.tls_key):
-        print("referee serve: --tls-cert and --tls-key go together", file=sys.stderr)
+    try:
+        tls = server_tls(args.tls_cert, args.tls_key, args.tls_client_ca)
+        for flag, value in (("--http", args.http), ("--metrics-address", args.metrics_address)):
+            if value:
+                check_plaintext_http(flag, value, args.insecure)
+    except TlsError as exc:
+        print(f"referee serve: {exc}", file=sys.stderr)
         return 2
-    if args.tls_client_ca and not args.tls_cert:
-        print("referee serve: --tls-client-ca needs --tls-cert and --tls-key", file=sys.stderr)
-        return 2
-    # The web pages and the metrics have no TLS of their own: the gRPC listeners' rule.
-    for flag, value in (("--http", args.http), ("--metrics-address", args.metrics_address)):
-        host, _, port = (value or "").rpartition(":")
-        if value and not args.insecure and not is_loopback(f"{host or '127.0.0.1'}:{port}"):
-            print(
-                f"referee serve: refusing to serve {flag} {value} in plaintext: it is "
-                "reachable from other machines (--insecure to serve it anyway, or a TLS "
-                "proxy in front of a loopback address)",
-                file=sys.stderr,
-            )
-            return 2
-    tls = (
-        ServerTls(
-            Path(args.tls_cert),
-            Path(args.tls_key),
-            Path(args.tls_client_ca) if args.tls_client_ca else None,
-        )
-        if args.tls_cert
-        else None
-    )
     from referee.server.app import ORGANISER_CONNECTIONS
     from referee.server.metrics import MAX_CONNECTIONS as METRICS_CONNECTIONS
     from referee.server.openfiles import connection_budget, open_files_warning
