@@ -29,6 +29,7 @@ def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         [],
         ["rules", "judge"],
         ["rules", "moves"],
+        ["rules", "positions"],
         ["serve"],
         ["match"],
         ["replay"],
@@ -37,6 +38,8 @@ def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         ["tournament"],
         ["organiser"],
         ["bot"],
+        ["stdio-bot"],
+        ["dataset"],
     ],
 )
 def test_every_command_has_help_with_an_example(command):
