@@ -25,7 +25,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 
     from referee.log.private import create_private_file
     from referee.server.logging import configure_logging
-    from referee.tournament.config import ConfigError, load_config
+    from referee.tournament.config import ConfigError
     from referee.tournament.director import Tournament, TournamentError, TournamentSummary
     from referee.tournament.progress import Progress, format_duration
     from referee.tournament.report import (
@@ -33,6 +33,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         format_standings,
         verify_command,
     )
+    from referee.tournament.toml_reader import load_config
 
     try:
         config = load_config(Path(args.config))

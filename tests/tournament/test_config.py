@@ -14,8 +14,8 @@ from referee.tournament.config import (
     Replacement,
     SandboxMode,
     Seatings,
-    load_config,
 )
+from referee.tournament.toml_reader import load_config
 
 from .conftest import bot_entry, example_bot, write_config
 
