@@ -36,9 +36,9 @@ sys.path.insert(0, str(ROOT / "tests" / "tournament"))
 from ray_cluster import LocalCluster  # noqa: E402
 
 from referee.server.logging import configure_logging  # noqa: E402
-from referee.tournament.config import load_config  # noqa: E402
 from referee.tournament.director import Tournament  # noqa: E402
 from referee.tournament.progress import Progress  # noqa: E402
+from referee.tournament.toml_reader import load_config  # noqa: E402
 
 
 def write_config(folder: Path, matches: int, concurrency: int, address: str | None) -> Path:

@@ -120,9 +120,9 @@ def matches(n: int, sandbox: str) -> tuple[float, float, float | None]:
     from bench_tournament import spawned, write_config
 
     from referee.server.logging import configure_logging
-    from referee.tournament.config import load_config
     from referee.tournament.director import Tournament
     from referee.tournament.progress import Progress
+    from referee.tournament.toml_reader import load_config
 
     configure_logging("json", "warning")
     with tempfile.TemporaryDirectory() as tmp:

@@ -28,9 +28,9 @@ import time
 from pathlib import Path
 
 from referee.server.logging import configure_logging
-from referee.tournament.config import load_config
 from referee.tournament.director import Tournament
 from referee.tournament.progress import Progress
+from referee.tournament.toml_reader import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 

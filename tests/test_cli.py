@@ -29,6 +29,7 @@ def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         [],
         ["rules", "judge"],
         ["rules", "moves"],
+        ["rules", "positions"],
         ["serve"],
         ["match"],
         ["replay"],
@@ -37,6 +38,8 @@ def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         ["tournament"],
         ["organiser"],
         ["bot"],
+        ["stdio-bot"],
+        ["dataset"],
     ],
 )
 def test_every_command_has_help_with_an_example(command):
@@ -153,6 +156,9 @@ def test_bad_input_gets_a_clear_error_and_a_failing_exit(tmp_path):
         (["--turn-time-ms", "soon"], "argument --turn-time-ms: not a whole number: 'soon'"),
         (["--hands", "2", "--threshold", "50"], "--threshold: not allowed with argument --hands"),
         (["--profile", "poker"], "unknown profile 'poker'"),
+        (["--turn-time-ms", "3600001"], "time_control.turn_time_ms is over one hour"),
+        (["--max-rejections", "1001"], "fault_policy.max_rejections_per_turn is over 1000"),
+        (["--hands", "20000"], "at most 10000 hands per match"),
         (["--bot", "greedy"], "give 4 bots"),
         (
             ["--bot", "./mybot --token={tokn}", *["--bot", "greedy"] * 3],

@@ -1,17 +1,28 @@
-"""A match's settings: one frozen value, its defaults in one place, and its protocol forms.
+"""A match's settings: one frozen value that checks itself, each field declared once.
 
-The CLI, the server (CreateMatchRequest), the tournament config, verify and crash
-recovery (MatchConfig, as logged in match_created) all go through this module.
+Every form a match's settings come in is read into ``MatchSettings`` and checked there,
+whichever door it came through: a CreateMatchRequest (the server), a logged MatchConfig
+(verify, crash recovery), the CLI's flags (``referee match``, ``referee organiser
+create``) and a tournament's ``[time]`` and ``[faults]`` tables. Each numeric field is
+declared once, on the class, with its default, its bounds, its help and the forms that
+carry it (``Setting``); the flags, the TOML keys and the protocol messages are made from
+that table (``SETTINGS``), so a new field or a new bound is one line.
+
+The protocol is imported only when a protocol form is asked for: the CLI builds its flags
+from this module at every start, and the generated messages cost most of a second.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from referee.protocol import common, match_service
-from referee.protocol.convert import rules_from_pb, rules_pb
 from referee.rules import MatchEnd, OptionsError, Rules, new_seed
 from referee.rules.deal import MAX_SEED_BYTES
+
+if TYPE_CHECKING:
+    from referee.protocol import common, match_service
 
 DEFAULT_CONNECT_TIMEOUT_MS = 30_000
 DEFAULT_TURN_TIME_MS = 5_000
@@ -23,49 +34,199 @@ TOURNAMENT_TURN_TIME_MS = 2_000
 TOURNAMENT_CONNECT_TIMEOUT_MS = 10_000
 """A tournament plays many matches between programs: shorter clocks by default."""
 MAX_TIME_MS = 3_600_000
+MAX_COUNT = 2**32 - 1
+"""Counts travel as uint32 in the protocol."""
 MAX_NAME_CHARS = 100
 MAX_HANDS = 10_000
+DEFAULT_SEAT_NAMES = ("seat 0", "seat 1", "seat 2", "seat 3")
 
 
 class SettingsError(ValueError):
-    """A match request that cannot be played; the message says which field and why."""
+    """Settings that cannot be played; the message says which field and why, ``field``
+    names it for a reader that points at its own key: a ``MatchSettings`` field, or
+    ``profile``, ``options``, ``hands``, ``threshold`` (the rules as asked for)."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Setting:
+    """One numeric field of ``MatchSettings``: everything each form needs to carry it."""
+
+    name: str
+    """The ``MatchSettings`` field."""
+    default: int
+    low: int
+    high: int
+    message: str
+    """The protocol message that carries it: time_control, fault_policy or drills."""
+    proto: str
+    """Its name in that message."""
+    help: str
+    """What it means, for ``--help``; ``{default}`` becomes the default."""
+    flag: str
+    """The flag of ``referee match`` and ``referee organiser create``; "" for none."""
+    metavar: str
+    table: str
+    """The tournament's TOML table that holds it (time, faults); "" for none."""
+
+    @property
+    def dest(self) -> str:
+        """The flag's argparse destination."""
+        return self.flag.removeprefix("--").replace("-", "_")
+
+    @property
+    def path(self) -> str:
+        """The field as a CreateMatchRequest names it (``time_control.turn_time_ms``)."""
+        return f"{self.message}.{self.proto}"
+
+    def check(self, value: object) -> None:
+        """SettingsError unless ``value`` is a whole number within the bounds."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise SettingsError(f"{self.path} should be a whole number, got {value!r}", self.name)
+        if value > self.high:
+            most = "one hour" if self.high == MAX_TIME_MS else str(self.high)
+            raise SettingsError(f"{self.path} is over {most}", self.name)
+        if value < self.low:
+            raise SettingsError(
+                f"{self.path} should be at least {self.low}, got {value}", self.name
+            )
+
+
+_SETTING = "setting"
+
+
+def _setting(
+    default: int,
+    message: str,
+    help: str,
+    *,
+    low: int = 1,
+    high: int = MAX_COUNT,
+    proto: str = "",
+    flag: str = "",
+    metavar: str = "",
+    table: str = "",
+) -> Any:
+    """A ``MatchSettings`` field and its ``Setting`` (named once the class exists)."""
+    spec = Setting("", default, low, high, message, proto, help, flag, metavar, table)
+    return dataclasses.field(default=default, metadata={_SETTING: spec})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class MatchSettings:
-    """Everything a match is created with; times in milliseconds."""
+    """Everything a match is created with; times in milliseconds. A value that cannot
+    be played is refused when the settings are made (``SettingsError``)."""
 
     rules: Rules
-    seat_names: tuple[str, str, str, str] = ("seat 0", "seat 1", "seat 2", "seat 3")
+    seat_names: tuple[str, str, str, str] = DEFAULT_SEAT_NAMES
     seed: str = ""
-    connect_timeout_ms: int = DEFAULT_CONNECT_TIMEOUT_MS
-    turn_time_ms: int = DEFAULT_TURN_TIME_MS
-    time_bank_ms: int = 0
-    reconnect_grace_ms: int = DEFAULT_RECONNECT_GRACE_MS
-    resume_grace_ms: int = DEFAULT_RESUME_GRACE_MS
-    max_rejections_per_turn: int = DEFAULT_MAX_REJECTIONS
-    max_strikes: int = 0
-    max_actions_out_of_turn: int = DEFAULT_MAX_ACTIONS_OUT_OF_TURN
-    drill_disconnect_after_prompts: int = 0
+    """The deal seed; "" where it is not known yet (a request draws one)."""
+    turn_time_ms: int = _setting(
+        DEFAULT_TURN_TIME_MS,
+        "time_control",
+        "time per turn (default: {default})",
+        high=MAX_TIME_MS,
+        flag="--turn-time-ms",
+        table="time",
+    )
+    connect_timeout_ms: int = _setting(
+        DEFAULT_CONNECT_TIMEOUT_MS,
+        "time_control",
+        "time for the bots to connect (default: {default})",
+        high=MAX_TIME_MS,
+        flag="--connect-timeout-ms",
+        table="time",
+    )
+    time_bank_ms: int = _setting(
+        0,
+        "time_control",
+        "reserve per seat (default: {default})",
+        low=0,
+        high=MAX_TIME_MS,
+        flag="--time-bank-ms",
+        table="time",
+    )
+    reconnect_grace_ms: int = _setting(
+        DEFAULT_RECONNECT_GRACE_MS,
+        "time_control",
+        "how long a seat that lost its stream is waited for when its turn comes "
+        "(default: {default})",
+        high=MAX_TIME_MS,
+    )
+    resume_grace_ms: int = _setting(
+        DEFAULT_RESUME_GRACE_MS,
+        "time_control",
+        "how long a resumed match waits for its bots to come back (default: {default})",
+        high=MAX_TIME_MS,
+    )
+    max_rejections_per_turn: int = _setting(
+        DEFAULT_MAX_REJECTIONS,
+        "fault_policy",
+        "rejected attempts per turn before the default action (default: {default})",
+        high=1000,
+        flag="--max-rejections",
+        table="faults",
+    )
+    max_strikes: int = _setting(
+        0,
+        "fault_policy",
+        "strikes before a seat is played by default (0: no limit; default: {default})",
+        low=0,
+        high=1_000_000,
+        flag="--max-strikes",
+        table="faults",
+    )
+    max_actions_out_of_turn: int = _setting(
+        DEFAULT_MAX_ACTIONS_OUT_OF_TURN,
+        "fault_policy",
+        "actions answering no prompt, between two prompts, before a seat's stream is "
+        "closed (default: {default})",
+        high=1_000_000,
+        flag="--max-actions-out-of-turn",
+        table="faults",
+    )
+    drill_disconnect_after_prompts: int = _setting(
+        0,
+        "drills",
+        "close each seat's stream once after its Nth prompt, to check that bots "
+        "reconnect (default: off)",
+        low=0,
+        proto="disconnect_after_prompts",
+        flag="--drill-disconnect-after",
+        metavar="N",
+    )
+
+    def __post_init__(self) -> None:
+        if len(self.seat_names) != 4:
+            raise SettingsError(
+                f"seat_names needs 4 names, got {len(self.seat_names)}", "seat_names"
+            )
+        if any(len(name) > MAX_NAME_CHARS for name in self.seat_names):
+            raise SettingsError(
+                f"a seat name has at most {MAX_NAME_CHARS} characters", "seat_names"
+            )
+        if len(self.seed.encode("utf-8")) > MAX_SEED_BYTES:
+            raise SettingsError(f"the seed has at most {MAX_SEED_BYTES} bytes", "seed")
+        for setting in SETTINGS:
+            setting.check(getattr(self, setting.name))
+        if self.rules.match_end is MatchEnd.HANDS and self.rules.match_end_value > MAX_HANDS:
+            raise SettingsError(f"at most {MAX_HANDS} hands per match", "rules")
 
     def config_pb(self) -> common.MatchConfig:
         """The settings as logged and sent to the bots (everything but the seed)."""
+        from referee.protocol import common
+        from referee.protocol.convert import rules_pb
+
+        time_control, fault_policy, drills = self._messages()
         return common.MatchConfig(
             rules=rules_pb(self.rules),
             seat_names=list(self.seat_names),
-            time_control=common.TimeControl(
-                connect_timeout_ms=self.connect_timeout_ms,
-                turn_time_ms=self.turn_time_ms,
-                time_bank_ms=self.time_bank_ms,
-                reconnect_grace_ms=self.reconnect_grace_ms,
-                resume_grace_ms=self.resume_grace_ms,
-            ),
-            fault_policy=common.FaultPolicy(
-                max_rejections_per_turn=self.max_rejections_per_turn,
-                max_strikes=self.max_strikes,
-                max_actions_out_of_turn=self.max_actions_out_of_turn,
-            ),
-            drills=common.Drills(disconnect_after_prompts=self.drill_disconnect_after_prompts),
+            time_control=time_control,
+            fault_policy=fault_policy,
+            drills=drills,
         )
 
     def with_seed(self, seed: str) -> MatchSettings:
@@ -75,7 +236,10 @@ class MatchSettings:
         """The settings as a CreateMatch request, for a referee reached over gRPC; the
         options are those that differ from the profile's. ``settings_from_request`` gives
         the same settings back."""
+        from referee.protocol import match_service
+
         base = Rules.for_profile(self.rules.profile).options()
+        time_control, fault_policy, drills = self._messages()
         return match_service.CreateMatchRequest(
             profile=self.rules.profile,
             options={
@@ -85,20 +249,36 @@ class MatchSettings:
             },
             seat_names=list(self.seat_names),
             seed=self.seed,
-            time_control=common.TimeControl(
-                connect_timeout_ms=self.connect_timeout_ms,
-                turn_time_ms=self.turn_time_ms,
-                time_bank_ms=self.time_bank_ms,
-                reconnect_grace_ms=self.reconnect_grace_ms,
-                resume_grace_ms=self.resume_grace_ms,
-            ),
-            fault_policy=common.FaultPolicy(
-                max_rejections_per_turn=self.max_rejections_per_turn,
-                max_strikes=self.max_strikes,
-                max_actions_out_of_turn=self.max_actions_out_of_turn,
-            ),
-            drills=common.Drills(disconnect_after_prompts=self.drill_disconnect_after_prompts),
+            time_control=time_control,
+            fault_policy=fault_policy,
+            drills=drills,
         )
+
+    def _messages(self) -> tuple[common.TimeControl, common.FaultPolicy, common.Drills]:
+        from referee.protocol import common
+
+        fields: dict[str, dict[str, int]] = {"time_control": {}, "fault_policy": {}, "drills": {}}
+        for setting in SETTINGS:
+            fields[setting.message][setting.proto] = getattr(self, setting.name)
+        return (
+            common.TimeControl(**fields["time_control"]),
+            common.FaultPolicy(**fields["fault_policy"]),
+            common.Drills(**fields["drills"]),
+        )
+
+
+def _named(field: dataclasses.Field[Any]) -> Setting:
+    spec: Setting = field.metadata[_SETTING]
+    metavar = spec.metavar or spec.dest.upper()
+    return dataclasses.replace(
+        spec, name=field.name, proto=spec.proto or field.name, metavar=metavar
+    )
+
+
+SETTINGS: tuple[Setting, ...] = tuple(
+    _named(field) for field in dataclasses.fields(MatchSettings) if _SETTING in field.metadata
+)
+"""The numeric fields of ``MatchSettings``, in order: the one table every form is made from."""
 
 
 def _option_text(value: object) -> str:
@@ -108,72 +288,72 @@ def _option_text(value: object) -> str:
     return str(value)
 
 
+def match_rules(
+    profile: str, options: Mapping[str, Any] | None = None, hands: int = 0, threshold: int = 0
+) -> Rules:
+    """The rules of ``profile`` with option overrides, ending after ``hands`` hands or at
+    ``threshold`` when one is given. SettingsError naming ``profile``, ``options``,
+    ``hands`` or ``threshold``."""
+    try:
+        rules = Rules.for_profile(profile)
+    except OptionsError as exc:
+        raise SettingsError(str(exc), "profile") from None
+    try:
+        rules = rules.with_options(options or {})
+    except OptionsError as exc:
+        raise SettingsError(str(exc), "options") from None
+    if hands and threshold:
+        raise SettingsError("give either hands or threshold, not both", "hands")
+    for name, value in (("hands", hands), ("threshold", threshold)):
+        if value:
+            try:
+                rules = rules.with_options({"match_end": f"{name} {value}"})
+            except OptionsError as exc:
+                raise SettingsError(str(exc), name) from None
+    return rules
+
+
+def settings_from_values(
+    rules: Rules, values: Mapping[str, int], seat_names: Sequence[str] = (), seed: str = ""
+) -> MatchSettings:
+    """Settings from values as the protocol carries them: a field left out or 0 takes
+    its default, no seat names the default names. Raises SettingsError."""
+    names = tuple(seat_names) or DEFAULT_SEAT_NAMES
+    if len(names) != 4:
+        raise SettingsError(f"seat_names needs 4 names, got {len(names)}", "seat_names")
+    return MatchSettings(
+        rules,
+        seat_names=(names[0], names[1], names[2], names[3]),
+        seed=seed,
+        **{s.name: values.get(s.name, 0) or s.default for s in SETTINGS},
+    )
+
+
+def _values(
+    time_control: common.TimeControl, fault_policy: common.FaultPolicy, drills: common.Drills
+) -> dict[str, int]:
+    messages = {"time_control": time_control, "fault_policy": fault_policy, "drills": drills}
+    return {s.name: getattr(messages[s.message], s.proto) for s in SETTINGS}
+
+
 def settings_from_config(config: common.MatchConfig, seed: str = "") -> MatchSettings:
     """The settings a logged MatchConfig describes; a value left at 0 takes its default,
     as it did when the match was created. Raises SettingsError."""
+    from referee.protocol.convert import rules_from_pb
+
     try:
         rules = rules_from_pb(config.rules)
     except (OptionsError, ValueError) as exc:
-        raise SettingsError(f"the rules cannot be read: {exc}") from None
-    names = list(config.seat_names) or [f"seat {i}" for i in range(4)]
-    if len(names) != 4:
-        raise SettingsError(f"seat_names needs 4 names, got {len(names)}")
-    tc, fp = config.time_control, config.fault_policy
-    return MatchSettings(
-        rules=rules,
-        seat_names=(names[0], names[1], names[2], names[3]),
-        seed=seed,
-        connect_timeout_ms=tc.connect_timeout_ms or DEFAULT_CONNECT_TIMEOUT_MS,
-        turn_time_ms=tc.turn_time_ms or DEFAULT_TURN_TIME_MS,
-        time_bank_ms=tc.time_bank_ms,
-        reconnect_grace_ms=tc.reconnect_grace_ms or DEFAULT_RECONNECT_GRACE_MS,
-        resume_grace_ms=tc.resume_grace_ms or DEFAULT_RESUME_GRACE_MS,
-        max_rejections_per_turn=fp.max_rejections_per_turn or DEFAULT_MAX_REJECTIONS,
-        max_strikes=fp.max_strikes,
-        max_actions_out_of_turn=fp.max_actions_out_of_turn or DEFAULT_MAX_ACTIONS_OUT_OF_TURN,
-        drill_disconnect_after_prompts=config.drills.disconnect_after_prompts,
-    )
+        raise SettingsError(f"the rules cannot be read: {exc}", "rules") from None
+    values = _values(config.time_control, config.fault_policy, config.drills)
+    return settings_from_values(rules, values, config.seat_names, seed)
 
 
 def settings_from_request(req: match_service.CreateMatchRequest) -> MatchSettings:
-    """Validate a CreateMatchRequest; raises SettingsError naming the bad field."""
+    """The settings a CreateMatchRequest asks for (no seed: one is drawn); raises
+    SettingsError naming the bad field."""
     if not req.profile:
-        raise SettingsError("profile is required: pusoy-dos, pusoy-dos-chips or big-two")
-    try:
-        rules = Rules.for_profile(req.profile, dict(req.options))
-        if req.hands and req.threshold:
-            raise SettingsError("give either hands or threshold, not both")
-        if req.hands:
-            rules = rules.with_options({"match_end": f"hands {req.hands}"})
-        if req.threshold:
-            rules = rules.with_options({"match_end": f"threshold {req.threshold}"})
-    except OptionsError as exc:
-        raise SettingsError(str(exc)) from None
-    names = list(req.seat_names) or [f"seat {i}" for i in range(4)]
-    if len(names) != 4:
-        raise SettingsError(f"seat_names needs 4 names, got {len(names)}")
-    if any(len(n) > MAX_NAME_CHARS for n in names):
-        raise SettingsError(f"a seat name has at most {MAX_NAME_CHARS} characters")
-    seed = req.seed or new_seed()
-    if len(seed.encode("utf-8")) > MAX_SEED_BYTES:
-        raise SettingsError(f"the seed has at most {MAX_SEED_BYTES} bytes")
-    tc = req.time_control
-    for name in (
-        "connect_timeout_ms",
-        "turn_time_ms",
-        "time_bank_ms",
-        "reconnect_grace_ms",
-        "resume_grace_ms",
-    ):
-        if getattr(tc, name) > MAX_TIME_MS:
-            raise SettingsError(f"time_control.{name} is over one hour")
-    if rules.match_end is MatchEnd.HANDS and rules.match_end_value > MAX_HANDS:
-        raise SettingsError(f"at most {MAX_HANDS} hands per match")
-    config = common.MatchConfig(
-        rules=rules_pb(rules),
-        seat_names=names,
-        time_control=tc,
-        fault_policy=req.fault_policy,
-        drills=req.drills,
-    )
-    return settings_from_config(config, seed)
+        raise SettingsError("profile is required: pusoy-dos, pusoy-dos-chips or big-two", "profile")
+    rules = match_rules(req.profile, dict(req.options), req.hands, req.threshold)
+    values = _values(req.time_control, req.fault_policy, req.drills)
+    return settings_from_values(rules, values, req.seat_names, req.seed or new_seed())

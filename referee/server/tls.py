@@ -73,6 +73,31 @@ class ServerTls:
             raise TlsError(f"cannot use {self.cert} and {self.key}: {exc}") from None
 
 
+def server_tls(cert: str | None, key: str | None, client_ca: str | None) -> ServerTls | None:
+    """A listener's TLS from its files as given (``referee serve --tls-cert --tls-key
+    --tls-client-ca``); None: plaintext. TlsError for files that do not go together."""
+    if bool(cert) != bool(key):
+        raise TlsError("--tls-cert and --tls-key go together")
+    if client_ca and not cert:
+        raise TlsError("--tls-client-ca needs --tls-cert and --tls-key")
+    if not cert or not key:
+        return None
+    return ServerTls(Path(cert), Path(key), Path(client_ca) if client_ca else None)
+
+
+def check_plaintext_http(flag: str, address: str, insecure: bool) -> None:
+    """The gRPC listeners' rule for the web pages and the metrics, which have no TLS of
+    their own: plaintext on an address other machines reach only when ``insecure``.
+    TlsError naming ``flag`` otherwise."""
+    host, _, port = address.rpartition(":")
+    if not insecure and not is_loopback(f"{host or '127.0.0.1'}:{port}"):
+        raise TlsError(
+            f"refusing to serve {flag} {address} in plaintext: it is reachable from other "
+            "machines (--insecure to serve it anyway, or a TLS proxy in front of a loopback "
+            "address)"
+        )
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ClientTls:
     """How a client checks the referee (``ca``) and, for mutual TLS, proves itself.

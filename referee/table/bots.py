@@ -303,3 +303,36 @@ __all__ = [
     "parse_bot",
     "unknown_placeholder",
 ]
+
+
+def match_seats(given: Sequence[tuple[str, str | None]]) -> list[Seat]:
+    """The four seats of a match from its bots' texts (``parse_bot``), each with the name
+    given for it or None (then its program's, made distinct); ValueError with a message
+    for a person (``referee match``'s ``--bot`` and ``--name``)."""
+    if len(given) != 4:
+        raise ValueError(f"give 4 bots (--bot 4 times), got {len(given)}")
+    bots = []
+    for text, _ in given:
+        bot = parse_bot(text)
+        if isinstance(bot, CommandBot):
+            problem = check_program(bot.own_argv, Path.cwd())
+            if problem is not None:
+                raise ValueError(f"cannot start bot {text!r}: {problem}")
+        bots.append(bot)
+    chosen = [name for _, name in given if name is not None]
+    for name in chosen:
+        problem = check_name(name)
+        if problem is not None:
+            raise ValueError(f"--name: {problem}")
+        if chosen.count(name) > 1:
+            raise ValueError(f"--name: two seats are named {name!r}")
+    defaults = iter(
+        distinct_names(
+            [bot_name(b) for b, (_, name) in zip(bots, given, strict=True) if name is None],
+            reserved=chosen,
+        )
+    )
+    return [
+        Seat(name if name is not None else next(defaults), bot)
+        for bot, (_, name) in zip(bots, given, strict=True)
+    ]

@@ -21,7 +21,7 @@ from pathlib import Path
 import grpc
 
 from referee.log.signing import LogSigner, SigningKeyError
-from referee.match.settings import MatchSettings, settings_from_request
+from referee.match.settings import MatchSettings
 from referee.organiser import OVER, OrganiserError, check_created, fetch_log
 from referee.protocol import (
     common,
@@ -30,6 +30,7 @@ from referee.protocol import (
     spectator_service,
     spectator_service_grpc,
 )
+from referee.rules import new_seed
 from referee.server.app import RefereeServer
 from referee.server.auth import organiser_channel
 from referee.server.limits import apply_limits
@@ -186,12 +187,11 @@ class LocalReferee(Referee):
         await self.server.stop(grace=1.0)
 
     async def create(self, settings: MatchSettings) -> Created:
-        # Checked as a server checks a CreateMatch request, within the server's limits
-        # (a hands cap on every match), so both referees take the same.
+        # The settings checked themselves; within the server's limits (a hands cap on
+        # every match) as a CreateMatch request is, so both referees take the same.
         server = self.server
-        return server.matches.create(
-            apply_limits(settings_from_request(settings.request_pb()), server.limits)
-        )
+        settings = settings if settings.seed else settings.with_seed(new_seed())
+        return server.matches.create(apply_limits(settings, server.limits))
 
     def over(self, match_id: str) -> asyncio.Event:
         host = self.server.matches.get(match_id)

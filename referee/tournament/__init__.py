@@ -8,8 +8,9 @@ match at a time at a table (``referee.table``), around a referee.
 See docs/tournaments.md.
 """
 
-from referee.tournament.config import ConfigError, TournamentConfig, load_config
+from referee.tournament.config import ConfigError, TournamentConfig
 from referee.tournament.director import Tournament, TournamentError, TournamentSummary
+from referee.tournament.toml_reader import load_config
 
 __all__ = [
     "ConfigError",

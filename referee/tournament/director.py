@@ -634,7 +634,7 @@ class Tournament:
                     spec.match_id,
                     settings,
                     tuple(seats),
-                    self.config.time.match_timeout_s,
+                    self.config.match_timeout_s,
                     config=self.config,
                     folder=self.folder,
                 )
@@ -664,7 +664,7 @@ class Tournament:
                     label=spec.match_id,
                     log_path=lambda _: log_path,
                     stderr_path=lambda _, seat, name: self._stderr_path(spec, seat, name),
-                    time_limit_s=self.config.time.match_timeout_s,
+                    time_limit_s=self.config.match_timeout_s,
                 )
             # The log is in logs/, signed with the tournament's key, whichever backend
             # played it; it is verified here (signature included) and recorded by _record.

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from referee.log.verify import verify_log
-from referee.tournament.config import load_config
 from referee.tournament.director import Tournament
+from referee.tournament.toml_reader import load_config
 
 from ..tournament.conftest import bot_entry, read_results, require_sandbox, write_config
 from .conftest import ROOT, build

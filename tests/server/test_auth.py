@@ -229,6 +229,9 @@ def test_serve_makes_a_private_token_and_key_in_its_state_folder(tmp_path):
         (["--address", "0.0.0.0:0"], "refusing to serve 0.0.0.0:0 in plaintext"),
         (["--organiser-token-file", "open-token"], "can be read by others"),
         (["--tls-cert", "x.pem"], "--tls-cert and --tls-key go together"),
+        (["--tls-client-ca", "ca.pem"], "--tls-client-ca needs --tls-cert and --tls-key"),
+        (["--http", "0.0.0.0:0"], "refusing to serve --http 0.0.0.0:0 in plaintext"),
+        (["--metrics-address", "[::]:0"], "refusing to serve --metrics-address [::]:0 in"),
     ],
 )
 def test_serve_refuses_unsafe_settings(tmp_path, args, message):

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from referee.log.verify import verify_log
-from referee.tournament.config import BotKind, ConfigError, load_config
+from referee.tournament.config import BotKind, ConfigError
 from referee.tournament.director import Tournament
+from referee.tournament.toml_reader import load_config
 
 from .conftest import KIT, build_samples
 

@@ -14,8 +14,8 @@ from referee.tournament.config import (
     Replacement,
     SandboxMode,
     Seatings,
-    load_config,
 )
+from referee.tournament.toml_reader import load_config
 
 from .conftest import bot_entry, example_bot, write_config
 
@@ -53,6 +53,44 @@ def test_a_full_config_parses(tmp_path):
     weak = cfg.bot("weak")
     assert weak.argv[0] == "{python}" and dict(weak.env) == {"X": "1"} and weak.cwd == tmp_path
     assert [b.name for b in cfg.remote_bots] == ["far"]
+
+
+def test_the_time_and_faults_tables_are_every_match_s_settings(tmp_path):
+    default = tmp_path / "default.toml"
+    default.write_text("\n".join(FOUR) + "\n")
+    settings = load_config(default).match_settings("s", ["a", "b", "c", "d"])
+    assert (settings.turn_time_ms, settings.connect_timeout_ms) == (2000, 10_000)
+    assert (settings.max_rejections_per_turn, settings.max_actions_out_of_turn) == (3, 16)
+    cfg = load_config(
+        write_config(
+            tmp_path,
+            FOUR,
+            time={"turn_time_ms": 700, "time_bank_ms": 50, "match_timeout_s": 60},
+            more={"faults": {"max_strikes": 2, "max_actions_out_of_turn": 4}},
+        )
+    )
+    settings = cfg.match_settings("seed-1", ["d", "c", "b", "a"])
+    assert settings.seed == "seed-1" and settings.seat_names == ("d", "c", "b", "a")
+    assert (settings.turn_time_ms, settings.time_bank_ms, settings.max_strikes) == (700, 50, 2)
+    assert settings.max_actions_out_of_turn == 4 and cfg.match_timeout_s == 60
+    assert cfg.identity()["time"] == {
+        "turn_time_ms": 700,
+        "connect_timeout_ms": 5000,
+        "time_bank_ms": 50,
+        "match_timeout_s": 60,
+    }
+    assert cfg.identity()["faults"] == {
+        "max_rejections_per_turn": 3,
+        "max_strikes": 2,
+        "max_actions_out_of_turn": 4,
+    }
+
+
+def test_rules_no_match_may_be_played_with_are_refused(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text('[rules]\noptions = { match_end = "hands 20000" }\n' + "\n".join(FOUR))
+    err = error_of(path)
+    assert err.where == "rules" and "at most 10000 hands per match" in str(err)
 
 
 def test_matches_rounds_up_to_whole_rounds(tmp_path):
@@ -103,6 +141,19 @@ def test_gauntlet_and_fixed_tables(tmp_path):
         (FOUR, {"tournament": {"concurrency": "two"}}, "tournament.concurrency", "whole number"),
         (FOUR, {"tournament": {"colour": "red"}}, "tournament.colour", "unknown key"),
         (FOUR, {"time": {"turn_time_ms": 0}}, "time.turn_time_ms", "between 1"),
+        (
+            FOUR,
+            {"more": {"faults": {"max_rejections_per_turn": 1001}}},
+            "faults.max_rejections_per_turn",
+            "between 1 and 1000, got 1001",
+        ),
+        (
+            FOUR,
+            {"more": {"faults": {"max_strikes": -1}}},
+            "faults.max_strikes",
+            "between 0 and 1000000",
+        ),
+        (FOUR, {"time": {"reconnect_grace_ms": 5}}, "time.reconnect_grace_ms", "unknown key"),
         (FOUR, {"referee": {"address": "nowhere"}}, "referee.address", "host:port"),
     ],
 )

@@ -14,17 +14,12 @@ from referee.sandbox import JailSpec, Level, Limits, Support
 from referee.sandbox.bwrap import mount_args
 from referee.sandbox.cgroups import Cgroups
 from referee.tournament import isolation
-from referee.tournament.config import (
-    BotConfig,
-    BotKind,
-    DisqualifyConfig,
-    Replacement,
-    load_config,
-)
+from referee.tournament.config import BotConfig, BotKind, DisqualifyConfig, Replacement
 from referee.tournament.director import Tournament, TournamentError
 from referee.tournament.disqualify import Disqualifier
 from referee.tournament.isolation import Isolation, SandboxUnavailable
 from referee.tournament.results import MatchResult, SeatResult, SeatSummary
+from referee.tournament.toml_reader import load_config
 
 from .conftest import bot_entry, write_config
 

@@ -14,8 +14,8 @@ from pusoy_client import LobbyRefused, run_lobby
 from pusoy_client.samples import GreedyBot
 from referee.log import read_log
 from referee.log.verify import verify_log
-from referee.tournament.config import load_config
 from referee.tournament.director import Tournament
+from referee.tournament.toml_reader import load_config
 
 from .conftest import EXAMPLES, ROOT, bot_entry, read_results, write_config
 

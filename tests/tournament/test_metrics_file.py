@@ -8,8 +8,8 @@ from collections import Counter
 from prometheus_client.parser import text_string_to_metric_families
 
 from referee.log import read_log
-from referee.tournament.config import load_config
 from referee.tournament.director import Tournament
+from referee.tournament.toml_reader import load_config
 
 from .conftest import bot_entry, write_config
 

@@ -30,10 +30,11 @@ import pytest
 from referee_cli import run_referee
 
 from referee.log.verify import verify_log
-from referee.tournament.config import Backend, ConfigError, load_config
+from referee.tournament.config import Backend, ConfigError
 from referee.tournament.director import Tournament, TournamentError
 from referee.tournament.progress import Progress
 from referee.tournament.schedule import build_schedule
+from referee.tournament.toml_reader import load_config
 
 from .conftest import ROOT, bot_entry, read_results, spawned_bot, write_config
 from .ray_cluster import RAY_SETTINGS, LocalCluster

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 from referee.log.verify import verify_log
-from referee.tournament.config import load_config
 from referee.tournament.director import Tournament
 from referee.tournament.schedule import build_schedule
+from referee.tournament.toml_reader import load_config
 
 from .conftest import ROOT, bot_entry, example_bot, read_results, write_config
 from .test_tournament import check_results_match_logs

@@ -19,8 +19,8 @@ from referee.log import read_log
 from referee.log.verify import verify_log
 from referee.sandbox import probe
 from referee.sandbox.cgroups import GROUP_PREFIX
-from referee.tournament.config import load_config
 from referee.tournament.director import Tournament
+from referee.tournament.toml_reader import load_config
 from referee.tournament.verify import verify_tournament
 
 from .conftest import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 
-from referee.tournament.config import load_config
 from referee.tournament.schedule import build_schedule, group_seed
+from referee.tournament.toml_reader import load_config
 
 from .conftest import bot_entry, write_config
 

@@ -152,7 +152,7 @@ def test_error_rates_by_simulation(alpha, beta, effect, laplace):
 
 
 def test_sprt_configuration_is_checked(tmp_path):
-    from referee.tournament.config import load_config
+    from referee.tournament.toml_reader import load_config
 
     bots = [bot_entry(n, builtin="greedy") for n in ("hero", "base", "c", "d")]
 

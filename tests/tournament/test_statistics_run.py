@@ -12,11 +12,11 @@ import json
 import math
 from collections import defaultdict
 
-from referee.tournament.config import load_config
 from referee.tournament.director import Tournament
 from referee.tournament.progress import Progress
 from referee.tournament.sprt import H1, for_schedule
 from referee.tournament.stats import paired
+from referee.tournament.toml_reader import load_config
 
 from .conftest import bot_entry, example_bot, read_results, write_config
 

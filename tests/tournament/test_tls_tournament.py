@@ -9,8 +9,8 @@ import base64
 import stat
 
 from referee.log.verify import verify_log
-from referee.tournament.config import load_config
 from referee.tournament.director import Tournament
+from referee.tournament.toml_reader import load_config
 
 from ..server.certs import TestCA
 from .conftest import EXAMPLES, bot_entry, example_bot, read_results, write_config

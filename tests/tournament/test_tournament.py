@@ -13,9 +13,9 @@ from pathlib import Path
 from referee.log import read_log
 from referee.log.verify import verify_log
 from referee.protocol import common
-from referee.tournament.config import load_config
 from referee.tournament.director import Tournament
 from referee.tournament.progress import Progress
+from referee.tournament.toml_reader import load_config
 
 from .conftest import bot_entry, example_bot, read_results, spawned_bot, write_config
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
-from referee.tournament.config import load_config
 from referee.tournament.director import Tournament
+from referee.tournament.toml_reader import load_config
 from referee.tournament.verify import verify_tournament
 
 from .conftest import bot_entry, read_results, write_config

@@ -1,0 +1,179 @@
+"""The commands that play a seat on a running referee: stdio-bot and bot."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from referee.cli.flags import add_client_tls_flags, client_tls, count
+from referee.text import printable
+
+STDIO_BOT_EPILOG = """\
+examples:
+  referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
+  referee stdio-bot --address 127.0.0.1:50051 --token T --name mine -- ./mybot --fast
+  referee stdio-bot --address ref.example:50051 --tls-ca ca.pem --token T -- ./mybot
+
+The bot reads one JSON line per message of the Play stream on stdin and writes one
+answer per line on stdout: cards ("5D 5C"), "pass", or an Action in JSON. See
+docs/protocol.md, section 8. Exit status: 0 the match ended, 2 refused, 3 referee
+unreachable, 4 the bot stopped reading, 5 the bot ended early, 127 it could not start.
+"""
+
+
+BOT_EPILOG = """\
+examples (seats of a match on a `referee serve`, tokens from `organiser create --tokens-dir`):
+  referee organiser create --hands 2 --tokens-dir seats
+  referee bot greedy --token-file seats/seat-0.token &
+  referee bot random --token-file seats/seat-1.token --seed 7 &
+  PUSOY_TOKEN="$(cat seats/seat-2.token)" referee bot greedy --address 127.0.0.1:50051 &
+  referee bot greedy --token-file seat.token --address ref.example:50051 --tls-ca ca.pem
+
+The seat token comes from --token-file or PUSOY_TOKEN, never from the command line,
+where every user of the machine could read it in the process list. The other settings
+are the starter kits' (docs/kits.md, section 7): each flag, else its PUSOY_* variable.
+
+exit status (the kits'):
+  0   the match ended (finished or cancelled), also while the bot was away
+  2   the referee refused the seat (a wrong token, a match over, another bot holds it)
+  3   the referee could not be reached within the reconnect window
+  4   the stream failed in a way a reconnect cannot fix
+  64  no token, an unreadable token or TLS file, a bad setting
+"""
+
+
+def _cmd_stdio_bot(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from referee.server.tls import TlsError
+    from referee.stdio.bridge import Limits, run_bridge
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        print("referee stdio-bot: give the bot's command after --", file=sys.stderr)
+        return 2
+    token = args.token or os.environ.get("PUSOY_TOKEN", "")
+    if not token:
+        print("referee stdio-bot: a seat token is needed: --token or PUSOY_TOKEN", file=sys.stderr)
+        return 2
+    limits = Limits(
+        max_line_bytes=args.max_line_bytes,
+        max_pending_bytes=args.max_pending_bytes,
+        reconnect_window_s=args.reconnect_window_s,
+    )
+    try:
+        tls = client_tls(args)
+    except TlsError as exc:
+        print(f"referee stdio-bot: {exc}", file=sys.stderr)
+        return 2
+    code = asyncio.run(
+        run_bridge(
+            command,
+            args.address or os.environ.get("PUSOY_ADDRESS", "127.0.0.1:50051"),
+            token,
+            name=args.name or "",
+            want_legal_plays=not args.no_legal_plays,
+            limits=limits,
+            tls=tls,
+        )
+    )
+    return int(code)
+
+
+def _cmd_bot(args: argparse.Namespace) -> int:
+    from referee.bots.process import EXIT_USAGE, UsageError, play, settings
+    from referee.server.tls import TlsError
+
+    try:
+        bot = settings(
+            args.name,
+            address=args.address,
+            token_file=args.token_file,
+            token_flag=args.token,
+            tls=client_tls(args),
+            reconnect_window_ms=args.reconnect_window_ms,
+            batch_events=args.batch_events,
+            seed=args.seed,
+        )
+    except (UsageError, TlsError) as exc:
+        print(f"referee bot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    code, line = play(bot)
+    print(printable(line), file=sys.stdout if code == 0 else sys.stderr)
+    return code
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``referee stdio-bot`` and ``referee bot``."""
+    stdio = sub.add_parser(
+        "stdio-bot",
+        help="play a seat with a program that speaks JSON lines on stdin/stdout (no gRPC)",
+        epilog=STDIO_BOT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    stdio.add_argument(
+        "--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)"
+    )
+    stdio.add_argument("--token", help="the seat's token (default: PUSOY_TOKEN)")
+    add_client_tls_flags(stdio)
+    stdio.add_argument("--name", help="the bot's name for the log (default: the program's name)")
+    stdio.add_argument(
+        "--no-legal-plays", action="store_true", help="leave legal_plays out of the prompts"
+    )
+    stdio.add_argument(
+        "--max-line-bytes",
+        type=count,
+        default=4096,
+        metavar="N",
+        help="the longest answer line; a longer one is a malformed action (default 4096)",
+    )
+    stdio.add_argument(
+        "--max-pending-bytes",
+        type=count,
+        default=1 << 20,
+        metavar="N",
+        help="input the bot has not read yet before it is taken for hung and stopped "
+        "(default 1048576)",
+    )
+    stdio.add_argument(
+        "--reconnect-window-s",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="give up after this long without a word from the referee (default 30)",
+    )
+    stdio.add_argument("command", nargs=argparse.REMAINDER, help="-- the bot's command")
+    stdio.set_defaults(func=_cmd_stdio_bot)
+
+    bot = sub.add_parser(
+        "bot",
+        help="play a seat of a match on a running referee with a built-in bot (random, "
+        "greedy), as a kit's bot does",
+        epilog=BOT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bot.add_argument("name", metavar="NAME", help="a built-in bot: random or greedy")
+    bot.add_argument("--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)")
+    bot.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="the seat's token, one word in a file such as organiser create --tokens-dir "
+        "writes (default: PUSOY_TOKEN)",
+    )
+    bot.add_argument("--token", help=argparse.SUPPRESS)  # refused: see _cmd_bot
+    add_client_tls_flags(bot)
+    bot.add_argument(
+        "--reconnect-window-ms",
+        type=int,
+        metavar="N",
+        help="retry this long to reach the referee or the seat again (default: "
+        "PUSOY_RECONNECT_WINDOW_MS, else 60000)",
+    )
+    bot.add_argument(
+        "--batch-events",
+        action="store_true",
+        help="events batched into the prompts (or PUSOY_BATCH_EVENTS=1; docs/kits.md 10)",
+    )
+    bot.add_argument("--seed", type=int, help="the random bot's seed, for a repeatable run")
+    bot.set_defaults(func=_cmd_bot)
