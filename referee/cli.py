@@ -16,9 +16,9 @@ from referee.program import referee_program
 from referee.text import printable
 
 if TYPE_CHECKING:
+    from referee.client.tls import ClientTls
     from referee.protocol import match_service
     from referee.server.limits import ServerLimits
-    from referee.server.tls import ClientTls
     from referee.table.bots import Seat
 
 JUDGE_EPILOG = """\
@@ -288,12 +288,12 @@ def _positive(text: str) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
+    from referee.client.serving import Serving
     from referee.log.writer import FsyncPolicy
     from referee.rules.options import MAX_HANDS_CAP
     from referee.server.app import RefereeServer
     from referee.server.logging import configure_logging
     from referee.server.state import (
-        Serving,
         StateError,
         forget_serving,
         load_server_secrets,
@@ -721,10 +721,10 @@ ORGANISER_STATUSES = ("waiting", "running", "finished", "cancelled")
 
 
 def _cmd_organiser(args: argparse.Namespace) -> int:
+    from referee.client.tls import TlsError
     from referee.match.settings import SettingsError, settings_from_request
     from referee.organiser_command import run_organiser
     from referee.rules import OptionsError
-    from referee.server.tls import TlsError
     from referee.table.readout import EXIT_USAGE
 
     me = f"referee organiser {args.organiser_command}"
@@ -1059,7 +1059,7 @@ def _add_client_tls_flags(p: argparse.ArgumentParser) -> None:
 def _client_tls(args: argparse.Namespace) -> ClientTls | None:
     """The TLS of ``_add_client_tls_flags`` (and the kits' PUSOY_TLS_* variables); None:
     plaintext. Raises TlsError."""
-    from referee.server.tls import ClientTls
+    from referee.client.tls import ClientTls
 
     env = os.environ.get
     files = {
@@ -1080,7 +1080,8 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
     import asyncio
     import os
 
-    from referee.server.tls import TlsError
+    from referee.client.channels import DEFAULT_ADDRESS
+    from referee.client.tls import TlsError
     from referee.stdio.bridge import Limits, run_bridge
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -1104,7 +1105,7 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
     code = asyncio.run(
         run_bridge(
             command,
-            args.address or os.environ.get("PUSOY_ADDRESS", "127.0.0.1:50051"),
+            args.address or os.environ.get("PUSOY_ADDRESS", DEFAULT_ADDRESS),
             token,
             name=args.name or "",
             want_legal_plays=not args.no_legal_plays,
@@ -1138,7 +1139,7 @@ exit status (the kits'):
 
 def _cmd_bot(args: argparse.Namespace) -> int:
     from referee.bots.process import EXIT_USAGE, UsageError, play, settings
-    from referee.server.tls import TlsError
+    from referee.client.tls import TlsError
 
     try:
         bot = settings(

@@ -122,6 +122,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from referee.bots import BUILTIN_BOTS
+from referee.client.tls import ClientTls
 from referee.match.settings import (
     DEFAULT_MAX_ACTIONS_OUT_OF_TURN,
     DEFAULT_MAX_REJECTIONS,
@@ -135,7 +136,6 @@ from referee.match.settings import (
 )
 from referee.rules import OptionsError, Rules
 from referee.sandbox.limits import LIMIT_FIELDS, Limits
-from referee.server.tls import ClientTls, ServerTls
 from referee.stdio import bridge_argv
 from referee.table.bots import (
     PLACEHOLDERS,
@@ -145,6 +145,7 @@ from referee.table.bots import (
     check_program,
     unknown_placeholder,
 )
+from referee.table.referees import ServerTls
 
 IDENTITY_VERSION = 1
 DEFAULT_MATCH_TIMEOUT_S = 1800.0

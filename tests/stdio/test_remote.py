@@ -12,9 +12,9 @@ from pathlib import Path
 import grpc
 import pytest
 
+from referee.client.channels import bearer_metadata
 from referee.log.verify import verify_log
 from referee.protocol import match_service, match_service_grpc
-from referee.server.auth import bearer_metadata
 
 from .conftest import ROOT, build_samples, referee
 
