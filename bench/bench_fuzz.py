@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from referee.bots import RandomBot, play_seat  # noqa: E402
+from referee.client.channels import bearer_metadata  # noqa: E402
 from referee.log.signing import load_public_key  # noqa: E402
 from referee.log.verify import verify_log  # noqa: E402
 from referee.protocol import (  # noqa: E402
@@ -61,7 +62,6 @@ from referee.protocol import (  # noqa: E402
     match_service,
     play_service,
 )
-from referee.server.auth import bearer_metadata  # noqa: E402
 
 MS = "/pusoy.referee.v1.MatchService/"
 METHODS: dict[str, tuple[str, type[Message]]] = {

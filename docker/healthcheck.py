@@ -18,11 +18,11 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from referee.server.tls import ClientTls, TlsError
+from referee.client.tls import ClientTls, TlsError
 
 
 def channel(address: str) -> grpc.Channel:
-    """Plaintext, or TLS as the referee's own clients speak it (referee.server.tls)."""
+    """Plaintext, or TLS as the referee's own clients speak it (referee.client.tls)."""
     env = os.environ
     if not env.get("REFEREE_HEALTH_TLS_CA"):
         return grpc.insecure_channel(address)

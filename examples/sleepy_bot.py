@@ -22,7 +22,7 @@ import random
 import sys
 import time
 
-from referee.bots.client import play_seat
+from referee.bots import play_seat
 from referee.bots.strategies import Choice, GreedyBot
 from referee.protocol import play_service
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from referee.organiser import (
+from referee.client.organiser import (
     OVER,
     BadReply,
     LogTooLarge,
@@ -35,8 +35,8 @@ from referee.text import printable
 if TYPE_CHECKING:
     from google.protobuf.message import Message
 
+    from referee.client.tls import ClientTls
     from referee.protocol import common, match_service
-    from referee.server.tls import ClientTls
 
 EXIT_OK, EXIT_NOT_VERIFIED, EXIT_USAGE = 0, 1, 2
 NEEDS_TOKEN = ("create", "list", "cancel")

@@ -4,8 +4,9 @@ They belong to the referee (``referee match``, tournaments, tests, benchmarks), 
 the Python starter kit, which bot authors install on its own.
 """
 
-from referee.bots.client import SeatOutcome, SeatRefused, play_seat
+from referee.bots.player import play_seat
 from referee.bots.strategies import BUILTIN_BOTS, GreedyBot, RandomBot, Strategy, builtin_bot
+from referee.client.seat import SeatOutcome, SeatRefused
 
 __all__ = [
     "BUILTIN_BOTS",

@@ -17,21 +17,16 @@ from pathlib import Path
 
 import grpc
 
-from referee.bots.client import SeatOutcome, SeatRefused, play_seat
+from referee.bots.player import play_seat
 from referee.bots.strategies import BUILTIN_BOTS, builtin_bot
-from referee.organiser import OrganiserError, read_token
-from referee.server.tls import ClientTls, TlsError
+from referee.client.channels import DEFAULT_ADDRESS
+from referee.client.seat import SEAT_CHANNEL_OPTIONS, SeatOutcome, SeatRefused
+from referee.client.tls import ClientTls, TlsError
+from referee.client.tokens import TokenError, read_token
 from referee.text import printable
 
-DEFAULT_ADDRESS = "127.0.0.1:50051"
 RECONNECT_WINDOW_MS = 60_000
 """The kits' default: long enough for a referee restart of several seconds."""
-CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
-    ("grpc.initial_reconnect_backoff_ms", 50),
-    ("grpc.min_reconnect_backoff_ms", 50),
-    ("grpc.max_reconnect_backoff_ms", 1000),
-)
-"""gRPC's own reconnection keeps pace with ours (its default backoff reaches 2 minutes)."""
 
 EXIT_OK, EXIT_ERROR, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_RPC = 0, 1, 2, 3, 4
 EXIT_USAGE = 64
@@ -65,7 +60,7 @@ def seat_token(token_file: str | None, env: Mapping[str, str]) -> str:
     if token_file:
         try:
             return read_token(Path(token_file), what="seat token")
-        except OrganiserError as exc:
+        except TokenError as exc:
             raise UsageError(str(exc)) from None
     token = env.get("PUSOY_TOKEN", "").strip()
     if not token:
@@ -139,14 +134,6 @@ def outcome_line(name: str, outcome: SeatOutcome) -> str:
 
 def play(bot: BotSettings) -> tuple[int, str]:
     """Play the seat until its match ends: the exit code and the line to print."""
-    credentials = None
-    options: list[tuple[str, str | int]] = list(CHANNEL_OPTIONS)
-    if bot.tls is not None:
-        try:
-            credentials = bot.tls.credentials()
-        except TlsError as exc:
-            return EXIT_USAGE, f"{bot.name}: {exc}"
-        options += bot.tls.options()
     strategy = builtin_bot(bot.name, bot.seed)
     try:
         outcome = asyncio.run(
@@ -154,12 +141,14 @@ def play(bot: BotSettings) -> tuple[int, str]:
                 strategy,
                 bot.address,
                 bot.token,
-                credentials=credentials,
-                channel_options=options,
+                tls=bot.tls,
+                channel_options=SEAT_CHANNEL_OPTIONS,
                 reconnect_window_s=bot.reconnect_window_s,
                 batch_events=bot.batch_events,
             )
         )
+    except TlsError as exc:
+        return EXIT_USAGE, f"{bot.name}: {exc}"
     except SeatRefused as exc:
         return EXIT_REFUSED, f"{bot.name}: the referee refused the seat: {exc}"
     except ConnectionError as exc:

@@ -46,7 +46,8 @@ exit status (the kits'):
 def _cmd_stdio_bot(args: argparse.Namespace) -> int:
     import asyncio
 
-    from referee.server.tls import TlsError
+    from referee.client.channels import DEFAULT_ADDRESS
+    from referee.client.tls import TlsError
     from referee.stdio.bridge import Limits, run_bridge
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -70,7 +71,7 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
     code = asyncio.run(
         run_bridge(
             command,
-            args.address or os.environ.get("PUSOY_ADDRESS", "127.0.0.1:50051"),
+            args.address or os.environ.get("PUSOY_ADDRESS", DEFAULT_ADDRESS),
             token,
             name=args.name or "",
             want_legal_plays=not args.no_legal_plays,
@@ -83,7 +84,7 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
 
 def _cmd_bot(args: argparse.Namespace) -> int:
     from referee.bots.process import EXIT_USAGE, UsageError, play, settings
-    from referee.server.tls import TlsError
+    from referee.client.tls import TlsError
 
     try:
         bot = settings(

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from referee.match.settings import MAX_COUNT
 
 if TYPE_CHECKING:
+    from referee.client.tls import ClientTls
     from referee.match.settings import MatchSettings
-    from referee.server.tls import ClientTls
 
 
 def count(text: str) -> int:
@@ -68,7 +68,7 @@ def add_client_tls_flags(p: argparse.ArgumentParser) -> None:
 def client_tls(args: argparse.Namespace) -> ClientTls | None:
     """The TLS of ``add_client_tls_flags`` (and the kits' PUSOY_TLS_* variables); None:
     plaintext. Raises TlsError."""
-    from referee.server.tls import ClientTls
+    from referee.client.tls import ClientTls
 
     env = os.environ.get
     files = {

@@ -55,9 +55,9 @@ ORGANISER_STATUSES = ("waiting", "running", "finished", "cancelled")
 
 
 def _cmd_organiser(args: argparse.Namespace) -> int:
+    from referee.client.tls import TlsError
     from referee.match.settings import SettingsError
     from referee.organiser_command import run_organiser
-    from referee.server.tls import TlsError
     from referee.table.readout import EXIT_USAGE
 
     me = f"referee organiser {args.organiser_command}"

@@ -77,19 +77,20 @@ def _listen_address(text: str) -> str:
 def _cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
+    from referee.client.serving import Serving
+    from referee.client.tls import TlsError
     from referee.log.writer import FsyncPolicy
     from referee.rules.options import MAX_HANDS_CAP
     from referee.server.app import RefereeServer
     from referee.server.logging import configure_logging
     from referee.server.state import (
-        Serving,
         StateError,
         forget_serving,
         load_server_secrets,
         local_address,
         record_serving,
     )
-    from referee.server.tls import TlsError, check_plaintext_http, server_tls
+    from referee.server.tls import check_plaintext_http, server_tls
 
     # Server logs on one stream, these lines for people on the other, so that a log
     # collector reading JSON from stdout (--log-stream stdout) reads nothing else.

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import grpc
 
+from referee.client.channels import client_channel
 from referee.protocol import common, spectator_service, spectator_service_grpc
 
 
@@ -45,7 +46,7 @@ class TurnClock:
         return self
 
     async def _follow(self) -> None:
-        async with grpc.aio.insecure_channel(self.address) as channel:
+        async with client_channel(self.address) as channel:  # the local referee's
             stub = spectator_service_grpc.SpectatorServiceStub(channel)
             request = spectator_service.WatchMatchRequest(match_id=self.match_id)
             with contextlib.suppress(grpc.aio.AioRpcError):

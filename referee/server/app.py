@@ -20,6 +20,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from referee.client.channels import organiser_channel
+from referee.client.tls import ClientTls, TlsError
 from referee.log.signing import LogSigner
 from referee.log.writer import FsyncPolicy
 from referee.protocol import (
@@ -32,7 +34,7 @@ from referee.protocol import (
     spectator_service,
     spectator_service_grpc,
 )
-from referee.server.auth import OrganiserGate, new_token, organiser_channel
+from referee.server.auth import OrganiserGate, new_token
 from referee.server.host import DEFAULT_MAX_LOG_BYTES
 from referee.server.limits import ServerLimits
 from referee.server.lobby import Lobby, LobbyServicer
@@ -41,7 +43,7 @@ from referee.server.metrics import Metrics, MetricsEndpoint
 from referee.server.registry import DEFAULT_KEEP_FINISHED, MatchRegistry, Resumed
 from referee.server.servicers import MatchServicer, PlayServicer, SpectatorServicer
 from referee.server.throttle import HelloGuard
-from referee.server.tls import ClientTls, ServerTls, TlsError, is_loopback
+from referee.server.tls import ServerTls, is_loopback
 
 log = structlog.get_logger("referee.server")
 

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from referee.client.tokens import TokenError, read_token
 from referee.log.signing import create_private_file
 from referee.server.throttle import limited_log
-from referee.server.tls import ClientTls, client_channel
 
 if TYPE_CHECKING:
     from referee.server.metrics import Metrics
@@ -59,10 +59,6 @@ REFUSAL_LINES_PER_MINUTE = 5
 """Log lines per cause of refusal a minute, over all clients."""
 
 
-class TokenError(ValueError):
-    """An organiser token file that cannot be used; the message says why."""
-
-
 def new_token() -> str:
     return secrets.token_urlsafe(32)
 
@@ -71,7 +67,7 @@ def load_or_create_token(path: Path) -> tuple[str, bool]:
     """The token in ``path``, or a fresh one written there (mode 0600); True when created.
 
     The file holds the token on one line. A file others can read is refused: the token
-    is the organiser's whole authority.
+    is the organiser's whole authority. Raises TokenError.
     """
     path = Path(path)
     if not path.exists():
@@ -84,28 +80,13 @@ def load_or_create_token(path: Path) -> tuple[str, bool]:
                 f"cannot create the organiser token file {path}: {exc.strerror}"
             ) from None
         # Another process made it first: read theirs below.
-    try:
-        mode = path.stat().st_mode
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TokenError(f"cannot read the organiser token file {path}: {exc}") from None
-    if mode & 0o077:
-        raise TokenError(
-            f"the organiser token file {path} can be read by others (mode {mode & 0o777:o}): "
-            f"chmod 600 {path}"
-        )
-    token = text.strip()
-    if len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token):
+    token = read_token(path, "organiser token", private=True)
+    if len(token) < MIN_TOKEN_CHARS:
         raise TokenError(
             f"the organiser token in {path} should be one word of at least "
             f"{MIN_TOKEN_CHARS} characters"
         )
     return token, False
-
-
-def bearer_metadata(token: str) -> tuple[tuple[str, str]]:
-    """The metadata an organiser sends with each call."""
-    return (("authorization", f"Bearer {token}"),)
 
 
 def _digest(text: str) -> bytes:
@@ -204,44 +185,3 @@ class OrganiserGate(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 response_serializer=handler.response_serializer,
             )
         raise TypeError("organiser methods are unary requests")  # pragma: no cover
-
-
-# -- the organiser's side of the wire ----------------------------------------------
-
-
-class _Bearer:
-    """Adds the organiser's token to a call's metadata."""
-
-    def __init__(self, token: str) -> None:
-        self.pair = bearer_metadata(token)[0]
-
-    def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
-        metadata = grpc.aio.Metadata(*(details.metadata or ()), self.pair)
-        return grpc.aio.ClientCallDetails(
-            details.method,
-            details.timeout,
-            metadata,
-            details.credentials,
-            details.wait_for_ready,
-        )
-
-
-# grpc.aio files an interceptor under the first kind of call it handles: one per kind.
-class _BearerUnary(_Bearer, grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
-    async def intercept_unary_unary(
-        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
-    ) -> Any:
-        return await continuation(self._details(client_call_details), request)
-
-
-class _BearerStream(_Bearer, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[type-arg]
-    async def intercept_unary_stream(
-        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
-    ) -> Any:
-        return await continuation(self._details(client_call_details), request)
-
-
-def organiser_channel(address: str, token: str, tls: ClientTls | None = None) -> grpc.aio.Channel:
-    """A channel whose every call carries the organiser's token (plaintext, or TLS)."""
-    interceptors: list[Any] = [_BearerUnary(token), _BearerStream(token)]
-    return client_channel(address, tls, interceptors=interceptors)

@@ -19,14 +19,14 @@ import json
 import os
 from pathlib import Path
 
+from referee.client.serving import SERVING_FILE, Serving, ServingError, read_serving
+from referee.client.tokens import TokenError
 from referee.log.signing import KEY_FILE, LogSigner, SigningKeyError, replace_private_file
-from referee.server.auth import TokenError, load_or_create_token
+from referee.server.auth import load_or_create_token
 
 DEFAULT_STATE_DIR = Path(".referee")
 TOKEN_FILE = "organiser-token"
 PUBLIC_KEY_FILE = "signing-key.pub"
-SERVING_FILE = "serving.json"
-MAX_SERVING_BYTES = 4096
 
 
 class StateError(ValueError):
@@ -119,32 +119,7 @@ def load_server_secrets(
     )
 
 
-# -- where a running referee serve listens ------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Serving:
-    """What ``referee serve`` records in its state folder while it runs."""
-
-    address: str
-    """The bots' listener, as a local client reaches it (a wildcard host as loopback)."""
-    organiser_address: str
-    """Where the organiser's calls are served (``address`` unless separate)."""
-    tls: str
-    """``off``, ``on`` or ``mutual``."""
-    token_file: str
-    """The organiser's token file, an absolute path."""
-    pid: int
-
-    def running(self) -> bool:
-        """Whether the process that wrote the record still runs (else it was killed)."""
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # another user's process of that number
-            return True
-        return True
+# -- where a running referee serve listens (the record: referee.client.serving) -----
 
 
 def local_address(address: str) -> str:
@@ -176,36 +151,7 @@ def forget_serving(state_dir: Path, pid: int) -> None:
     path = state_dir / SERVING_FILE
     try:
         mine = read_serving(state_dir)
-    except StateError:
+    except ServingError:
         return
     if mine is not None and mine.pid == pid:
         path.unlink(missing_ok=True)
-
-
-def read_serving(state_dir: Path) -> Serving | None:
-    """The record of ``state_dir`` (None: there is none); StateError when it cannot be
-    read or is not one."""
-    path = state_dir / SERVING_FILE
-    try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_SERVING_BYTES + 1)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise StateError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        if len(raw) > MAX_SERVING_BYTES:
-            raise ValueError("too long")
-        data = json.loads(raw)
-        fields = {f.name: f.type for f in dataclasses.fields(Serving)}
-        if not isinstance(data, dict) or set(data) != set(fields):
-            raise ValueError("not its fields")
-        serving = Serving(**data)
-        if not all(
-            isinstance(getattr(serving, name), int if kind == "int" else str)
-            for name, kind in fields.items()
-        ) or serving.tls not in ("off", "on", "mutual"):
-            raise ValueError("a field of the wrong type")
-    except (ValueError, TypeError):
-        raise StateError(f"{path} is not a record of referee serve") from None
-    return serving

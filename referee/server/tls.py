@@ -1,8 +1,9 @@
-"""TLS for the referee's listeners and for the clients the referee package itself runs
-(organiser channels, built-in bots in a tournament).
+"""TLS for the referee's listeners: plaintext is the default only on loopback, and
+binding any other address without TLS needs an explicit ``insecure``
+(``referee serve --insecure``).
 
-Plaintext is the default only on loopback: binding any other address without TLS
-needs an explicit ``insecure`` (``referee serve --insecure``).
+The client's side (``ClientTls``, and the PEM files both ends read) is
+``referee.client.tls``.
 """
 
 from __future__ import annotations
@@ -13,20 +14,7 @@ from pathlib import Path
 
 import grpc
 
-
-class TlsError(ValueError):
-    """A certificate or key file that cannot be used, or a listener that would be open
-    to the network in plaintext; the message says which and what to do."""
-
-
-def _read(path: Path, what: str) -> bytes:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise TlsError(f"cannot read the {what} {path}: {exc.strerror}") from None
-    if b"-----BEGIN" not in data:
-        raise TlsError(f"the {what} {path} is not PEM")
-    return data
+from referee.client.tls import TlsError, read_pem
 
 
 def host_of(address: str) -> str:
@@ -60,9 +48,9 @@ class ServerTls:
     client_ca: Path | None = None
 
     def credentials(self) -> grpc.ServerCredentials:
-        chain = _read(self.cert, "certificate")
-        key = _read(self.key, "private key")
-        client_ca = _read(self.client_ca, "client CA") if self.client_ca else None
+        chain = read_pem(self.cert, "certificate")
+        key = read_pem(self.key, "private key")
+        client_ca = read_pem(self.client_ca, "client CA") if self.client_ca else None
         try:
             return grpc.ssl_server_credentials(
                 [(key, chain)],
@@ -96,45 +84,3 @@ def check_plaintext_http(flag: str, address: str, insecure: bool) -> None:
             "machines (--insecure to serve it anyway, or a TLS proxy in front of a loopback "
             "address)"
         )
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ClientTls:
-    """How a client checks the referee (``ca``) and, for mutual TLS, proves itself.
-
-    ``server_name`` overrides the name checked against the server's certificate (when
-    the address is an IP the certificate does not list)."""
-
-    ca: Path | None = None
-    cert: Path | None = None
-    key: Path | None = None
-    server_name: str = ""
-
-    def __post_init__(self) -> None:
-        if (self.cert is None) != (self.key is None):
-            raise TlsError("a client certificate needs its key, and a key its certificate")
-
-    def credentials(self) -> grpc.ChannelCredentials:
-        return grpc.ssl_channel_credentials(
-            root_certificates=_read(self.ca, "CA certificate") if self.ca else None,
-            private_key=_read(self.key, "client key") if self.key else None,
-            certificate_chain=_read(self.cert, "client certificate") if self.cert else None,
-        )
-
-    def options(self) -> list[tuple[str, str]]:
-        if self.server_name:
-            return [("grpc.ssl_target_name_override", self.server_name)]
-        return []
-
-
-def client_channel(
-    address: str,
-    tls: ClientTls | None = None,
-    interceptors: list[grpc.aio.ClientInterceptor] | None = None,
-) -> grpc.aio.Channel:
-    """A channel to a referee: TLS when ``tls`` is given, else plaintext."""
-    if tls is None:
-        return grpc.aio.insecure_channel(address, interceptors=interceptors)
-    return grpc.aio.secure_channel(
-        address, tls.credentials(), options=tls.options(), interceptors=interceptors
-    )

@@ -32,31 +32,22 @@ import contextlib
 import dataclasses
 import enum
 import os
-import random
 import resource
 import shlex
 import signal
 import sys
-import time
 from collections.abc import Sequence
 from typing import TextIO
 
 import grpc
 
-from referee.protocol import PROTOCOL_VERSION, play_service, play_service_grpc
-from referee.server.tls import ClientTls, client_channel
+from referee.client.seat import RECONNECT_WINDOW_S, SeatClient, SeatPlayer, SeatRefused
+from referee.client.tls import ClientTls
+from referee.protocol import play_service
 from referee.stdio import program_name
 from referee.stdio.lines import Answer, Owed, encode, parse_answer
 
 READ_CHUNK = 65536
-RETRYABLE = frozenset(
-    {
-        grpc.StatusCode.UNAVAILABLE,
-        grpc.StatusCode.CANCELLED,
-        grpc.StatusCode.INTERNAL,
-        grpc.StatusCode.UNKNOWN,
-    }
-)
 
 
 class Exit(enum.IntEnum):
@@ -78,7 +69,7 @@ class Limits:
     """Lines for the bot not yet taken by it; past this the bot is stopped."""
     exit_grace_s: float = 3.0
     """After the end (its stdin closed), how long the bot has to exit before it is killed."""
-    reconnect_window_s: float = 30.0
+    reconnect_window_s: float = RECONNECT_WINDOW_S
     """Give up after this long without a word from the referee."""
     max_notes: int = 50
     """Diagnostic lines written to stderr; later ones are only counted."""
@@ -96,12 +87,11 @@ class Counts:
     reconnects: int = 0
 
 
-class _SeatTaken(Exception):
-    """The referee still holds our previous stream: retry shortly."""
+class StdioBridge(SeatPlayer):
+    """Plays one seat with one bot process; ``await run()`` returns the exit status.
 
-
-class StdioBridge:
-    """Plays one seat with one bot process; ``await run()`` returns the exit status."""
+    The seat is held by the seat client (``referee.client.seat``: its reconnects,
+    backoff and refusals); the bridge is its player, relaying every message to the bot."""
 
     def __init__(
         self,
@@ -119,21 +109,22 @@ class StdioBridge:
             raise ValueError("no bot command")
         self.command = list(command)
         self.address = address
-        self.token = token
         self.name = name or program_name(command)
-        self.want_legal_plays = want_legal_plays
         self.limits = limits
-        self.tls = tls
-        """TLS to the referee (None: plaintext)."""
+        self.seat_client = SeatClient(
+            address,
+            token,
+            tls=tls,  # None: plaintext
+            name=self.name,
+            want_legal_plays=want_legal_plays,
+            reconnect_window_s=limits.reconnect_window_s,
+        )
         self.stderr = stderr or sys.stderr
         self.counts = Counts()
         self.owed = Owed()
         self.seat = -1
         self.ended = False
         """The match is over (seen from this seat)."""
-        self._call: (
-            grpc.aio.StreamStreamCall[play_service.PlayRequest, play_service.PlayResponse] | None
-        ) = None
         self._pending: collections.deque[bytes] = collections.deque()
         self._pending_bytes = 0
         self._wake = asyncio.Event()
@@ -250,81 +241,43 @@ class StdioBridge:
     # -- referee -> bot -----------------------------------------------------------
 
     async def _stream(self) -> Exit:
-        """Hold the seat until the match ends, reconnecting after a dropped stream."""
-        hello = play_service.PlayRequest(
-            hello=play_service.Hello(
-                protocol_version=PROTOCOL_VERSION,
-                token=self.token,
-                want_legal_plays=self.want_legal_plays,
-                bot_name=self.name,
-            )
-        )
-        last_heard = time.monotonic()
-        delay = 0.0
-        async with client_channel(self.address, self.tls) as channel:
-            stub = play_service_grpc.PlayServiceStub(channel)
-            while True:
-                opened = time.monotonic()
-                self.owed.new_stream()
-                call = stub.Play(None)  # written to with call.write
-                try:
-                    await call.write(hello)
-                    self._call = call
-                    while True:
-                        msg = await call.read()
-                        if not isinstance(msg, play_service.PlayResponse):
-                            break  # the referee ended the stream
-                        outcome = self._on_message(msg)  # raises _SeatTaken
-                        last_heard = time.monotonic()
-                        if outcome is not None:
-                            return outcome
-                except (_SeatTaken, asyncio.InvalidStateError):
-                    pass  # the old stream is not gone yet; or this one ended as it opened
-                except grpc.aio.AioRpcError as exc:
-                    if exc.code() not in RETRYABLE:
-                        self.note(
-                            f"the referee at {self.address} failed: {exc.details()}", always=True
-                        )
-                        return Exit.UNREACHABLE
-                finally:
-                    self._call = None
-                    call.cancel()
-                if time.monotonic() - last_heard > self.limits.reconnect_window_s:
-                    self.note(f"could not reach the referee at {self.address}", always=True)
-                    return Exit.UNREACHABLE
-                # Reconnect at once after a stream that lasted; back off after short ones
-                # (a bot cut off again and again for flooding reconnects about once a second).
-                delay = 0.0 if time.monotonic() - opened >= 1.0 else min(max(delay * 2, 0.05), 1.0)
-                await asyncio.sleep(delay * (1 + random.random()))
-                self.counts.reconnects += 1
-
-    def _on_message(self, msg: play_service.PlayResponse) -> Exit | None:
-        kind = msg.WhichOneof("kind")
-        if kind == "refusal":
-            refusal = msg.refusal
-            if refusal.reason == play_service.REFUSAL_REASON_SEAT_TAKEN and self.seat >= 0:
-                raise _SeatTaken()
-            self._forward(msg)
-            if refusal.reason == play_service.REFUSAL_REASON_MATCH_OVER and self.seat >= 0:
-                self.ended = True  # it ended while this seat was reconnecting
-                return Exit.MATCH_OVER
-            reason = play_service.RefusalReason.Name(refusal.reason)
-            self.note(f"the referee refused the seat: {reason}: {refusal.message}", always=True)
+        """Hold the seat until the match ends (the seat client reconnects)."""
+        try:
+            outcome = await self.seat_client.play(self)
+        except SeatRefused as exc:
+            self._forward(play_service.PlayResponse(refusal=exc.refusal))
+            self.note(f"the referee refused the seat: {exc}", always=True)
             return Exit.REFUSED
+        except ConnectionError as exc:
+            self.note(str(exc), always=True)
+            return Exit.UNREACHABLE
+        except grpc.aio.AioRpcError as exc:
+            self.note(f"the referee at {self.address} failed: {exc.details()}", always=True)
+            return Exit.UNREACHABLE
+        finally:
+            self.counts.reconnects = self.seat_client.reconnects
+        if outcome.refusal is not None:  # MATCH_OVER: it ended while this seat was away
+            self.ended = True
+            self._forward(play_service.PlayResponse(refusal=outcome.refusal))
+        return Exit.MATCH_OVER
+
+    def stream_opened(self) -> None:
+        self.owed.new_stream()
+
+    async def on_message(self, seat: SeatClient, message: play_service.PlayResponse) -> None:
+        kind = message.WhichOneof("kind")
         if kind == "welcome":
-            self.seat = msg.welcome.seat
+            self.seat = message.welcome.seat
         elif kind == "prompt":
-            self.owed.prompted(msg.prompt.turn_id)
+            self.owed.prompted(message.prompt.turn_id)
         elif kind == "result":
-            result = msg.result
+            result = message.result
             self.owed.judged(
                 result.turn_id, accepted=result.accepted, attempts_left=result.attempts_left
             )
-        self._forward(msg)
-        if kind == "event" and msg.event.HasField("match_ended"):
-            self.ended = True
-            return Exit.MATCH_OVER
-        return None
+        elif kind == "event" and message.event.HasField("match_ended"):
+            self.ended = True  # before the bot can read it and exit
+        self._forward(message)
 
     def _forward(self, msg: play_service.PlayResponse) -> None:
         """Queue a line for the bot; never waits."""
@@ -413,7 +366,7 @@ class StdioBridge:
             self.counts.dropped += 1
             self.note(f"{where} dropped: turn {-turn} ended with the stream it was prompted on")
             return
-        if self._call is None:
+        if not self.seat_client.connected:
             self.counts.dropped += 1
             self.note(f"{where} (turn {turn}) dropped: no stream to the referee right now")
             return
@@ -429,14 +382,8 @@ class StdioBridge:
         await self._send(answer.action(turn))
 
     async def _send(self, action: play_service.Action) -> None:
-        call = self._call
-        if call is None:
-            self.counts.dropped += 1
-            return
-        try:
-            await call.write(play_service.PlayRequest(action=action))
-        except (grpc.aio.AioRpcError, asyncio.InvalidStateError, RuntimeError):
-            self.counts.dropped += 1  # the stream ended meanwhile; the stream task reconnects
+        if not await self.seat_client.send(action):
+            self.counts.dropped += 1  # the stream ended meanwhile; the seat client reconnects
 
 
 async def _status_soon(proc: asyncio.subprocess.Process) -> int | None:

@@ -3,10 +3,15 @@
 ``LocalReferee`` is a referee server in this process, used through its in-process API
 (``RefereeServer.matches``): ``referee match`` and, by default, tournaments. With
 ``[referee] server = "host:port"`` a tournament uses a ``referee serve`` that is already
-running, on this machine or another (``ServerReferee``), through the organiser's gRPC API
-only: CreateMatch, WatchMatch, GetMatchLog, CancelMatch, with the organiser's token (and
-TLS when configured). Either way the bots connect to the referee over gRPC, and the
-table keeps its own copy of every log, signed by the referee's key.
+running, on this machine or another (``ServerReferee``), through the organiser's client
+(``referee.client.organiser``) only: CreateMatch, GetMatch woken by WatchMatch,
+GetMatchLog, CancelMatch, with the organiser's token (and TLS when configured). Either
+way the bots connect to the referee over gRPC, and the table keeps its own copy of every
+log, signed by the referee's key.
+
+This module is the one door from ``table/`` and ``tournament/`` into ``referee.server``:
+what they need of a server in this process (its lobby and assignments, its listener's
+TLS and gRPC options) they import from here (docs/architecture.md, tests/test_layers.py).
 """
 
 from __future__ import annotations
@@ -20,29 +25,30 @@ from pathlib import Path
 
 import grpc
 
+from referee.client.organiser import (
+    BadReply,
+    CallFailed,
+    LogTooLarge,
+    Organiser,
+    OrganiserError,
+    Target,
+    Unreachable,
+)
+from referee.client.tls import ClientTls
 from referee.log.signing import LogSigner, SigningKeyError
 from referee.match.settings import MatchSettings
-from referee.organiser import OVER, OrganiserError, check_created, fetch_log
-from referee.protocol import (
-    common,
-    match_service,
-    match_service_grpc,
-    spectator_service,
-    spectator_service_grpc,
-)
+from referee.protocol import common
 from referee.rules import new_seed
-from referee.server.app import RefereeServer
-from referee.server.auth import organiser_channel
+from referee.server.app import SERVER_OPTIONS, RefereeServer
 from referee.server.limits import apply_limits
-from referee.server.lobby import Lobby
+from referee.server.lobby import Assignment, Lobby
 from referee.server.metrics import Metrics
 from referee.server.registry import Created
-from referee.server.tls import ClientTls, ServerTls, TlsError, client_channel
+from referee.server.tls import ServerTls
 
-# How long to wait for a referee server to answer before the tournament gives up on it.
 REACH_TIMEOUT_S = 10.0
-# Pause before watching a match again after its watch stream broke.
-REWATCH_PAUSE_S = 0.5
+"""How long a referee server may take to answer (and stay silent while a match is
+followed) before the tournament gives up on it."""
 
 
 DISCARD_REASON = "the organiser stopped before the match ended"
@@ -75,7 +81,7 @@ class Referee(abc.ABC):
     @abc.abstractmethod
     async def create(self, settings: MatchSettings) -> Created:
         """Create a match; settings it refuses raise SettingsError (in this process) or
-        grpc's error (a server)."""
+        CallFailed (a server)."""
 
     @abc.abstractmethod
     def over(self, match_id: str) -> asyncio.Event:
@@ -234,7 +240,11 @@ def _same_path(a: Path, b: Path) -> bool:
 
 
 class ServerReferee(Referee):
-    """A running ``referee serve``, reached through its organiser API with its token."""
+    """A running ``referee serve``, reached through its organiser API with its token.
+
+    Its calls fail as the organiser's client says (``CallFailed``), but for a referee
+    that cannot be reached or sends what no honest referee sends: the tournament stops
+    (``RefereeUnavailable``), and resumes later, on this server or another."""
 
     end_skew_s = 2.0  # the end reaches the bots and the tournament on separate streams
 
@@ -250,124 +260,89 @@ class ServerReferee(Referee):
         self.organiser_address = organiser_address or address
         self.token = token
         self.tls = tls
-        self._channels: list[grpc.aio.Channel] = []
-        self._matches: match_service_grpc.MatchServiceAsyncStub | None = None
-        self._spectate: spectator_service_grpc.SpectatorServiceAsyncStub | None = None
+        self._organiser: Organiser | None = None
         self._over: dict[str, tuple[asyncio.Event, asyncio.Task[None]]] = {}
         self._lost: dict[str, str] = {}
         """Matches whose referee stopped answering: why."""
 
     async def start(self) -> None:
+        target = Target(self.organiser_address, self.token, self.tls)
         try:
-            organiser = organiser_channel(self.organiser_address, self.token, self.tls)
-            public = client_channel(self.address, self.tls)
-        except TlsError as exc:
+            organiser = Organiser(target, watch_address=self.address, timeout_s=REACH_TIMEOUT_S)
+        except OrganiserError as exc:  # TLS files that cannot be used
             raise RefereeUnavailable(str(exc)) from None
-        self._channels = [organiser, public]
-        self._matches = match_service_grpc.MatchServiceStub(organiser)
-        self._spectate = spectator_service_grpc.SpectatorServiceStub(public)
         try:
-            await self._matches.ListMatches(
-                match_service.ListMatchesRequest(status=common.MATCH_STATUS_RUNNING),
-                timeout=REACH_TIMEOUT_S,
-            )
-            info = await self._matches.GetServerInfo(
-                match_service.GetServerInfoRequest(), timeout=REACH_TIMEOUT_S
-            )
-        except grpc.aio.AioRpcError as exc:
-            for channel in self._channels:
-                await channel.close(grace=None)
+            await organiser.list(common.MATCH_STATUS_RUNNING)
+            info = await organiser.info()
+        except CallFailed as exc:
+            await organiser.close()
             raise RefereeUnavailable(
-                f"cannot reach the referee at {self.organiser_address}: {exc.code().name} "
-                f"{exc.details()}"
+                f"cannot reach the referee at {self.organiser_address}: {exc.what}"
             ) from None
+        self._organiser = organiser
         self.public_key = info.signing_public_key
+
+    @property
+    def organiser(self) -> Organiser:
+        if self._organiser is None:
+            raise RuntimeError("the referee server is not started")
+        return self._organiser
 
     async def stop(self) -> None:
         for _, task in self._over.values():
             task.cancel()
         self._over.clear()
-        for channel in self._channels:
-            await channel.close(grace=None)
+        if self._organiser is not None:
+            await self._organiser.close()
+
+    def _lost_referee(self, exc: Unreachable) -> RefereeUnavailable:
+        return RefereeUnavailable(f"lost the referee at {self.address}: {exc.what}")
 
     async def create(self, settings: MatchSettings) -> Created:
-        assert self._matches is not None
         try:
-            created: match_service.CreateMatchResponse = await self._matches.CreateMatch(
-                settings.request_pb()
-            )
-        except grpc.aio.AioRpcError as exc:
-            raise self._lost_or(exc) from None
-        try:
-            check_created(created)  # four plain tokens, before any is handed to a bot
-        except OrganiserError as exc:
+            created = await self.organiser.create(settings.request_pb())
+        except Unreachable as exc:
+            raise self._lost_referee(exc) from None
+        except BadReply as exc:  # four plain tokens, before any is handed to a bot
             raise RefereeUnavailable(str(exc)) from None
         event = asyncio.Event()
         task = asyncio.create_task(self._watch(created.match_id, event))
         self._over[created.match_id] = (event, task)
         return Created(created.match_id, tuple(created.seat_tokens), created.seed_commitment)
 
-    def _lost_or(self, exc: grpc.aio.AioRpcError) -> Exception:
-        """RefereeUnavailable when the server cannot be reached, else the error itself."""
-        if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-            return RefereeUnavailable(
-                f"lost the referee at {self.address}: {exc.code().name} {exc.details()}"
-            )
-        return exc
-
     async def _watch(self, match_id: str, event: asyncio.Event) -> None:
-        """Follow the match until the referee says it is over; a broken watch (a network
-        hiccup) is followed by another. A referee that answers nothing for
-        REACH_TIMEOUT_S is lost, and so is the match."""
-        assert self._matches is not None and self._spectate is not None
-        loop = asyncio.get_running_loop()
-        silent_since: float | None = None
-        while True:
-            with contextlib.suppress(grpc.aio.AioRpcError):
-                request = spectator_service.WatchMatchRequest(match_id=match_id)
-                async for item in self._spectate.WatchMatch(request):
-                    if item.event.HasField("match_ended"):
-                        event.set()
-                        return
-            try:
-                info = await self._matches.GetMatch(
-                    match_service.GetMatchRequest(match_id=match_id)
-                )
-                if info.match.status in OVER:
-                    break
-                silent_since = None
-            except grpc.aio.AioRpcError as exc:
-                if exc.code() == grpc.StatusCode.NOT_FOUND:
-                    break  # forgotten by the server: over, whatever happened
-                silent_since = silent_since or loop.time()
-                if loop.time() - silent_since > REACH_TIMEOUT_S:
-                    self._lost[match_id] = str(self._lost_or(exc))
-                    break
-            await asyncio.sleep(REWATCH_PAUSE_S)
+        """Follow the match until the referee says it is over; one it has forgotten is
+        over too. A referee that answers nothing for REACH_TIMEOUT_S is lost, and so is
+        the match."""
+        try:
+            async for _ in self.organiser.wait_over(match_id, patience_s=REACH_TIMEOUT_S):
+                pass
+        except CallFailed as exc:
+            if exc.code != grpc.StatusCode.NOT_FOUND:
+                self._lost[match_id] = f"lost the referee at {self.address}: {exc.what}"
         event.set()
 
     def over(self, match_id: str) -> asyncio.Event:
         return self._over[match_id][0]
 
     async def cancel(self, match_id: str, reason: str) -> None:
-        assert self._matches is not None
-        await self._matches.CancelMatch(
-            match_service.CancelMatchRequest(match_id=match_id, reason=reason)
-        )
+        try:
+            await self.organiser.cancel(match_id, reason)
+        except Unreachable as exc:
+            raise self._lost_referee(exc) from None
 
     async def seat_gone(self, match_id: str, seat: int, cause: str) -> bool:
         return False  # the organiser API has no call for it (yet)
 
     async def collect_log(self, match_id: str, dest: Path) -> None:
-        assert self._matches is not None
         if match_id in self._lost:
             raise RefereeUnavailable(self._lost[match_id])
         try:
-            async with fetch_log(self._matches, match_id, dest) as log:
+            async with self.organiser.fetch_log(match_id, dest) as log:
                 log.keep()  # checked with the tournament's key when it is recorded
-        except grpc.aio.AioRpcError as exc:
-            raise self._lost_or(exc) from None
-        except OrganiserError as exc:  # an endless or broken stream: no log of a referee
+        except Unreachable as exc:
+            raise self._lost_referee(exc) from None
+        except (BadReply, LogTooLarge) as exc:  # an endless or broken stream: no log
             raise RefereeUnavailable(str(exc)) from None
 
     async def discard(self, match_id: str) -> None:
@@ -376,5 +351,21 @@ class ServerReferee(Referee):
         if task is not None:
             task.cancel()
         if event is not None and not event.is_set():
-            with contextlib.suppress(grpc.aio.AioRpcError):
+            with contextlib.suppress(OrganiserError, RefereeUnavailable):
                 await self.cancel(match_id, DISCARD_REASON)
+
+
+__all__ = [
+    "DISCARD_REASON",
+    "REACH_TIMEOUT_S",
+    "SERVER_OPTIONS",
+    "Assignment",
+    "Created",
+    "Lobby",
+    "LocalReferee",
+    "Referee",
+    "RefereeUnavailable",
+    "ServerReferee",
+    "ServerTls",
+    "state_signer",
+]

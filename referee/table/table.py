@@ -38,6 +38,7 @@ import structlog
 
 from referee import text
 from referee.bots import builtin_bot, play_seat
+from referee.client.tls import ClientTls
 from referee.log.private import replace_private_file
 from referee.log.signing import LogSigner
 from referee.log.summary import SeatSummary, summarize_log
@@ -45,12 +46,10 @@ from referee.match.settings import MatchSettings
 from referee.rules import new_seed
 from referee.sandbox import Jailer, JailReport
 from referee.sandbox.turnclock import TurnClock
-from referee.server.lobby import Assignment
-from referee.server.tls import ClientTls
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
 from referee.table.jails import MatchJails, bare_env
 from referee.table.procs import OUTPUT_DRAIN_S, BotProcess, ProcessLedger
-from referee.table.referees import LocalReferee, Referee
+from referee.table.referees import Assignment, LocalReferee, Referee
 
 log = structlog.get_logger("referee.table")
 
@@ -347,16 +346,7 @@ class Table:
             return
         if isinstance(bot, BuiltinBot):
             strategy = builtin_bot(bot.strategy, bot_seed(settings.seed, seat))
-            tls = self.tls
-            task = asyncio.create_task(
-                play_seat(
-                    strategy,
-                    address,
-                    token,
-                    credentials=tls.credentials() if tls is not None else None,
-                    channel_options=tls.options() if tls is not None else (),
-                )
-            )
+            task = asyncio.create_task(play_seat(strategy, address, token, tls=self.tls))
             run.tasks.append(task)
             run.watchers.append(asyncio.create_task(self._watch_task(run, seat, spec, task)))
             return

@@ -119,11 +119,12 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots import BUILTIN_BOTS
+from referee.client.tls import ClientTls
 from referee.match.settings import SETTINGS, MatchSettings
 from referee.rules import Rules
 from referee.sandbox.limits import Limits
-from referee.server.tls import ClientTls, ServerTls
 from referee.table.bots import PLACEHOLDERS, BuiltinBot, CommandBot, RemoteBot
+from referee.table.referees import ServerTls
 
 IDENTITY_VERSION = 1
 DEFAULT_MATCH_TIMEOUT_S = 1800.0

@@ -51,14 +51,14 @@ from typing import Any
 
 import structlog
 
+from referee.client.tokens import TokenError, read_token
 from referee.log.summary import SeatSummary
 from referee.log.verify import verify_log
 from referee.rules import new_seed
-from referee.server.auth import TokenError, load_or_create_token
-from referee.server.lobby import Lobby
 from referee.table.bots import EmptySeat, Seat
 from referee.table.procs import ProcessLedger
 from referee.table.referees import (
+    Lobby,
     LocalReferee,
     Referee,
     RefereeUnavailable,
@@ -404,7 +404,7 @@ class Tournament:
             )
         assert ref.organiser_token_file is not None  # the config requires it
         try:
-            token, _ = load_or_create_token(ref.organiser_token_file)
+            token = read_token(ref.organiser_token_file, private=True)
         except TokenError as exc:
             raise TournamentError(str(exc)) from None
         return ServerReferee(

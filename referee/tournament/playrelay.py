@@ -17,9 +17,10 @@ from collections.abc import AsyncIterator
 
 import grpc
 
+from referee.client.channels import client_channel
+from referee.client.tls import ClientTls
 from referee.protocol import play_service
-from referee.server.app import SERVER_OPTIONS
-from referee.server.tls import ClientTls, client_channel
+from referee.table.referees import SERVER_OPTIONS
 
 SERVICE = play_service.DESCRIPTOR.services_by_name["PlayService"].full_name
 METHOD = f"/{SERVICE}/Play"

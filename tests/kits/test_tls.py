@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from referee_process import Serve
 
+from referee.client.tls import ClientTls
 from referee.log import read_log
 from referee.log.signing import load_public_key
 from referee.log.verify import verify_log
 from referee.protocol import common
-from referee.server.tls import ClientTls
 
 from ..server.certs import TestCA
 from .conftest import ROOT, build

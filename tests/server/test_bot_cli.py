@@ -17,11 +17,11 @@ from referee_cli import ROOT
 from referee_process import Serve, free_port
 
 from referee.cli import main
+from referee.client.tls import ClientTls
 from referee.log import read_log
 from referee.log.signing import load_public_key
 from referee.log.verify import verify_log
 from referee.protocol import common, match_service, match_service_grpc
-from referee.server.tls import ClientTls
 
 from .certs import TestCA
 

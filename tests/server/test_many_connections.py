@@ -24,11 +24,11 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from referee_process import serve_argv
 
-from referee.bots.client import play_seat
+from referee.bots import play_seat
 from referee.bots.strategies import GreedyBot
+from referee.client.organiser import Organiser, Target
 from referee.log.signing import load_public_key
 from referee.log.verify import verify_log
-from referee.organiser import Organiser, Target
 from referee.protocol import common, match_service
 from referee.server import app
 from referee.server.app import MAX_UNACCEPTED_S, RefereeServer

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from referee.client.channels import organiser_channel
 from referee.log import read_log
 from referee.log.reader import decisions
 from referee.protocol import (
@@ -26,7 +27,6 @@ from referee.protocol import (
 )
 from referee.server import metrics as metrics_module
 from referee.server.app import RefereeServer
-from referee.server.auth import organiser_channel
 from referee.server.metrics import DEFAULT_CAUSES, REJECTION_REASONS
 
 from .conftest import Seat, create, lowest_policy

@@ -17,8 +17,8 @@ import aiohttp
 import grpc
 from referee_process import serve_argv
 
+from referee.client.channels import bearer_metadata
 from referee.protocol import match_service, match_service_grpc
-from referee.server.auth import bearer_metadata
 
 MALFORMED = {
     "bad_method": b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03\r\n\r\n",  # TLS on plain HTTP

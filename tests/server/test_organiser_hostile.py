@@ -21,12 +21,13 @@ import grpc
 import pytest
 from referee_cli import ROOT
 
+from referee.client.organiser import MAX_FETCHED_LOG_BYTES, BadReply, Organiser, Target
 from referee.log.signing import LogSigner
 from referee.match.settings import MatchSettings
-from referee.organiser import BadReply, Organiser, Target
 from referee.protocol import common, match_service, match_service_grpc
 from referee.rules import Rules
 from referee.server.app import RefereeServer
+from referee.server.host import DEFAULT_MAX_LOG_BYTES
 from referee.table.referees import RefereeUnavailable, ServerReferee
 
 from .conftest import create
@@ -232,6 +233,12 @@ async def test_a_log_stream_without_end_is_dropped_in_bounded_memory(fake, tmp_p
     assert servicer.streamed > 64 * 1024 * 1024  # it read up to the bound, not less
     # A 65 MB stream held whole would be 65 MB more at least; streamed to disk, a few.
     assert ran.max_rss_kb - baseline.max_rss_kb < 32 * 1024, (ran.max_rss_kb, baseline)
+
+
+def test_the_client_takes_every_log_a_referee_keeps():
+    """The client's bound is its own (it imports nothing of the server), so it is held
+    here above the server's cap with room for the last decision, the end and the trailer."""
+    assert MAX_FETCHED_LOG_BYTES - DEFAULT_MAX_LOG_BYTES >= 512 * 1024
 
 
 @pytest.fixture(scope="module")

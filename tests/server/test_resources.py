@@ -21,6 +21,7 @@ import grpc
 import pytest
 
 from referee.bots import GreedyBot, play_seat
+from referee.client.channels import organiser_channel
 from referee.log import read_log
 from referee.log.verify import verify_log
 from referee.protocol import (
@@ -32,7 +33,6 @@ from referee.protocol import (
     play_service_grpc,
 )
 from referee.server.app import RefereeServer
-from referee.server.auth import organiser_channel
 
 from .conftest import create
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from referee_process import serve_argv
 
+from referee.client.channels import organiser_channel
 from referee.log import read_log
 from referee.log.signing import load_public_key
 from referee.log.verify import verify_log
 from referee.protocol import common, match_service, match_service_grpc
-from referee.server.auth import organiser_channel
 
 from .conftest import Seat
 

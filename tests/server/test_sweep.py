@@ -23,6 +23,7 @@ from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from referee.client.channels import bearer_metadata
 from referee.protocol import (
     PROTOCOL_VERSION,
     lobby_service,
@@ -35,7 +36,6 @@ from referee.protocol import (
     spectator_service_grpc,
 )
 from referee.server.app import SERVICE_NAMES, RefereeServer
-from referee.server.auth import bearer_metadata
 from referee.server.limits import ServerLimits
 
 from .conftest import Seat, log_path, play_action

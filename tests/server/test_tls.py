@@ -16,12 +16,13 @@ import pytest
 from referee_cli import run_referee
 
 from referee.bots import GreedyBot, RandomBot, play_seat
+from referee.client.channels import client_channel, organiser_channel
+from referee.client.tls import ClientTls
 from referee.log.signing import load_public_key
 from referee.log.verify import verify_log
 from referee.protocol import common, match_service, match_service_grpc
 from referee.server.app import RefereeServer
-from referee.server.auth import organiser_channel
-from referee.server.tls import ClientTls, ServerTls, client_channel
+from referee.server.tls import ServerTls
 
 from .certs import TestCA
 from .conftest import log_path
@@ -55,11 +56,10 @@ async def _play(server: RefereeServer, tls: ClientTls, seed: str) -> match_servi
         created = await stub.CreateMatch(
             match_service.CreateMatchRequest(profile="big-two", hands=2, seed=seed)
         )
-        credentials = tls.credentials()
         bots = [GreedyBot(), RandomBot(1), GreedyBot(), RandomBot(2)]
         outcomes = await asyncio.gather(
             *(
-                play_seat(b, server.address, t, credentials=credentials)
+                play_seat(b, server.address, t, tls=tls)
                 for b, t in zip(bots, created.seat_tokens, strict=True)
             )
         )

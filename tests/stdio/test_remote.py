@@ -3,18 +3,20 @@ bridge's exit statuses."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 
+from referee.client.channels import bearer_metadata
 from referee.log.verify import verify_log
 from referee.protocol import match_service, match_service_grpc
-from referee.server.auth import bearer_metadata
 
 from .conftest import ROOT, build_samples, referee
 
@@ -94,6 +96,57 @@ def test_a_bad_token_is_refused_with_status_2(server, tmp_path):
     )
     assert done.returncode == 2
     assert "REFUSAL_REASON_BAD_TOKEN" in done.stderr
+
+
+def test_a_seat_another_bridge_holds_is_retried_for_the_window_then_refused(server, tmp_path):
+    """SEAT_TAKEN before the first Welcome is retried (the referee may not have seen an
+    earlier stream's end: docs/kits.md, section 6); for a whole window it is a refusal,
+    which the bot reads before its stdin closes."""
+    created = create_match(server, tmp_path / "state", profile="pusoy-dos", seed="held", hands=1)
+    token = created.seat_tokens[0]
+    quiet = [sys.executable, "-c", "import sys; sys.stdin.read()"]
+    holder = subprocess.Popen(
+        [*BRIDGE, "--address", server, f"--token={token}", "--", *quiet],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        with grpc.insecure_channel(server) as channel:  # until the holder has the seat
+            stub = match_service_grpc.MatchServiceStub(channel)
+            request = match_service.GetMatchRequest(match_id=created.match_id)
+            deadline = time.monotonic() + 60
+            while not stub.GetMatch(request, timeout=10).match.connected[0]:
+                assert time.monotonic() < deadline, "the first bridge never took the seat"
+                time.sleep(0.1)
+        echo = "import sys; print('READ', sys.stdin.read(), file=sys.stderr)"
+        bot = [sys.executable, "-c", echo]
+        started = time.monotonic()
+        second = subprocess.run(
+            [
+                *BRIDGE,
+                "--address",
+                server,
+                f"--token={token}",
+                "--reconnect-window-s=1",
+                "--",
+                *bot,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        took = time.monotonic() - started
+    finally:
+        holder.terminate()
+        holder.communicate(timeout=30)
+    assert second.returncode == 2, second.stderr
+    assert "the referee refused the seat: REFUSAL_REASON_SEAT_TAKEN" in second.stderr
+    read = second.stderr.split("READ", 1)[1]
+    assert '"refusal"' in read and "REFUSAL_REASON_SEAT_TAKEN" in read
+    retries = re.search(r"(\d+) reconnects", second.stderr)
+    assert retries is not None and int(retries[1]) >= 1 and took >= 1.0
 
 
 def test_an_unreachable_referee_is_status_3():

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import grpc
 
+from referee.client.channels import bearer_metadata
+from referee.client.tls import ClientTls
 from referee.protocol import common, match_service, match_service_grpc
-from referee.server.auth import bearer_metadata
-from referee.server.tls import ClientTls
 
 
 def free_port() -> int:

@@ -21,7 +21,7 @@ import pytest
 
 from pusoy_client import Bot, Choice, run_bot
 from pusoy_client.samples import GreedyBot, Misbehaving, RandomBot
-from referee.bots.client import play_seat
+from referee.bots import play_seat
 from referee.bots.strategies import Choice as StrategyChoice
 from referee.bots.strategies import GreedyBot as StrategyGreedy
 from referee.protocol import common, match_service, match_service_grpc, play_service

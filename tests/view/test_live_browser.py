@@ -18,7 +18,7 @@ from typing import Any
 from playwright.async_api import async_playwright
 
 from pusoy_client import run_bot
-from referee.bots.client import play_seat
+from referee.bots import play_seat
 from referee.server.app import RefereeServer
 from referee.web.app import WebFront, WebLimits
 from referee.web.feed import PublicFeed

@@ -9,7 +9,7 @@ import os
 import sys
 import time
 
-from referee.bots.client import play_seat
+from referee.bots import play_seat
 from referee.bots.strategies import Choice, GreedyBot
 from referee.protocol import play_service
 

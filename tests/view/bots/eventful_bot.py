@@ -25,7 +25,7 @@ import os
 import sys
 import threading
 
-from referee.bots.client import play_seat
+from referee.bots import play_seat
 from referee.bots.strategies import Choice, GreedyBot
 from referee.protocol import play_service
 

@@ -1,8 +1,12 @@
-"""The organiser's client of a running ``referee serve``: ``referee organiser``.
+"""The organiser's client of a running ``referee serve``: the one MatchService client,
+used by ``referee organiser`` and by the table's ``ServerReferee`` (tournaments with
+``[referee] server``).
 
 A thin layer over the MatchService (docs/protocol.md): every call carries the
 organiser's token when one is known, and every refusal or lost connection becomes an
-``OrganiserError`` that says which call failed and why, for a person to read.
+``OrganiserError`` that says which call failed and why, for a person to read: a
+``CallFailed`` with the call and its status, an ``Unreachable`` when the referee cannot
+be reached or does not answer in time. ``wait_over`` is the one wait for a match's end.
 
 The referee it talks to is not trusted further than it must be: a CreateMatch reply
 with other than four plain seat tokens is refused before a token is written anywhere
@@ -26,30 +30,46 @@ from typing import TypeVar
 
 import grpc
 
-from referee.protocol import common, match_service, match_service_grpc
-from referee.server.auth import organiser_channel
-from referee.server.host import DEFAULT_MAX_LOG_BYTES
-from referee.server.tls import ClientTls, TlsError, client_channel
+from referee.client.channels import DEFAULT_ADDRESS, client_channel, organiser_channel
+from referee.client.serving import SERVING_FILE, ServingError, read_serving
+from referee.client.tls import ClientTls, TlsError
+from referee.client.tokens import TokenError, read_token
+from referee.protocol import (
+    common,
+    match_service,
+    match_service_grpc,
+    spectator_service,
+    spectator_service_grpc,
+)
 from referee.text import printable
 
-DEFAULT_ADDRESS = "127.0.0.1:50051"
-"""Where ``referee serve`` listens unless told otherwise."""
 CALL_TIMEOUT_S = 30.0
 """How long one unary call may take (a referee that does not answer is an error)."""
 POLL_S = 0.5
-"""Between two looks at a match that is not over yet (``wait_over``)."""
+"""Between two looks at a match that is not over yet (``wait_over``), and before a
+failed look is made again."""
+REWATCH_PAUSE_S = 0.5
+"""Before following a match's public events again after their stream ended or broke."""
+WATCHED_POLL_S = 5.0
+"""Between two looks at a match whose public events are followed, when none comes (a
+stream can stall without breaking)."""
+CHANGES = frozenset(
+    {"seat_connected", "seat_disconnected", "hand_dealt", "hand_ended", "match_ended"}
+)
+"""The public events after which GetMatch may answer otherwise (``wait_over``)."""
 OVER = (common.MATCH_STATUS_FINISHED, common.MATCH_STATUS_CANCELLED)
 """The statuses of a match that is over."""
-MAX_TOKEN_BYTES = 4096
+UNREACHABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+"""The statuses of a call that did not reach the referee, or that it did not answer."""
 SEATS = 4
 PLAIN = re.compile(r"[A-Za-z0-9._~+/=-]{1,64}")
 """What a seat token or a match id from a referee may be: ASCII letters, digits and a few
 marks, at most 64 (what a referee takes back in a request: ``ServerLimits.max_id_chars``).
 Anything else would be written to a token file, a kit's command line or a terminal."""
-MAX_FETCHED_LOG_BYTES = DEFAULT_MAX_LOG_BYTES + 1024 * 1024
+MAX_FETCHED_LOG_BYTES = 65 * 1024 * 1024
 """The most ``fetch_log`` takes for one log: a referee cancels a match once its log
-passes ``DEFAULT_MAX_LOG_BYTES``, and the last decision, its end and the trailer are far
-smaller than the margin."""
+passes 64 MiB (the server's ``DEFAULT_MAX_LOG_BYTES``, which a test holds below this),
+and the last decision, its end and the trailer are far smaller than the margin."""
 WRITE_CHUNK = 1024 * 1024
 """Bytes of a streamed log held in memory before they are written out."""
 T = TypeVar("T")
@@ -61,6 +81,27 @@ class OrganiserError(Exception):
 
 class BadReply(OrganiserError):
     """A reply no honest referee sends (it is refused whole: nothing of it is used)."""
+
+
+class LogTooLarge(OrganiserError):
+    """The referee streamed more than any log of a referee holds."""
+
+
+class CallFailed(OrganiserError):
+    """A call that ended with an error status: ``call``, ``code`` and ``details`` (made
+    printable) say which; ``what`` is them in one line."""
+
+    def __init__(self, text: str, call: str, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(text)
+        self.call, self.code, self.details = call, code, details
+
+    @property
+    def what(self) -> str:
+        return f"{self.call}: {self.code.name}: {self.details}".rstrip(": ")
+
+
+class Unreachable(CallFailed):
+    """A call that did not reach the referee, or that it did not answer in time."""
 
 
 def plain_problem(text: str) -> str | None:
@@ -100,28 +141,6 @@ def check_created(reply: match_service.CreateMatchResponse) -> None:
             raise BadReply(f"{what}: seat {seat}'s token is not a plain token ({problem})")
 
 
-def read_token(path: Path, what: str = "organiser token") -> str:
-    """A token from its file: the organiser's, as ``referee serve`` keeps it, or a seat's,
-    as ``referee organiser create --tokens-dir`` writes it (``what`` names it)."""
-    not_one = f"{path} is not {'an' if what[:1] in 'aeiou' else 'a'} {what} file"
-    try:
-        if not path.is_file() and path.exists():
-            raise OrganiserError(f"{not_one} (not a regular file)")
-        with path.open("rb") as f:
-            raw = f.read(MAX_TOKEN_BYTES + 1)
-    except OSError as exc:
-        raise OrganiserError(f"cannot read the {what} file {path}: {exc.strerror}") from None
-    if len(raw) > MAX_TOKEN_BYTES:
-        raise OrganiserError(f"{not_one} (over {MAX_TOKEN_BYTES} bytes)")
-    try:
-        token = raw.decode("ascii").strip()
-    except UnicodeDecodeError:
-        raise OrganiserError(f"{not_one} (not ASCII)") from None
-    if not token or any(c.isspace() for c in token):
-        raise OrganiserError(f"{not_one} (one word expected)")
-    return token
-
-
 @dataclass(frozen=True)
 class Target:
     """Which referee, and how to talk to it."""
@@ -150,10 +169,6 @@ class FetchedLog:
         self.kept = True
 
 
-class LogTooLarge(OrganiserError):
-    """The referee streamed more than any log of a referee holds."""
-
-
 def find_target(
     address: str | None,
     token_file: str | None,
@@ -170,13 +185,11 @@ def find_target(
 
     The token a record names is sent only to the address it records: a token is never
     handed to another referee because this folder's one runs."""
-    from referee.server.state import SERVING_FILE, StateError, read_serving
-
     record_path = state_dir / SERVING_FILE
     notes: list[str] = []
     try:
         record = read_serving(state_dir)
-    except StateError as exc:
+    except ServingError as exc:
         record = None
         notes.append(f"{exc}: ignored")
     if record is not None and not record.running():
@@ -205,7 +218,10 @@ def find_target(
     else:
         path, source = state_dir / "organiser-token", "the state folder"
     if flag_or_env or here is not None or path.exists():
-        token, hint = read_token(path), f"the token read from {path}"
+        try:
+            token, hint = read_token(path), f"the token read from {path}"
+        except TokenError as exc:
+            raise OrganiserError(str(exc)) from None
         said_token = f"the token in {path} ({source})"
     elif needs_token:
         raise OrganiserError(
@@ -284,39 +300,62 @@ async def fetch_log(
 
 
 class Organiser:
-    """``async with Organiser(target) as o: await o.create(request)``."""
+    """``async with Organiser(target) as o: await o.create(request)``.
 
-    def __init__(self, target: Target) -> None:
+    ``watch_address``: where the referee serves spectators (its bots' listener); when
+    given, ``wait_over`` is woken by the match's public events instead of polling, so
+    that the end is seen as the bots see it. ``timeout_s``: how long a unary call may
+    take before the referee counts as unreachable. Raises OrganiserError for TLS files
+    that cannot be used."""
+
+    def __init__(
+        self, target: Target, *, watch_address: str = "", timeout_s: float = CALL_TIMEOUT_S
+    ) -> None:
         self.target = target
+        self.timeout_s = timeout_s
+        self._channels: list[grpc.aio.Channel] = []
+        self._spectate: spectator_service_grpc.SpectatorServiceAsyncStub | None = None
         try:
             if target.token:
-                self._channel = organiser_channel(target.address, target.token, target.tls)
+                channel = organiser_channel(target.address, target.token, target.tls)
             else:
-                self._channel = client_channel(target.address, target.tls)
+                channel = client_channel(target.address, target.tls)
+            self._channels.append(channel)
+            if watch_address:
+                public = client_channel(watch_address, target.tls)
+                self._channels.append(public)
+                self._spectate = spectator_service_grpc.SpectatorServiceStub(public)
         except TlsError as exc:
             raise OrganiserError(str(exc)) from None
-        self._stub = match_service_grpc.MatchServiceStub(self._channel)
+        self._stub = match_service_grpc.MatchServiceStub(channel)
 
     async def __aenter__(self) -> Organiser:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self._channel.close(grace=None)
+        await self.close()
 
-    def _error(self, call: str, exc: grpc.aio.AioRpcError) -> OrganiserError:
-        code = exc.code()
-        text = f"{call}: {code.name}: {printable(exc.details() or '')}".rstrip(": ")
-        if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+    async def close(self) -> None:
+        for channel in self._channels:
+            await channel.close(grace=None)
+
+    def _error(self, call: str, exc: grpc.aio.AioRpcError) -> CallFailed:
+        """The one mapping of a failed call to an error for a person (every string the
+        referee sent made printable)."""
+        code, details = exc.code(), printable(exc.details() or "")
+        text = f"{call}: {code.name}: {details}".rstrip(": ")
+        if code in UNREACHABLE:
             text = f"cannot reach the referee at {self.target.address} ({text})"
-        elif self.target.token_hint and code in (
+            return Unreachable(text, call, code, details)
+        if self.target.token_hint and code in (
             grpc.StatusCode.UNAUTHENTICATED,
             grpc.StatusCode.PERMISSION_DENIED,
         ):
             text += f" ({self.target.token_hint})"
-        return OrganiserError(text)
+        return CallFailed(text, call, code, details)
 
     async def _unary(self, call: str, reply: Awaitable[T]) -> T:
-        """One call's reply, or its refusal as an OrganiserError naming the call."""
+        """One call's reply, or its refusal as a CallFailed naming the call."""
         try:
             return await reply
         except grpc.aio.AioRpcError as exc:
@@ -325,14 +364,14 @@ class Organiser:
     async def info(self) -> match_service.GetServerInfoResponse:
         request = match_service.GetServerInfoRequest()
         return await self._unary(
-            "GetServerInfo", self._stub.GetServerInfo(request, timeout=CALL_TIMEOUT_S)
+            "GetServerInfo", self._stub.GetServerInfo(request, timeout=self.timeout_s)
         )
 
     async def create(
         self, request: match_service.CreateMatchRequest
     ) -> match_service.CreateMatchResponse:
         created = await self._unary(
-            "CreateMatch", self._stub.CreateMatch(request, timeout=CALL_TIMEOUT_S)
+            "CreateMatch", self._stub.CreateMatch(request, timeout=self.timeout_s)
         )
         check_created(created)
         return created
@@ -342,39 +381,90 @@ class Organiser:
     ) -> list[match_service.MatchInfo]:
         request = match_service.ListMatchesRequest(status=status)
         found = await self._unary(
-            "ListMatches", self._stub.ListMatches(request, timeout=CALL_TIMEOUT_S)
+            "ListMatches", self._stub.ListMatches(request, timeout=self.timeout_s)
         )
         return list(found.matches)
 
     async def get(self, match_id: str) -> match_service.MatchInfo:
         request = match_service.GetMatchRequest(match_id=match_id)
-        found = await self._unary("GetMatch", self._stub.GetMatch(request, timeout=CALL_TIMEOUT_S))
+        found = await self._unary("GetMatch", self._stub.GetMatch(request, timeout=self.timeout_s))
         return found.match
 
     async def cancel(self, match_id: str, reason: str) -> match_service.MatchInfo:
         request = match_service.CancelMatchRequest(match_id=match_id, reason=reason)
         done = await self._unary(
-            "CancelMatch", self._stub.CancelMatch(request, timeout=CALL_TIMEOUT_S)
+            "CancelMatch", self._stub.CancelMatch(request, timeout=self.timeout_s)
         )
         return done.match
 
-    async def wait_over(self, match_id: str) -> AsyncIterator[match_service.MatchInfo]:
+    async def wait_over(
+        self, match_id: str, *, patience_s: float = 0.0
+    ) -> AsyncIterator[match_service.MatchInfo]:
         """The match as it goes (each change of status, hands or connected seats), until
-        it is over; the last one yielded is over."""
+        it is over; the last one yielded is over.
+
+        GetMatch is asked every POLL_S or, with a ``watch_address``, whenever a public
+        event may have changed its answer (and every WATCHED_POLL_S). A look that fails
+        is made again for ``patience_s`` (a network hiccup, a referee restarting) before
+        its CallFailed is raised; NOT_FOUND is raised at once."""
+        loop = asyncio.get_running_loop()
         seen: tuple[object, ...] = ()
+        failing_since: float | None = None
+        nudge = asyncio.Event()
+        follow = None
+        if self._spectate is not None:
+            follow = asyncio.create_task(self._follow(self._spectate, match_id, nudge))
+        try:
+            while True:
+                nudge.clear()  # before the look: an event during it brings another
+                try:
+                    info = await self.get(match_id)
+                except CallFailed as exc:
+                    failing_since = loop.time() if failing_since is None else failing_since
+                    if exc.code == grpc.StatusCode.NOT_FOUND or (
+                        loop.time() - failing_since >= patience_s
+                    ):
+                        raise
+                    await asyncio.sleep(POLL_S)
+                    continue
+                failing_since = None
+                now = (info.status, info.hands_played, tuple(info.connected))
+                if now != seen:
+                    seen = now
+                    yield info
+                if info.status in OVER:
+                    return
+                if follow is None:
+                    await asyncio.sleep(POLL_S)
+                else:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(nudge.wait(), WATCHED_POLL_S)
+        finally:
+            if follow is not None:
+                follow.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await follow
+
+    @staticmethod
+    async def _follow(
+        spectate: spectator_service_grpc.SpectatorServiceAsyncStub,
+        match_id: str,
+        nudge: asyncio.Event,
+    ) -> None:
+        """Set ``nudge`` at each public event of the match that may change GetMatch's
+        answer, and whenever the stream ends or breaks (it is followed again)."""
+        request = spectator_service.WatchMatchRequest(match_id=match_id)
         while True:
-            info = await self.get(match_id)
-            now = (info.status, info.hands_played, tuple(info.connected))
-            if now != seen:
-                seen = now
-                yield info
-            if info.status in OVER:
-                return
-            await asyncio.sleep(POLL_S)
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                async for item in spectate.WatchMatch(request):
+                    if item.event.WhichOneof("kind") in CHANGES:
+                        nudge.set()
+            nudge.set()
+            await asyncio.sleep(REWATCH_PAUSE_S)
 
     @contextlib.asynccontextmanager
     async def fetch_log(self, match_id: str, dest: Path) -> AsyncIterator[FetchedLog]:
-        """``fetch_log`` with a refusal as an OrganiserError naming the call."""
+        """``fetch_log`` with a refusal as a CallFailed naming the call."""
         try:
             async with fetch_log(self._stub, match_id, dest) as log:
                 yield log
