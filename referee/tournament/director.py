@@ -87,7 +87,6 @@ from referee.tournament.ratings import (
 from referee.tournament.results import (
     MatchResult,
     ResultsFiles,
-    result_of,
     timestamp,
     write_atomic,
 )
@@ -175,7 +174,6 @@ class Tournament:
         self.referee: Referee | None = None
         self.test: SequentialTest | None = None
         """The gauntlet's sequential test ([sprt]); the run stops when it decides."""
-        self._specs: dict[str, MatchSpec] = {}
         self._prepared = False
         self.isolation = Isolation(config, self.folder, self.concurrency)
         """hook: the spawned bots' sandboxes (each table gets it)."""
@@ -216,8 +214,7 @@ class Tournament:
             }
             write_atomic(state_path, json.dumps(state, indent=2, ensure_ascii=False) + "\n")
         self.schedule = build_schedule(cfg, self.master_seed)
-        self._specs = {s.match_id: s for s in self.schedule}
-        ids = set(self._specs)
+        ids = {s.match_id for s in self.schedule}
         for spec in self.schedule:
             self.group_sizes[spec.group] = self.group_sizes.get(spec.group, 0) + 1
 
@@ -381,7 +378,6 @@ class Tournament:
             finally:
                 ticker.cancel()
                 self.files.close()
-                await backend.stop()
         return self._summary(started, played_before)
 
     @contextlib.asynccontextmanager
@@ -423,6 +419,7 @@ class Tournament:
                 )
             yield backend
         finally:
+            await backend.stop()
             if lobby is not None:
                 lobby.close("the tournament is over")
             await self.referee.stop()
@@ -461,7 +458,10 @@ class Tournament:
             raise TournamentError(str(exc)) from None
         where = execution.address or "a Ray started on this machine"
         self.progress.message(f"playing matches on Ray ({where})")
-        yield backend
+        try:
+            yield backend
+        finally:
+            await backend.stop()
 
     def _retry_notice(self, job: MatchJob, why: str, attempt: int) -> None:
         self.progress.message(
@@ -503,10 +503,8 @@ class Tournament:
         try:
             async with contextlib.aclosing(backend.run(dispatcher.jobs())) as finished:
                 async for match in finished:
-                    spec = self._specs[match.job.label]
-                    replaced = dispatcher.ended(spec)
                     self.counts.running = backend.running  # as the progress line shows it
-                    self._record(result_of(spec, match, folder=self.folder, replaced_by=replaced))
+                    self._record(dispatcher.ended(match))
                     if self._test_decided():
                         break  # the matches still running are dropped, as on Ctrl-C
         finally:

@@ -15,13 +15,17 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from referee.server.lobby import Lobby
 from referee.table.bots import EmptySeat, Seat
-from referee.tournament.backends import MatchJob
+from referee.tournament.backends import FinishedMatch, MatchJob
 from referee.tournament.config import TournamentConfig
 from referee.tournament.disqualify import Disqualifier
+from referee.tournament.results import MatchResult, result_of
 from referee.tournament.schedule import MatchSpec
+
+if TYPE_CHECKING:
+    from referee.server.lobby import Lobby
 
 REMOTE_POLL_S = 0.5
 """How often a match waiting for an absent remote bot looks again."""
@@ -48,8 +52,9 @@ class Dispatcher:
         self.lobby: Lobby | None = None
         self.remote_busy: dict[str, int] = {}
         """Matches each remote bot is playing now."""
-        self.replaced: dict[str, list[str]] = {}
-        """By match being played: the bot that replaced each seat's (hook: disqualify)."""
+        self.playing: dict[str, tuple[MatchSpec, list[str]]] = {}
+        """By match being played: its spec, and the bot that replaced each seat's (hook:
+        disqualify)."""
         self._wake = asyncio.Event()
 
     def open_lobby(self, lobby: Lobby) -> None:
@@ -73,13 +78,13 @@ class Dispatcher:
                 self.remote_busy[name] += 1
             yield self._job(spec)
 
-    def ended(self, spec: MatchSpec) -> list[str]:
-        """The match is over (and recorded): its remote bots' slots are free again.
-        Returns who replaced each seat's bot."""
+    def ended(self, match: FinishedMatch) -> MatchResult:
+        """The match's results line; its remote bots' slots are free again."""
+        spec, replaced = self.playing.pop(match.job.label)
         for name in self._remote_names(spec):
             self.remote_busy[name] -= 1
         self._wake.set()
-        return self.replaced.pop(spec.match_id)
+        return result_of(spec, match, folder=self.folder, replaced_by=replaced)
 
     def _remote_names(self, spec: MatchSpec) -> list[str]:
         return [n for n in spec.bots if n in self.remote_busy]
@@ -109,9 +114,8 @@ class Dispatcher:
 
     def _job(self, spec: MatchSpec) -> MatchJob:
         seats = tuple(self._seat_of(name) for name in spec.bots)
-        self.replaced[spec.match_id] = [
-            self.disqualifier.replacement_name(name) for name in spec.bots
-        ]
+        replaced = [self.disqualifier.replacement_name(name) for name in spec.bots]
+        self.playing[spec.match_id] = (spec, replaced)
         return MatchJob(
             label=spec.match_id,
             settings=self.config.match_settings(spec.seed, spec.bots),

@@ -301,10 +301,6 @@ def result_of(
 ) -> MatchResult:
     """The results line of a match a backend gave back (paths relative to ``folder``);
     ``replaced_by``: who played each seat's disqualified bot, by seat."""
-
-    def relative(path: Path | None) -> str:
-        return "" if path is None else str(path.relative_to(folder))
-
     report = match.report
     identity: dict[str, Any] = {
         "match_id": spec.match_id,
@@ -317,6 +313,7 @@ def result_of(
         "started": timestamp(match.started),
         "duration_s": match.duration_s,
         "retries": match.retries,
+        "seats": seat_results(match, spec.bots, folder=folder, replaced_by=replaced_by),
     }
     if report is None:
         return MatchResult(
@@ -326,33 +323,50 @@ def result_of(
             log="",
             hands=0,
             verified=None,
-            seats=tuple(SeatResult(spec.bots[s], SeatSummary(seat=s)) for s in range(4)),
             **identity,
         )
     return MatchResult(
         status=report.status,
         error=report.cancel_reason,
         referee_match_id=report.match_id,
-        log=relative(report.log_path),
+        log=_relative(report.log_path, folder),
         hands=report.hands,
         verified=match.verified,
-        seats=tuple(
-            SeatResult(
-                bot=spec.bots[r.seat],
-                summary=r.summary,
-                crashed=r.crashed,
-                exit_code=r.exit_code,
-                crash=r.exit.what if r.exit is not None else "",
-                stderr=relative(r.stderr_path),
-                replaced_by=replaced_by[r.seat],
-                **_sandbox_fields(r),
-            )
-            for r in report.seats
-        ),
         final_hash=report.final_hash,
         signed_by=report.signed_by,
         **identity,
     )
+
+
+def seat_results(
+    match: FinishedMatch,
+    bots: Sequence[str],
+    *,
+    folder: Path,
+    replaced_by: Sequence[str] = ("", "", "", ""),
+) -> tuple[SeatResult, ...]:
+    """Each seat's result of a match a backend gave back (a failed match: four empty
+    ones), named ``bots`` by seat, output paths relative to ``folder``. The ladder's
+    workers read their seats' outcomes from these too."""
+    if match.report is None:
+        return tuple(SeatResult(bots[s], SeatSummary(seat=s)) for s in range(4))
+    return tuple(
+        SeatResult(
+            bot=bots[r.seat],
+            summary=r.summary,
+            crashed=r.crashed,
+            exit_code=r.exit_code,
+            crash=r.exit.what if r.exit is not None else "",
+            stderr=_relative(r.stderr_path, folder),
+            replaced_by=replaced_by[r.seat],
+            **_sandbox_fields(r),
+        )
+        for r in match.report.seats
+    )
+
+
+def _relative(path: Path | None, folder: Path) -> str:
+    return "" if path is None else str(path.relative_to(folder))
 
 
 def _sandbox_fields(seat: SeatReport) -> dict[str, Any]:
@@ -497,6 +511,7 @@ __all__ = [
     "SeatSummary",
     "csv_rows",
     "result_of",
+    "seat_results",
     "timestamp",
     "write_atomic",
 ]

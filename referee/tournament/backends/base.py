@@ -90,6 +90,16 @@ class FinishedMatch:
     retries: tuple[str, ...] = ()
     """Attempts lost with their worker, and why, oldest first (Ray)."""
 
+    @property
+    def log_path(self) -> Path | None:
+        """The signed log (the job's ``log_path``); None when the match failed."""
+        return self.report.log_path if self.report is not None else None
+
+    @property
+    def final_hash(self) -> str:
+        """The log's final hash, which its signature covers; empty when it failed."""
+        return self.report.final_hash if self.report is not None else ""
+
 
 @dataclasses.dataclass
 class Playing:
