@@ -405,7 +405,7 @@ class Tournament:
             self.referee,
             concurrency=self.concurrency,
             verify=self.config.referee.verify_logs,
-            sandbox=self.isolation if self.isolation.active else None,
+            sandbox=(lambda _: self.isolation) if self.isolation.active else None,
             ledger=self.ledger,
             tls=self.config.referee.client_tls,
             on_bot_exit=self._bot_exited,

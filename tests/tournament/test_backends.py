@@ -48,7 +48,12 @@ def builtin(*strategies: str) -> list[Seat]:
 async def test_jobs_are_taken_as_slots_free_and_come_back_signed_and_verified(tmp_path):
     referee = LocalReferee("127.0.0.1:0", tmp_path / "work", tmp_path / "state")
     await referee.start()
-    backend = LocalBackend(referee, concurrency=2)
+    created: dict[str, str] = {}
+    backend = LocalBackend(
+        referee,
+        concurrency=2,
+        on_created=lambda job, match_id: created.update({job.label: match_id}),
+    )
     taken_while_running: list[int] = []
 
     async def jobs() -> AsyncIterator[MatchJob]:
@@ -62,13 +67,17 @@ async def test_jobs_are_taken_as_slots_free_and_come_back_signed_and_verified(tm
         async with contextlib.aclosing(backend.run(jobs())) as matches:
             async for match in matches:
                 finished.append(match)
+        # One at a time, as a caller that claims and records each match itself.
+        finished.append(
+            await backend.play(job(tmp_path, "m4", builtin("random", "greedy", "random", "greedy")))
+        )
     finally:
         await backend.stop()
         await referee.stop()
 
     # A job is asked for only when a match may start: never a third at once.
     assert len(taken_while_running) == 4 and max(taken_while_running) < 2
-    assert sorted(m.job.label for m in finished) == ["m0", "m1", "m2", "m3"]
+    assert sorted(m.job.label for m in finished) == ["m0", "m1", "m2", "m3", "m4"]
     key = base64.b64decode(referee.public_key)
     for match in finished:
         assert match.error == "" and match.verified is True
@@ -76,6 +85,7 @@ async def test_jobs_are_taken_as_slots_free_and_come_back_signed_and_verified(tm
         checked = verify_log(match.log_path, key)  # signed with the referee's key
         assert checked.ok and checked.final_hash == match.final_hash != ""
         assert match.report is not None and match.report.seed == match.job.settings.seed
+        assert created[match.job.label] == match.report.match_id == match.referee_match_id
         seats = seat_results(match, [s.name for s in match.job.seats], folder=tmp_path)
         assert sorted(s.summary.place for s in seats) == [1, 2, 3, 4]
     assert backend.running == 0

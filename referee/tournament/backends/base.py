@@ -9,6 +9,8 @@ it jobs as an async iterable and gets each match back as it ends:
         async for match in finished:
             record(match)
 
+or, one match at a time, ``match = await backend.play(job)``.
+
 ``run`` takes a job only when a match may start (at most ``concurrency`` at once) and
 only after every match that ended before has been taken by the caller, so a job built
 on demand (who sits in a seat once a bot is disqualified, whether a remote bot has a
@@ -115,6 +117,8 @@ OnBotExit = Callable[[MatchJob, BotExit], None]
 arrives from a Ray worker."""
 OnRetry = Callable[[MatchJob, str, int], None]
 """Hears of a lost attempt: the match, why, and the attempt about to start."""
+OnCreated = Callable[[MatchJob, str], None]
+"""Hears the referee's id of a match as soon as the referee made it (local backend)."""
 
 
 def _log_verifies(path: str, public_key: str = "") -> bool:
@@ -198,7 +202,7 @@ class MatchBackend(abc.ABC):
                     except StopAsyncIteration:
                         more = False
                     else:
-                        task = asyncio.create_task(self._play(job), name=f"match {job.label}")
+                        task = asyncio.create_task(self.play(job), name=f"match {job.label}")
                         self._running[task] = job
                     taking = None
                 for task in [t for t in self._running if t in done]:
@@ -219,9 +223,10 @@ class MatchBackend(abc.ABC):
 
     # -- one match ------------------------------------------------------------------
 
-    async def _play(self, job: MatchJob) -> FinishedMatch:
-        """Play one match to its end and verify its log; never raises but CancelledError
-        and RefereeUnavailable."""
+    async def play(self, job: MatchJob) -> FinishedMatch:
+        """Play one match to its end and verify its log: the one match of a caller that
+        plays them one by one (``run`` plays a stream of them through this). Never
+        raises but CancelledError (the match is stopped) and RefereeUnavailable."""
         started, t0 = datetime.now(UTC), time.monotonic()
         playing = Playing(job)
         try:
@@ -277,6 +282,7 @@ __all__ = [
     "MatchBackend",
     "MatchJob",
     "OnBotExit",
+    "OnCreated",
     "OnRetry",
     "Playing",
 ]
