@@ -1,29 +1,24 @@
 """The tournament director: plays the schedule on a match backend, resumably.
 
-The director keeps what makes a tournament: the folder, the schedule, who sits in each
-seat, the results files, the standings and the sequential test. Matches are played by a
-backend (``referee.tournament.backends``): at tables in this process, around a referee
-that is embedded here by default or a running ``referee serve``
-(``referee.table.referees``), or with ``[execution] backend = "ray"`` as Ray tasks on a
-cluster. The director hands the backend the pending matches in schedule order, each
-made a job only when it can start (up to the concurrency limit and, for a remote bot, up
-to the number of matches it said it can play at once), and records each match the
-backend gives back, whichever backend played it:
+The director keeps what makes a tournament: the folder, the schedule, the results
+files, the standings and the sequential test. Matches are played by a backend
+(``referee.tournament.backends``): at tables in this process around a referee (embedded
+here by default, or a running ``referee serve``), or with ``[execution] backend = "ray"``
+as Ray tasks on a cluster. ``referee.tournament.dispatch`` hands the backend the pending
+matches in schedule order, each made a job only when it can start; each match the
+backend gives back, whichever played it, is recorded here:
 
-1. the match log is already in ``logs/``, signed with the tournament's key (moved there,
-   fetched from a referee server, or sent back by a Ray worker), and verified;
+1. the match log is already in ``logs/``, signed with the tournament's key, verified;
 2. its line is appended to results.jsonl (fsynced) and its rows to results.csv;
 3. standings.json and standings.csv are rewritten (atomically).
 
-Only results.jsonl is trusted on resume; results.csv and the standings are rebuilt from
-it.
-
-A director killed at any point loses at most the matches that were being played: on the
-next run with the same configuration and folder, ``prepare`` drops their partial logs,
+Only results.jsonl is trusted on resume; results.csv and the standings are rebuilt
+from it. A director killed at any point loses at most the matches being played: the
+next run with the same configuration and folder (``prepare``) drops their partial logs,
 kills the bot processes the dead run left (``ProcessLedger``), and plays them again;
 matches with a results line are never played twice.
 
-Fair play (issue 10) has two hooks here, each in its own module: the sandboxes of the
+Fair play (issue 10) has two hooks, each in its own module: the sandboxes of the
 spawned bots (``referee.tournament.isolation``, handed to every table) and the
 disqualification policy (``referee.tournament.disqualify``: who sits in a seat, and
 after each match whether a bot is out).
