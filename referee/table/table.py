@@ -214,7 +214,9 @@ def read_tail(path: Path, lines: int = TAIL_LINES, max_bytes: int = TAIL_BYTES) 
 class Table:
     """Seats four bots at ``referee`` and plays one match: ``await table.play(...)``.
 
-    ``on_exit`` hears at once of a bot that ends before its match; ``ledger`` keeps the
+    ``on_exit`` hears at once of a bot that ends before its match; ``on_created`` hears
+    the referee's id of the match as soon as it exists (before any bot is seated: a
+    caller that shows live matches can point at it); ``ledger`` keeps the
     process groups alive now (a tournament's, so that a killed run's bots can be stopped).
     ``tls``: how the seated bots reach a referee that serves TLS (built-in bots use it,
     spawned bots get it as ``PUSOY_TLS_*`` and the ``{ca_file}``, ``{client_cert}``,
@@ -226,6 +228,7 @@ class Table:
         referee: Referee,
         *,
         on_exit: Callable[[BotExit], None] | None = None,
+        on_created: Callable[[str], None] | None = None,
         ledger: ProcessLedger | None = None,
         exit_grace_s: float = BOT_EXIT_GRACE_S,
         tls: ClientTls | None = None,
@@ -234,6 +237,7 @@ class Table:
         self.referee = referee
         self.tls = tls
         self.on_exit = on_exit
+        self.on_created = on_created
         self.ledger = ledger
         self.exit_grace_s = exit_grace_s
         self.sandbox = sandbox
@@ -269,6 +273,8 @@ class Table:
         self.match_id = created.match_id
         run = _Run(created.match_id, self.referee.over(created.match_id))
         try:
+            if self.on_created is not None:
+                self.on_created(created.match_id)
             if self.sandbox is not None and self.sandbox.counts_cpu:  # hook: CPU per turn
                 run.clock = TurnClock(self.referee.address, run.match_id, run.cpu_ns).start()
             for seat, (spec, token) in enumerate(zip(seats, created.tokens, strict=True)):

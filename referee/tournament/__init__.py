@@ -3,8 +3,9 @@
 ``config`` reads and checks the TOML file, ``schedule`` turns it into a deterministic
 list of matches (duplicate deals: one seed per group, played in every seating),
 ``results`` keeps the results files, ``ratings`` computes OpenSkill ratings and
-statistics, ``progress`` shows how far it got, and ``director`` plays the schedule, one
-match at a time at a table (``referee.table``), around a referee.
+statistics, ``progress`` shows how far it got, and ``director`` plays the schedule on a
+match backend (``backends``: tables here around a referee, or Ray tasks on a cluster),
+``dispatch`` deciding which match starts when and who sits in its seats.
 See docs/tournaments.md.
 """
 

@@ -1,30 +1,24 @@
-"""The tournament director: plays the schedule through a referee, resumably.
+"""The tournament director: plays the schedule on a match backend, resumably.
 
-The referee is embedded in this process by default, or a running ``referee serve``
-(``referee.table.referees``). One asyncio task dispatches matches in schedule order,
-up to the concurrency limit (and, for a remote bot, up to the number of matches it said
-it can play at once). Each match is one task that plays it at a table
-(``referee.table``: create the match, seat its four bots, notice a bot that ends early,
-wait for the end, stop the bots, collect the log), then records the result:
+The director keeps what makes a tournament: the folder, the schedule, the results
+files, the standings and the sequential test. Matches are played by a backend
+(``referee.tournament.backends``): at tables in this process around a referee (embedded
+here by default, or a running ``referee serve``), or with ``[execution] backend = "ray"``
+as Ray tasks on a cluster. ``referee.tournament.dispatch`` hands the backend the pending
+matches in schedule order, each made a job only when it can start; each match the
+backend gives back, whichever played it, is recorded here:
 
-1. the match log is moved (or, from a referee server, fetched) into ``logs/``;
+1. the match log is already in ``logs/``, signed with the tournament's key, verified;
 2. its line is appended to results.jsonl (fsynced) and its rows to results.csv;
 3. standings.json and standings.csv are rewritten (atomically).
 
-With ``[execution] backend = "ray"`` the matches are played by Ray tasks on a cluster
-instead (``referee.tournament.backends``): the same table code runs on a worker, and the
-log it sends back is written to ``logs/``, verified and recorded here exactly as above.
-
-Only results.jsonl is trusted on resume; results.csv and the standings are rebuilt from
-it. Log verification, the one costly step, runs in a worker process so that the event
-loop, which hosts the referee and the built-in bots, keeps serving the other matches.
-
-A director killed at any point loses at most the matches that were being played: on the
-next run with the same configuration and folder, ``prepare`` drops their partial logs,
+Only results.jsonl is trusted on resume; results.csv and the standings are rebuilt
+from it. A director killed at any point loses at most the matches being played: the
+next run with the same configuration and folder (``prepare``) drops their partial logs,
 kills the bot processes the dead run left (``ProcessLedger``), and plays them again;
 matches with a results line are never played twice.
 
-Fair play (issue 10) has two hooks here, each in its own module: the sandboxes of the
+Fair play (issue 10) has two hooks, each in its own module: the sandboxes of the
 spawned bots (``referee.tournament.isolation``, handed to every table) and the
 disqualification policy (``referee.tournament.disqualify``: who sits in a seat, and
 after each match whether a bot is out).
@@ -33,18 +27,15 @@ after each match whether a bot is out).
 from __future__ import annotations
 
 import asyncio
-import base64
+import contextlib
 import dataclasses
+import functools
 import json
-import multiprocessing
-import os
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -52,30 +43,32 @@ from typing import Any
 import structlog
 
 from referee.client.tokens import TokenError, read_token
-from referee.log.summary import SeatSummary
-from referee.log.verify import verify_log
 from referee.rules import new_seed
-from referee.table.bots import EmptySeat, Seat
 from referee.table.procs import ProcessLedger
 from referee.table.referees import (
-    Lobby,
     LocalReferee,
     Referee,
     RefereeUnavailable,
     ServerReferee,
     state_signer,
 )
-from referee.table.table import BOT_EXIT_GRACE_S, BotExit, SeatReport, Table
-from referee.tournament.backends import MatchJob, RayBackend, RayNotInstalled, require_ray
+from referee.table.table import BotExit
+from referee.tournament.backends import (
+    LocalBackend,
+    MatchBackend,
+    MatchJob,
+    RayBackend,
+    RayNotInstalled,
+    require_ray,
+)
 from referee.tournament.config import (
     Backend,
-    RemoteDeals,
-    Seatings,
     TournamentConfig,
     identity_changes,
 )
+from referee.tournament.dispatch import Dispatcher
 from referee.tournament.disqualify import Disqualifier
-from referee.tournament.isolation import Isolation, SandboxUnavailable
+from referee.tournament.isolation import Isolation, SandboxUnavailable, remote_warnings
 from referee.tournament.progress import Counts, Progress
 from referee.tournament.ratings import (
     PAIRWISE_UNIT,
@@ -87,11 +80,9 @@ from referee.tournament.ratings import (
     table_csv,
 )
 from referee.tournament.results import (
-    STATUS_FAILED,
     MatchResult,
     ResultsFiles,
-    SeatResult,
-    csv_rows,
+    timestamp,
     write_atomic,
 )
 from referee.tournament.schedule import MatchSpec, build_schedule
@@ -139,60 +130,8 @@ class Plan:
     test: SequentialTest | None
 
 
-def _remote_warnings(config: TournamentConfig) -> list[str]:
-    """Remote bots run outside any sandbox: say what that means for duplicate deals."""
-    remote = [b.name for b in config.remote_bots]
-    if not remote or config.seatings is Seatings.NONE:
-        return []
-    if config.remote_deals is RemoteDeals.UNSEEN:
-        return [
-            f"remote bots ({', '.join(remote)}) are not sandboxed; they are dealt only deals "
-            'they have not seen (remote_deals = "unseen"), so the luck of the cards does '
-            "not cancel out within their groups"
-        ]
-    return [
-        f"remote bots ({', '.join(remote)}) are not sandboxed and see each deal of their "
-        f"groups {config.seatings.per_group} times: they can remember it and know every "
-        'hand in the later matches of a group. Set [tournament] remote_deals = "unseen" '
-        "to deal them only deals they have not seen"
-    ]
-
-
-def _log_verifies(path: str, public_key: str = "") -> bool:
-    """Runs in the verification worker: the rules, and the signature of ``public_key``
-    (base64) when given."""
-    key = base64.b64decode(public_key) if public_key else None
-    return verify_log(Path(path), key).ok
-
-
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _result_of(spec: MatchSpec, **outcome: Any) -> MatchResult:
-    """A result that carries the spec's identity fields, so a finished and a failed match agree."""
-    return MatchResult(
-        match_id=spec.match_id,
-        index=spec.index,
-        group=spec.group,
-        round=spec.round,
-        table=spec.table,
-        seating=spec.seating,
-        seed=spec.seed,
-        **outcome,
-    )
-
-
-def _sandbox_fields(seat: SeatReport) -> dict[str, Any]:
-    """A seat's result fields from what its sandbox measured (none when it had none)."""
-    out: dict[str, Any] = {}
-    if seat.sandbox is not None:
-        out["breach"] = seat.sandbox.breach.value if seat.sandbox.breach else ""
-        out["cpu_s"] = seat.sandbox.cpu_s
-        out["memory_mb"] = seat.sandbox.memory_peak_mb
-    if seat.turns_cpu_ms is not None:
-        out["cpu_turns_ms"], out["cpu_turn_max_ms"] = seat.turns_cpu_ms
-    return out
+    return timestamp(datetime.now(UTC))
 
 
 class Tournament:
@@ -230,12 +169,7 @@ class Tournament:
         self.referee: Referee | None = None
         self.test: SequentialTest | None = None
         """The gauntlet's sequential test ([sprt]); the run stops when it decides."""
-        self._remote_busy: dict[str, int] = {}
-        self._wake = asyncio.Event()
         self._prepared = False
-        self._pool: ProcessPoolExecutor | None = None
-        self._ray: RayBackend | None = None
-        """The Ray backend, when matches are played on a cluster; None: at tables here."""
         self.isolation = Isolation(config, self.folder, self.concurrency)
         """hook: the spawned bots' sandboxes (each table gets it)."""
         self.disqualifier = Disqualifier(config.disqualify)
@@ -347,7 +281,7 @@ class Tournament:
         deals, a sandbox that cannot work here); TournamentError when the configuration
         requires what this machine cannot do. Touches no file."""
         try:
-            return _remote_warnings(self.config) + self.isolation.check()
+            return remote_warnings(self.config) + self.isolation.check()
         except SandboxUnavailable as exc:
             raise TournamentError(str(exc)) from None
 
@@ -419,9 +353,33 @@ class Tournament:
             self.prepare()
         started = time.monotonic()
         played_before = self.counts.done
-        if self.config.execution.backend is Backend.RAY:
-            await self._run_on_ray()
-            return self._summary(started, played_before)
+        dispatcher = Dispatcher(
+            self.config, self.folder, self.pending, self.disqualifier, stop=self._test_decided
+        )
+        ray = self.config.execution.backend is Backend.RAY
+        opened = self._on_ray() if ray else self._here(dispatcher)
+        async with opened as backend:
+            self.files.open()
+            self.ready.set()
+            ticker = asyncio.create_task(self._tick(backend), name="progress")
+            try:
+                await self._dispatch(backend, dispatcher)
+            except RefereeUnavailable as exc:
+                raise TournamentError(
+                    f"{exc}. The matches finished so far are saved: run the same command "
+                    f"again (with {'a cluster' if ray else 'a referee'} that answers) to "
+                    "play the rest."
+                ) from None
+            finally:
+                ticker.cancel()
+                self.files.close()
+        return self._summary(started, played_before)
+
+    @contextlib.asynccontextmanager
+    async def _here(self, dispatcher: Dispatcher) -> AsyncIterator[LocalBackend]:
+        """The local backend, around the referee (in this process or a server) and the
+        sandboxes, which the tournament keeps from start to end: remote bots meet in
+        the referee's lobby, and its figures are written at the end."""
         self.referee = self._make_referee(self.work / "referee", self.folder / "state")
         try:
             await self.referee.start()
@@ -437,45 +395,37 @@ class Tournament:
             self.progress.message(f"warning: {warning}")
         lobby = self.referee.lobby
         if lobby is not None:
-            lobby.tournament = self.config.name
-            for bot in self.config.remote_bots:
-                lobby.register(bot.name, bot.key, bot.max_matches)
-                self._remote_busy[bot.name] = 0
-            lobby.add_listener(self._wake.set)
-        self.files.open()
-        if self.config.referee.verify_logs and self.pending:
-            # "spawn": never fork a process that runs gRPC threads.
-            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-        self.ready.set()
-        ticker = asyncio.create_task(self._tick(), name="progress")
-        if self.config.remote_bots:
-            self.progress.message(
-                f"referee listening on {self.address}; remote bots connect to its lobby there"
-            )
+            dispatcher.open_lobby(lobby)
+        backend = LocalBackend(
+            self.referee,
+            concurrency=self.concurrency,
+            verify=self.config.referee.verify_logs,
+            sandbox=(lambda _: self.isolation) if self.isolation.active else None,
+            ledger=self.ledger,
+            tls=self.config.referee.client_tls,
+            on_bot_exit=self._bot_exited,
+        )
         try:
-            await self._dispatch(lobby)
-        except RefereeUnavailable as exc:
-            raise TournamentError(
-                f"{exc}. The matches finished so far are saved: run the same command again "
-                "(with a referee that answers) to play the rest."
-            ) from None
+            if self.pending:
+                await backend.start()
+            if self.config.remote_bots:
+                self.progress.message(
+                    f"referee listening on {self.address}; remote bots connect to its lobby there"
+                )
+            yield backend
         finally:
-            ticker.cancel()
-            self.files.close()
-            if self._pool is not None:
-                self._pool.shutdown(cancel_futures=True)
-                self._pool = None
+            await backend.stop()
             if lobby is not None:
                 lobby.close("the tournament is over")
             await self.referee.stop()
             if self.referee.metrics is not None:  # this run's figures, as /metrics has them
                 self.referee.metrics.write(self.folder / "metrics.prom")
             await self.isolation.close()
-        return self._summary(started, played_before)
 
-    async def _run_on_ray(self) -> None:
-        """``run`` with the Ray backend: no referee here (each task runs its own), no
-        lobby (refused by the configuration); the same dispatch and recording."""
+    @contextlib.asynccontextmanager
+    async def _on_ray(self) -> AsyncIterator[RayBackend]:
+        """The Ray backend: no referee here (each task runs its own), no lobby (refused
+        by the configuration); the cluster is reached only when there is a match to play."""
         execution = self.config.execution
         try:
             # The workers' referees sign with keys of their own; each log is signed again
@@ -485,42 +435,32 @@ class Tournament:
             raise TournamentError(str(exc)) from None
         self.public_key = signer.public_key_text
         write_atomic(self.folder / "signing-key.pub", self.public_key + "\n", sync=False)
-        self._ray = RayBackend(execution, on_retry=self._retry_notice, signer=signer)
+        backend = RayBackend(
+            signer=signer,
+            address=execution.address or "",
+            cpus_per_match=execution.cpus_per_match,
+            max_attempts=execution.max_attempts,
+            concurrency=self.concurrency,
+            # The workers jail spawned bots as a local run does, one match at a time.
+            sandbox=functools.partial(Isolation, self.config, self.folder, 1),
+            on_retry=self._retry_notice,
+            on_bot_exit=self._bot_exited,
+        )
         try:
             if self.pending:  # nothing left to play: no cluster needed
-                self._ray.start()
+                await backend.start()
         except (RayNotInstalled, RefereeUnavailable) as exc:
             raise TournamentError(str(exc)) from None
-        self.files.open()
-        if self.pending:
-            # Every log of the cluster is verified here: with no referee or bots in this
-            # process, each core can verify one (a cluster's logs arrive faster than one
-            # process verifies them: about 0.1 s a one-hand log).
-            self._pool = ProcessPoolExecutor(
-                max(1, os.cpu_count() or 1), mp_context=multiprocessing.get_context("spawn")
-            )
-        self.ready.set()
-        ticker = asyncio.create_task(self._tick(), name="progress")
         where = execution.address or "a Ray started on this machine"
         self.progress.message(f"playing matches on Ray ({where})")
         try:
-            await self._dispatch(None)
-        except RefereeUnavailable as exc:
-            raise TournamentError(
-                f"{exc}. The matches finished so far are saved: run the same command again "
-                "(with a cluster that answers) to play the rest."
-            ) from None
+            yield backend
         finally:
-            ticker.cancel()
-            self.files.close()
-            if self._pool is not None:
-                self._pool.shutdown(cancel_futures=True)
-                self._pool = None
-            self._ray.stop()
+            await backend.stop()
 
-    def _retry_notice(self, match_id: str, why: str, attempt: int) -> None:
+    def _retry_notice(self, job: MatchJob, why: str, attempt: int) -> None:
         self.progress.message(
-            f"{match_id}: {why}; playing it again from scratch (attempt {attempt})"
+            f"{job.label}: {why}; playing it again from scratch (attempt {attempt})"
         )
 
     def _summary(self, started: float, played_before: int) -> TournamentSummary:
@@ -540,11 +480,12 @@ class Tournament:
 
     # -- hook: the progress line on a timer ------------------------------------------
 
-    async def _tick(self) -> None:
+    async def _tick(self, backend: MatchBackend) -> None:
         """Redraw the progress line every second (running matches, rate, ETA), not only
         when a match ends."""
         while True:
             await asyncio.sleep(PROGRESS_TICK_S)
+            self.counts.running = backend.running
             self.progress.update(self.counts, self._leader())
 
     # -- hook: the sequential test stops the run at the end of a deal group ------------
@@ -552,205 +493,27 @@ class Tournament:
     def _test_decided(self) -> bool:
         return self.test is not None and self.test.decision is not None
 
-    async def _dispatch(self, lobby: Lobby | None) -> None:
-        queue = list(self.pending)
-        running: dict[asyncio.Task[MatchResult], MatchSpec] = {}
+    async def _dispatch(self, backend: MatchBackend, dispatcher: Dispatcher) -> None:
+        """Play the pending matches on ``backend``, recording each as it ends."""
         try:
-            while queue or running:
-                if self._test_decided():
-                    break  # the matches still running are dropped (finally), as on Ctrl-C
-                while queue and len(running) < self.concurrency:
-                    spec = self._next_startable(queue, lobby)
-                    if spec is None:
-                        break
-                    for name in self._remote_names(spec):
-                        self._remote_busy[name] += 1
-                    task = asyncio.create_task(self._play(spec), name=f"match {spec.match_id}")
-                    running[task] = spec
-                self.counts.running = len(running)
-                self.progress.update(self.counts, self._leader())
-                self._wake.clear()
-                waiter = asyncio.create_task(self._wake.wait())
-                timeout = 0.5 if queue and self.config.remote_bots else None
-                done, _ = await asyncio.wait(
-                    [*running, waiter], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-                )
-                waiter.cancel()
-                for task in [t for t in running if t in done]:
-                    spec = running.pop(task)
-                    for name in self._remote_names(spec):
-                        self._remote_busy[name] -= 1
-                    self.counts.running = len(running)  # as the progress line shows it
-                    self._record(task.result())
+            async with contextlib.aclosing(backend.run(dispatcher.jobs())) as finished:
+                async for match in finished:
+                    self.counts.running = backend.running  # as the progress line shows it
+                    self._record(dispatcher.ended(match))
+                    if self._test_decided():
+                        break  # the matches still running are dropped, as on Ctrl-C
         finally:
-            for task in running:
-                task.cancel()
-            if running:
-                await asyncio.gather(*running, return_exceptions=True)
             self.counts.running = 0
-
-    def _remote_names(self, spec: MatchSpec) -> list[str]:
-        return [n for n in spec.bots if n in self._remote_busy]
-
-    def _next_startable(self, queue: list[MatchSpec], lobby: Lobby | None) -> MatchSpec | None:
-        """The first match whose remote bots can take a seat now (or have been waited for
-        long enough); matches of local bots only are always startable."""
-        if not self._remote_busy or lobby is None:
-            return queue.pop(0)
-        now = asyncio.get_running_loop().time()
-        for i, spec in enumerate(queue):
-            ready = True
-            for name in self._remote_names(spec):
-                if name in self.disqualifier.out:
-                    continue  # hook: its replacement plays, nothing to wait for
-                bot = lobby.bot(name)
-                if bot.connection is not None:
-                    ready = self._remote_busy[name] < bot.capacity
-                else:
-                    ready = now - bot.absent_since >= self.config.referee.lobby_wait_s
-                if not ready:
-                    break
-            if ready:
-                return queue.pop(i)
-        return None
 
     def _leader(self) -> StandingRow | None:
         return self.standings.leader() if self.standings is not None else None
 
-    # -- one match ------------------------------------------------------------------
-
-    async def _play(self, spec: MatchSpec) -> MatchResult:
-        """Play one match to its end; never raises but CancelledError."""
-        started, t0 = _now(), time.monotonic()
-        seats = [self._seat_of(name) for name in spec.bots]
-        replaced = [self.disqualifier.replacement_name(name) for name in spec.bots]
-        settings = self.config.match_settings(spec.seed, spec.bots)
-        log_path = self.folder / "logs" / f"{spec.match_id}.jsonl"
-        table: Table | None = None
-        retries: tuple[str, ...] = ()
-        try:
-            if self._ray is not None:
-                job = MatchJob(
-                    spec.match_id,
-                    settings,
-                    tuple(seats),
-                    self.config.match_timeout_s,
-                    config=self.config,
-                    folder=self.folder,
-                )
-                arrived = await self._ray.play(
-                    job,
-                    log_path=log_path,
-                    stderr_path=lambda seat, name: self._stderr_path(spec, seat, name),
-                )
-                report, retries = arrived.report, arrived.retries
-                notice = self._bot_exit_notice(spec)
-                for seat in report.seats:
-                    if seat.exit is not None:
-                        notice(seat.exit)  # told on arrival: the worker cannot tell at once
-            else:
-                assert self.referee is not None
-                table = Table(
-                    self.referee,
-                    on_exit=self._bot_exit_notice(spec),
-                    ledger=self.ledger,
-                    exit_grace_s=BOT_EXIT_GRACE_S,
-                    tls=self.config.referee.client_tls,
-                    sandbox=self.isolation if self.isolation.active else None,
-                )
-                report = await table.play(
-                    settings,
-                    seats,
-                    label=spec.match_id,
-                    log_path=lambda _: log_path,
-                    stderr_path=lambda _, seat, name: self._stderr_path(spec, seat, name),
-                    time_limit_s=self.config.match_timeout_s,
-                )
-            # The log is in logs/, signed with the tournament's key, whichever backend
-            # played it; it is verified here (signature included) and recorded by _record.
-            verify = self.config.referee.verify_logs
-            verified = await self._verify(report.log_path) if verify else None
-            return _result_of(
-                spec,
-                status=report.status,
-                error=report.cancel_reason,
-                referee_match_id=report.match_id,
-                log=self._relative(report.log_path),
-                hands=report.hands,
-                verified=verified,
-                started=started,
-                duration_s=time.monotonic() - t0,
-                retries=retries,
-                seats=tuple(
-                    SeatResult(
-                        bot=spec.bots[r.seat],
-                        summary=r.summary,
-                        crashed=r.crashed,
-                        exit_code=r.exit_code,
-                        crash=r.exit.what if r.exit is not None else "",
-                        stderr=self._relative(r.stderr_path),
-                        replaced_by=replaced[r.seat],
-                        **_sandbox_fields(r),
-                    )
-                    for r in report.seats
-                ),
-                final_hash=report.final_hash,
-                signed_by=report.signed_by,
-            )
-        except (asyncio.CancelledError, RefereeUnavailable):
-            raise  # not the match's fault: the tournament stops, and resumes it later
-        except Exception as exc:
-            log.exception("match failed", match_id=spec.match_id)
-            return _result_of(
-                spec,
-                status=STATUS_FAILED,
-                error=f"{type(exc).__name__}: {exc}",
-                referee_match_id=table.match_id if table is not None else "",
-                log="",
-                hands=0,
-                verified=None,
-                started=started,
-                duration_s=time.monotonic() - t0,
-                retries=retries,
-                seats=tuple(SeatResult(spec.bots[s], SeatSummary(seat=s)) for s in range(4)),
-            )
-
-    def _seat_of(self, name: str) -> Seat:
-        """hook: the seat of a bot, or of its replacement once it is disqualified."""
-        stand_in = self.disqualifier.stand_in(self.config.bot(name))
-        if stand_in is None:
-            reason = f"forfeited: {name} is disqualified ({self.disqualifier.out[name]})"
-            return Seat(name, EmptySeat(reason))
-        return Seat(name, stand_in.table_bot())
-
-    def _stderr_path(self, spec: MatchSpec, seat: int, name: str) -> Path:
-        return self.folder / "stderr" / spec.match_id / f"seat{seat}-{name}.txt"
-
-    def _relative(self, path: Path | None) -> str:
-        return "" if path is None else str(path.relative_to(self.folder))
-
-    def _bot_exit_notice(self, spec: MatchSpec) -> Callable[[BotExit], None]:
-        """A bot that ended before its match is told at once, above the progress line."""
-
-        def notice(ended: BotExit) -> None:
-            output = self._relative(ended.stderr_path)
-            where = f"; its output: {output}" if output else ""
-            self.progress.message(f"{spec.match_id}: {ended.headline}{where}")
-
-        return notice
-
-    async def _verify(self, path: Path) -> bool:
-        """``referee verify`` on a log, in the worker process (inline if it broke)."""
-        if self._pool is not None:
-            try:
-                loop = asyncio.get_running_loop()
-                return await loop.run_in_executor(
-                    self._pool, _log_verifies, str(path), self.public_key
-                )
-            except BrokenProcessPool:
-                log.warning("the verification worker died; verifying in-process")
-                self._pool = None
-        return _log_verifies(str(path), self.public_key)
+    def _bot_exited(self, job: MatchJob, ended: BotExit) -> None:
+        """A bot that ended before its match is told when the backend knows: at once at a
+        table here, on arrival from a Ray worker; above the progress line."""
+        output = ended.stderr_path
+        where = f"; its output: {output.relative_to(self.folder)}" if output else ""
+        self.progress.message(f"{job.label}: {ended.headline}{where}")
 
     # -- recording ------------------------------------------------------------------
 
@@ -828,5 +591,4 @@ __all__ = [
     "Tournament",
     "TournamentError",
     "TournamentSummary",
-    "csv_rows",
 ]

@@ -33,7 +33,14 @@ from referee.sandbox import (
     probe,
 )
 from referee.table.jails import bot_identity, bot_view, jail_env, named_paths
-from referee.tournament.config import BotConfig, BotKind, SandboxMode, TournamentConfig
+from referee.tournament.config import (
+    BotConfig,
+    BotKind,
+    RemoteDeals,
+    SandboxMode,
+    Seatings,
+    TournamentConfig,
+)
 from referee.tournament.playrelay import PlayRelay
 
 REFEREE_CORES = 1
@@ -243,4 +250,24 @@ class Isolation:
             self.cores.give(jail.cpus)
 
 
-__all__ = ["Isolation", "SandboxUnavailable"]
+def remote_warnings(config: TournamentConfig) -> list[str]:
+    """Remote bots run outside any sandbox: what that means for duplicate deals, to
+    print before a tournament starts."""
+    remote = [b.name for b in config.remote_bots]
+    if not remote or config.seatings is Seatings.NONE:
+        return []
+    if config.remote_deals is RemoteDeals.UNSEEN:
+        return [
+            f"remote bots ({', '.join(remote)}) are not sandboxed; they are dealt only deals "
+            'they have not seen (remote_deals = "unseen"), so the luck of the cards does '
+            "not cancel out within their groups"
+        ]
+    return [
+        f"remote bots ({', '.join(remote)}) are not sandboxed and see each deal of their "
+        f"groups {config.seatings.per_group} times: they can remember it and know every "
+        'hand in the later matches of a group. Set [tournament] remote_deals = "unseen" '
+        "to deal them only deals they have not seen"
+    ]
+
+
+__all__ = ["Isolation", "SandboxUnavailable", "remote_warnings"]

@@ -32,15 +32,30 @@ import io
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from referee.log.private import create_private_file, replace_private_file
 from referee.log.summary import SeatSummary
 
+if TYPE_CHECKING:
+    from referee.table.table import SeatReport
+    from referee.tournament.backends import FinishedMatch
+    from referee.tournament.schedule import MatchSpec
+
 STATUS_FINISHED = "finished"
 STATUS_CANCELLED = "cancelled"
 STATUS_FAILED = "failed"
+
+
+def timestamp(when: datetime) -> str:
+    """A time as the tournament's files write it: UTC, to the second.
+
+    >>> timestamp(datetime(2025, 3, 1, 12, 30, 5, 999, tzinfo=UTC))
+    '2025-03-01T12:30:05Z'
+    """
+    return when.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _rounded(value: float | None, digits: int) -> float | None:
@@ -281,6 +296,91 @@ CSV_COLUMNS = (
 )
 
 
+def result_of(
+    spec: MatchSpec, match: FinishedMatch, *, folder: Path, replaced_by: Sequence[str]
+) -> MatchResult:
+    """The results line of a match a backend gave back (paths relative to ``folder``);
+    ``replaced_by``: who played each seat's disqualified bot, by seat."""
+    report = match.report
+    identity: dict[str, Any] = {
+        "match_id": spec.match_id,
+        "index": spec.index,
+        "group": spec.group,
+        "round": spec.round,
+        "table": spec.table,
+        "seating": spec.seating,
+        "seed": spec.seed,
+        "started": timestamp(match.started),
+        "duration_s": match.duration_s,
+        "retries": match.retries,
+        "seats": seat_results(match, spec.bots, folder=folder, replaced_by=replaced_by),
+    }
+    if report is None:
+        return MatchResult(
+            status=STATUS_FAILED,
+            error=match.error,
+            referee_match_id=match.referee_match_id,
+            log="",
+            hands=0,
+            verified=None,
+            **identity,
+        )
+    return MatchResult(
+        status=report.status,
+        error=report.cancel_reason,
+        referee_match_id=report.match_id,
+        log=_relative(report.log_path, folder),
+        hands=report.hands,
+        verified=match.verified,
+        final_hash=report.final_hash,
+        signed_by=report.signed_by,
+        **identity,
+    )
+
+
+def seat_results(
+    match: FinishedMatch,
+    bots: Sequence[str],
+    *,
+    folder: Path,
+    replaced_by: Sequence[str] = ("", "", "", ""),
+) -> tuple[SeatResult, ...]:
+    """Each seat's result of a match a backend gave back (a failed match: four empty
+    ones), named ``bots`` by seat, output paths relative to ``folder``. The ladder's
+    workers read their seats' outcomes from these too."""
+    if match.report is None:
+        return tuple(SeatResult(bots[s], SeatSummary(seat=s)) for s in range(4))
+    return tuple(
+        SeatResult(
+            bot=bots[r.seat],
+            summary=r.summary,
+            crashed=r.crashed,
+            exit_code=r.exit_code,
+            crash=r.exit.what if r.exit is not None else "",
+            stderr=_relative(r.stderr_path, folder),
+            replaced_by=replaced_by[r.seat],
+            **_sandbox_fields(r),
+        )
+        for r in match.report.seats
+    )
+
+
+def _relative(path: Path | None, folder: Path) -> str:
+    return "" if path is None else str(path.relative_to(folder))
+
+
+def _sandbox_fields(seat: SeatReport) -> dict[str, Any]:
+    """A seat's result fields from what its sandbox measured (none when it had none)."""
+    out: dict[str, Any] = {}
+    if seat.sandbox is not None:
+        out["breach"] = seat.sandbox.breach.value if seat.sandbox.breach else ""
+        out["cpu_s"] = seat.sandbox.cpu_s
+        out["memory_mb"] = seat.sandbox.memory_peak_mb
+    if seat.turns_cpu_ms is not None:
+        out["cpu_turns_ms"], out["cpu_turn_max_ms"] = seat.turns_cpu_ms
+    return out
+
+
 def csv_rows(result: MatchResult) -> Iterator[list[Any]]:
     for sr in result.seats:
         s = sr.summary
@@ -410,5 +510,8 @@ __all__ = [
     "SeatResult",
     "SeatSummary",
     "csv_rows",
+    "result_of",
+    "seat_results",
+    "timestamp",
     "write_atomic",
 ]

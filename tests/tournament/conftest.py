@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +82,17 @@ def require_sandbox() -> None:
     typed error's own words (what is missing); nothing is faked in its place. Under CI
     (CI=true) fail instead."""
     jailing.require_level(Level.FULL)
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids of live processes whose command line contains ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if marker.encode() in cmdline and entry.name != str(os.getpid()):
+                found.append(int(entry.name))
+    return found

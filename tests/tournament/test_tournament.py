@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -17,21 +16,14 @@ from referee.tournament.director import Tournament
 from referee.tournament.progress import Progress
 from referee.tournament.toml_reader import load_config
 
-from .conftest import bot_entry, example_bot, read_results, spawned_bot, write_config
-
-
-def processes_with(marker: str) -> list[int]:
-    """Pids of live processes whose command line contains ``marker``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
-            except OSError:
-                continue
-            if marker.encode() in cmdline and entry.name != str(os.getpid()):
-                found.append(int(entry.name))
-    return found
+from .conftest import (
+    bot_entry,
+    example_bot,
+    processes_with,
+    read_results,
+    spawned_bot,
+    write_config,
+)
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:

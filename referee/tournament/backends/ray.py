@@ -1,25 +1,25 @@
-"""Where a tournament's matches are played: here (``local``) or on a Ray cluster (``ray``).
+"""The Ray backend: each match a Ray task on a cluster, its log checked and signed here.
 
-The local backend is the director's own: a referee in its process, one table per match.
-With ``[execution] backend = "ray"`` each match becomes a Ray task (``play_here``) that
-does on a worker node exactly what a local match does: it starts a referee in the
-worker's process, seats the match's four bots at a table there (built-in bots in the
-worker, commands spawned on the worker's machine) and plays the match. The task returns
-the log's bytes and the table's report; the director keeps the schedule and, on arrival,
-writes the log byte for byte where a local match's log goes, verifies it, and records it
-as the local backend does (``RayBackend.play`` then ``Tournament._play``).
+Each match becomes a Ray task (``play_here``) that does on a worker node exactly what the
+local backend does here: it starts a referee in the worker's process, seats the match's
+four bots at a table there (built-in bots in the worker, commands spawned on the
+worker's machine, sandboxed as the caller's ``sandbox`` recipe says) and plays the
+match. The task returns the log's bytes and the table's report; the driver (this
+process) checks them, signs the log again with the caller's key (the worker's referee
+signs with a key of its own, published nowhere) and writes it, and the bots' output,
+where the job says, byte for byte (``place_files``); ``MatchBackend`` then verifies it as
+it verifies a local match's.
 
-Bot commands run on the workers as written in the configuration, so their programs and
-folders (``cwd``), and the Python that runs the workers (``{python}``, with
-pusoy-referee installed), must be at the same paths on every node: a shared file system,
-or the same checkout everywhere (on one machine they are shared anyway).
+Bot commands run on the workers as written, so their programs and folders (``cwd``),
+and the Python that runs the workers (``{python}``, with pusoy-referee installed), must
+be at the same paths on every node: a shared file system, or the same checkout
+everywhere (on one machine they are shared anyway).
 
-A node that dies takes the matches it was playing with it; the director plays each of
-them again from scratch (same seed, same seats) on the nodes that are left, and the
-result says so (``MatchResult.retries``). Only after ``max_attempts`` losses of one match
-does the tournament stop (``ClusterUnavailable``); it resumes like any stopped
-tournament. Ray is an optional dependency (``pip install 'pusoy-referee[ray]'``),
-imported only when the ray backend starts.
+A node that dies takes the matches it was playing with it; each is played again from
+scratch (same seed, same seats) on the nodes that are left, and the finished match says
+so (``FinishedMatch.retries``). Only after ``max_attempts`` losses of one match does the
+run stop (``ClusterUnavailable``). Ray is an optional dependency (``pip install
+'pusoy-referee[ray]'``), imported only when the backend starts.
 """
 
 from __future__ import annotations
@@ -36,16 +36,14 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from referee.log.private import replace_private_file
 from referee.log.signing import LogSigner, resign
-from referee.match.settings import MatchSettings
-from referee.table.bots import Seat
+from referee.sandbox import Jailer
 from referee.table.referees import LocalReferee, RefereeUnavailable
 from referee.table.table import BOT_EXIT_GRACE_S, MatchReport, Table
-from referee.tournament.config import ExecutionConfig, TournamentConfig
-from referee.tournament.isolation import Isolation
+from referee.tournament.backends.base import MatchBackend, MatchJob, OnBotExit, OnRetry, Playing
 
 RAY_INSTALL_HINT = "pip install 'pusoy-referee[ray]'"
 MAX_OUTPUT_BYTES = 1 << 20
@@ -107,20 +105,28 @@ def require_ray() -> ModuleType:
     return ray
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class MatchJob:
-    """One scheduled match as a worker plays it (sent to it, so plain picklable values)."""
+class WorkerSandbox(Jailer, Protocol):
+    """The sandboxes of one match on a worker (a tournament's ``Isolation`` for one match
+    at a time): decided there, with a socket of the worker's own referee."""
 
-    label: str
-    """The schedule's match id: the ``{match}`` of bot commands."""
-    settings: MatchSettings
-    """With the match's seed: the worker plays exactly this deal."""
-    seats: tuple[Seat, ...]
-    time_limit_s: float | None
-    config: TournamentConfig | None = None
-    """The tournament's configuration, for its [sandbox] section (None: no sandbox)."""
-    folder: Path | None = None
-    """The tournament's folder (a shared path): hidden from sandboxed bots as locally."""
+    @property
+    def active(self) -> bool: ...
+
+    def check(self) -> list[str]:
+        """Decide how bots are jailed on this node; SandboxUnavailable when the recipe
+        requires what cannot be here."""
+        ...
+
+    def listen_addresses(self) -> list[str]: ...
+
+    async def start(self, referee_address: str, *, local: bool) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+SandboxRecipe = Callable[[], WorkerSandbox]
+"""Makes the sandboxes of one match on a worker; picklable (each task gets it), such as
+``functools.partial(Isolation, config, folder, 1)``."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -138,33 +144,22 @@ class PlayedMatch:
     """Which machine played it: host name and pid of the worker."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Arrived:
-    """A match from the cluster, its files in their places in the tournament's folder."""
-
-    report: MatchReport
-    node: str
-    retries: tuple[str, ...]
-    """Why each earlier attempt was lost (its node died), oldest first."""
-
-
 # -- on the worker ------------------------------------------------------------------------
 
 
-def play_here(job: MatchJob) -> PlayedMatch:
+def play_here(job: MatchJob, sandbox: SandboxRecipe | None = None) -> PlayedMatch:
     """Play one match in this process, as the local backend does: the Ray task's body."""
-    return asyncio.run(_play_here(job))
+    return asyncio.run(_play_here(job, sandbox))
 
 
-async def _play_here(job: MatchJob) -> PlayedMatch:
+async def _play_here(job: MatchJob, recipe: SandboxRecipe | None) -> PlayedMatch:
     with tempfile.TemporaryDirectory(prefix="pusoy-match-") as scratch:
         root = Path(scratch)
-        # The worker sandboxes spawned bots as a local run does: the same Isolation,
-        # for one match at a time, with this worker's own referee socket.
-        isolation = None
-        if job.config is not None and job.folder is not None:
-            isolation = Isolation(job.config, job.folder, 1)
-            isolation.check()  # SandboxUnavailable when the config requires what cannot be
+        # The worker sandboxes spawned bots as a local run does, for one match at a
+        # time, with this worker's own referee socket.
+        isolation = recipe() if recipe is not None else None
+        if isolation is not None:
+            isolation.check()  # SandboxUnavailable when the recipe requires what cannot be
         listen = isolation.listen_addresses() if isolation is not None else []
         referee = LocalReferee("127.0.0.1:0", root / "referee", bot_listen=listen)
         await referee.start()
@@ -210,18 +205,11 @@ def _tail_bytes(path: Path) -> bytes:
 # -- on the driver ------------------------------------------------------------------------
 
 
-def place_files(
-    played: PlayedMatch,
-    job: MatchJob,
-    log_path: Path,
-    stderr_path: Callable[[int, str], Path],
-    signer: LogSigner | None = None,
-) -> MatchReport:
-    """Write a worker's log (fsynced) and its bots' output where a local match puts
-    them; the report is returned with those paths. The log's entries are kept byte for
-    byte; with ``signer``, the worker's trailer is replaced by one signed with the
-    tournament's own key. Raises WorkerMismatch when the bytes or the deal are not what
-    was asked for."""
+def place_files(played: PlayedMatch, job: MatchJob, signer: LogSigner | None = None) -> MatchReport:
+    """Write a worker's log (fsynced) and its bots' output where the job says; the
+    report is returned with those paths. The log's entries are kept byte for byte; with
+    ``signer``, the worker's trailer is replaced by one signed with the driver's own key.
+    Raises WorkerMismatch when the bytes or the deal are not what was asked for."""
     if hashlib.sha256(played.log).hexdigest() != played.log_sha256:
         raise WorkerMismatch("the log arrived damaged (its SHA-256 differs from the worker's)")
     report = played.report
@@ -238,52 +226,69 @@ def place_files(
         report = dataclasses.replace(
             report, final_hash=final_hash, signed_by=signer.public_key_text
         )
-    log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    replace_private_file(log_path, data, sync=True)
+    job.log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    replace_private_file(job.log_path, data, sync=True)
     outputs = dict(played.outputs)
     seats = []
     for seat in report.seats:
         path = None
         if seat.seat in outputs:
-            path = stderr_path(seat.seat, seat.name)
+            path = job.output_path(seat.seat, seat.name)
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             replace_private_file(path, outputs[seat.seat])
         ended = seat.exit
         if ended is not None:
             ended = dataclasses.replace(ended, stderr_path=path)
         seats.append(dataclasses.replace(seat, stderr_path=path, exit=ended))
-    return dataclasses.replace(report, log_path=log_path, seats=tuple(seats))
+    return dataclasses.replace(report, log_path=job.log_path, seats=tuple(seats))
 
 
-class RayBackend:
-    """Plays matches as Ray tasks: ``await start()``, ``await play(...)`` for each match
-    (as many at once as the director likes; Ray queues what the cluster cannot run yet),
-    ``await stop()``."""
+class RayBackend(MatchBackend):
+    """Plays matches as Ray tasks, ``concurrency`` in flight (Ray queues what the
+    cluster cannot run yet), and checks, signs and verifies each log here as it arrives.
+
+    ``address``: the cluster's (``auto``, ``host:port``), or empty: a Ray started on
+    this machine alone; ``signer``: the key every log is signed with on arrival;
+    ``sandbox``: how the workers jail spawned bots (None: bare)."""
 
     def __init__(
         self,
-        execution: ExecutionConfig,
         *,
-        on_retry: Callable[[str, str, int], None] | None = None,
-        signer: LogSigner | None = None,
+        signer: LogSigner,
+        address: str = "",
+        cpus_per_match: float = 1.0,
+        max_attempts: int = 3,
+        concurrency: int,
+        sandbox: SandboxRecipe | None = None,
+        on_retry: OnRetry | None = None,
+        on_bot_exit: OnBotExit | None = None,
     ) -> None:
-        self.execution = execution
+        super().__init__(concurrency=concurrency, verify=True, on_bot_exit=on_bot_exit)
+        # A cluster's logs arrive faster than one process verifies them (about 0.1 s a
+        # one-hand log); with no referee or bots here, each core can verify one.
+        self.verifiers = max(1, os.cpu_count() or 1)
         self.signer = signer
-        """Signs each arriving log with the tournament's key (replacing the worker's)."""
+        self.address = address
+        self.cpus_per_match = cpus_per_match
+        self.max_attempts = max_attempts
+        self.sandbox = sandbox
         self.on_retry = on_retry
-        """Hears of a lost attempt: the match, why, and the attempt about to start."""
         self._ray: Any = None
         self._task: Any = None
         self._settings: dict[str, str | None] | None = None
 
-    def start(self) -> None:
+    @property
+    def public_key(self) -> str:
+        return self.signer.public_key_text
+
+    async def start(self) -> None:
         """Connect to the cluster (or start a Ray on this machine alone). Raises
         RayNotInstalled, or ClusterUnavailable when the cluster does not answer."""
         ray = require_ray()
-        address = self.execution.address or "local"
+        address = self.address or "local"
         options: dict[str, Any] = {
             "address": address,
-            "log_to_driver": False,  # the bots' output is in stderr/, the referee's in logs/
+            "log_to_driver": False,  # the bots' output comes back with each match
             "logging_level": logging.WARNING,
         }
         if address == "local":
@@ -303,9 +308,11 @@ class RayBackend:
                 f"cannot reach the Ray cluster at {address}: {exc}{hint}"
             ) from None
         self._ray = ray
-        self._task = ray.remote(num_cpus=self.execution.cpus_per_match, max_retries=0)(play_here)
+        self._task = ray.remote(num_cpus=self.cpus_per_match, max_retries=0)(play_here)
+        await super().start()
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
+        await super().stop()
         if self._ray is not None:
             self._ray.shutdown()
             self._ray = None
@@ -316,28 +323,20 @@ class RayBackend:
             restore_settings(self._settings)
             self._settings = None
 
-    async def play(
-        self,
-        job: MatchJob,
-        *,
-        log_path: Path,
-        stderr_path: Callable[[int, str], Path],
-    ) -> Arrived:
+    async def _attempt(self, playing: Playing) -> MatchReport:
         """Play the match on the cluster until one attempt comes back whole. An attempt
         whose worker or node dies is played again from scratch; an error the match itself
         raised on the worker is raised here, as a local table would raise it."""
         ray = self._ray
         if ray is None:
             raise RuntimeError("RayBackend.start() first")
+        job = playing.job
         retries: list[str] = []
-        for attempt in range(1, self.execution.max_attempts + 1):
-            ref = self._task.remote(job)
+        for attempt in range(1, self.max_attempts + 1):
+            ref = self._task.remote(job, self.sandbox)
             try:
                 played: PlayedMatch = await ref
-                report = await asyncio.to_thread(
-                    place_files, played, job, log_path, stderr_path, self.signer
-                )
-                return Arrived(report, played.node, tuple(retries))
+                report = await asyncio.to_thread(place_files, played, job, self.signer)
             except asyncio.CancelledError:
                 ray.cancel(ref, force=True)
                 raise
@@ -347,8 +346,15 @@ class RayBackend:
             except (ray.exceptions.RayError, WorkerMismatch) as exc:
                 why = f"attempt {attempt} was lost: {_first_line(exc)}"
                 retries.append(why)
-                if attempt < self.execution.max_attempts and self.on_retry is not None:
-                    self.on_retry(job.label, why, attempt + 1)
+                if attempt < self.max_attempts and self.on_retry is not None:
+                    self.on_retry(job, why, attempt + 1)
+                continue
+            playing.retries = tuple(retries)
+            if self.on_bot_exit is not None:
+                for seat in report.seats:
+                    if seat.exit is not None:  # told on arrival: the worker cannot tell at once
+                        self.on_bot_exit(job, seat.exit)
+            return report
         raise ClusterUnavailable(
             f"match {job.label} was lost {len(retries)} times on the Ray cluster ({retries[-1]})"
         )
@@ -361,13 +367,13 @@ def _first_line(exc: BaseException) -> str:
 
 __all__ = [
     "RAY_INSTALL_HINT",
-    "Arrived",
     "ClusterUnavailable",
-    "MatchJob",
     "PlayedMatch",
     "RayBackend",
     "RayNotInstalled",
+    "SandboxRecipe",
     "WorkerMismatch",
+    "WorkerSandbox",
     "place_files",
     "play_here",
     "require_ray",

@@ -1,0 +1,29 @@
+"""Where matches are played: one interface (``base``), two backends.
+
+``local``: at tables in this process, around one referee (in this process or a running
+``referee serve``); ``ray``: each match a Ray task on a cluster, its log checked,
+signed and verified on arrival. Both take ``MatchJob``s and give back
+``FinishedMatch``es (``MatchBackend.run``, or one at a time ``play``); they know
+nothing of schedules, ratings or results files, which stay with their caller (a
+tournament's ``referee.tournament.director``, a ladder's worker).
+"""
+
+from referee.tournament.backends.base import FinishedMatch, MatchBackend, MatchJob
+from referee.tournament.backends.local import LocalBackend
+from referee.tournament.backends.ray import (
+    ClusterUnavailable,
+    RayBackend,
+    RayNotInstalled,
+    require_ray,
+)
+
+__all__ = [
+    "ClusterUnavailable",
+    "FinishedMatch",
+    "LocalBackend",
+    "MatchBackend",
+    "MatchJob",
+    "RayBackend",
+    "RayNotInstalled",
+    "require_ray",
+]
