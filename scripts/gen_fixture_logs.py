@@ -3,7 +3,7 @@
 
 Each log is one match played through the referee's own parts, as a server would play it:
 the match machine (``create``, ``decide``) decides every command, ``EventLogWriter``
-writes each decision, a crash of the referee is a torn line that ``read_log``, ``fold``
+writes each decision, a crash of the referee is a torn line that ``read_log``, ``recover``
 and ``EventLogWriter.resume`` recover from (as ``MatchRegistry._resume`` does), and
 ``LogSigner`` signs the closed log (as ``MatchRegistry._on_closed`` does). What a server
 would read off its clock and its sockets (when each command arrived, how late a timer
@@ -37,11 +37,12 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from referee.log.reader import read_log
+from referee.log.recovery import recover
 from referee.log.signing import LogSigner, trailer_line
 from referee.log.writer import EventLogWriter
 from referee.match.machine import Decision, create, decide
 from referee.match.settings import MatchSettings
-from referee.match.state import MachineState, fold
+from referee.match.state import MachineState
 from referee.protocol import PROTOCOL_VERSION, common
 from referee.protocol.convert import card_list, ts_us
 from referee.rules import Rules
@@ -347,22 +348,15 @@ class Match:
         data = self.path.read_bytes()
         first = data.index(b"\n", whole) - whole
         self.path.write_bytes(data[: whole + self.dice.between(40, first - 1)])
-        read = read_log(self.path)
-        lines = read.lines
-        self.state = fold(
-            self.spec.match_id,
-            ((ln.entry.event, ts_us(ln.entry.time)) for ln in lines),
-            self.settings.seed,
-        )
+        recovery = recover(read_log(self.path), self.settings.seed)
+        self.state = recovery.state
+        last = recovery.last
         self.writer = EventLogWriter.resume(
-            self.path, self.spec.match_id, lines[-1].entry.seq, lines[-1].raw, read.whole_bytes
+            self.path, self.spec.match_id, last.entry.seq, last.raw, recovery.size
         )
         self.queue.clear()
         restarted = at + self.dice.between(3000 * MS, 6000 * MS)
-        restart = common.RestartCommand(
-            software_version=SOFTWARE_VERSION, torn_bytes=read.torn_bytes
-        )
-        self._log(decide(self.state, common.Command(restart=restart), restarted))
+        self._log(decide(self.state, recovery.restart(SOFTWARE_VERSION), restarted))
         for other, bot in enumerate(self.spec.bots):
             if other not in self.crashed:
                 back = restarted + self.dice.between(200 * MS, 2500 * MS)

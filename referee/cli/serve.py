@@ -190,6 +190,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         def announce() -> None:  # once a signal would stop the server gracefully
             for resumed in server.resumed:
                 what = "resumed" if resumed.resumed else f"not resumed: {resumed.problem}"
+                what += f" ({resumed.cut})" if resumed.cut else ""
                 print(f"match {resumed.match_id} {what}", file=notes, flush=True)
             where = f"{server.address}; logs in {args.log_dir}"
             print(f"referee listening on {where}", file=notes, flush=True)

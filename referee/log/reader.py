@@ -4,6 +4,10 @@ Strict about the middle of a log (a line that is not a LogEntry raises LogFormat
 with its number), forgiving about a cut-short end (a torn last line from a crash is left
 out and reported). The last line may be the signature trailer, outside the hash chain.
 
+A line is bytes, hashed as they are: one that is not UTF-8 is refused, never repaired
+(a decoder that replaced its bad bytes would hand the hash chain other bytes than the
+file's, and a line would check or fail for the wrong reason).
+
 Schema versions: 2 adds the ``command`` of each decision and new event kinds; events
 themselves kept their shape, so a schema-1 entry reads as a schema-2 entry without
 commands. Readers of events (replay, summaries, the spectator feed) need nothing else;
@@ -24,7 +28,7 @@ from referee.log.fastjson import parse_entry
 from referee.protocol import SUPPORTED_LOG_SCHEMA_VERSIONS, common
 
 MAX_LINE_BYTES = 1 << 20
-"""No line the referee writes comes near this; a longer one is not a log line."""
+"""No line the referee writes comes near this many bytes; a longer one is not a log line."""
 
 
 class LogFormatError(ValueError):
@@ -79,6 +83,20 @@ class LogRead:
         return "complete"
 
 
+def decode_line(number: int, raw: bytes) -> str:
+    """The text of one line's bytes (without its newline); LogFormatError when it is longer
+    than MAX_LINE_BYTES or not UTF-8, so that the text encodes back to these very bytes."""
+    if len(raw) > MAX_LINE_BYTES:
+        raise LogFormatError(number, f"a line of {len(raw)} bytes is not a log line")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start : exc.end].hex(" ")
+        raise LogFormatError(
+            number, f"not UTF-8 (the bytes {bad} at byte {exc.start + 1} of the line)"
+        ) from None
+
+
 def parse_line(number: int, raw: str, *, ignore_unknown: bool = False) -> common.LogEntry:
     """The entry of one line; LogFormatError when it is not one.
 
@@ -116,12 +134,13 @@ def _trailer(raw: str) -> common.LogTrailer | None:
 
 
 def read_log_lines(path: Path) -> tuple[list[str], bool]:
-    """The whole lines of a file and whether a final partial line was dropped."""
+    """The whole lines of a file and whether a final partial line was dropped;
+    LogFormatError at a line that ``decode_line`` refuses."""
     data = Path(path).read_bytes()
     truncated = bool(data) and not data.endswith(b"\n")
     raw_lines = data.split(b"\n")
     raw_lines.pop()  # after the last newline: b"" for a whole file, else the partial line
-    return [r.decode("utf-8", errors="replace") for r in raw_lines], truncated
+    return [decode_line(i, r) for i, r in enumerate(raw_lines, start=1)], truncated
 
 
 def read_log(path: Path, *, ignore_unknown: bool = False) -> LogRead:
@@ -132,7 +151,7 @@ def read_log(path: Path, *, ignore_unknown: bool = False) -> LogRead:
     data = Path(path).read_bytes()
     end = data.rfind(b"\n") + 1
     torn = len(data) - end
-    raws = [r.decode("utf-8", errors="replace") for r in data[:end].split(b"\n")[:-1]]
+    raws = [decode_line(i, r) for i, r in enumerate(data[:end].split(b"\n")[:-1], start=1)]
     trailer = None
     if raws:
         trailer = _trailer(raws[-1])
@@ -140,8 +159,6 @@ def read_log(path: Path, *, ignore_unknown: bool = False) -> LogRead:
             raws.pop()
     lines = []
     for i, raw in enumerate(raws, start=1):
-        if len(raw) > MAX_LINE_BYTES:
-            raise LogFormatError(i, f"a line of {len(raw)} characters is not a log line")
         lines.append(LogLine(i, raw, parse_line(i, raw, ignore_unknown=ignore_unknown)))
     return LogRead(Path(path), lines, torn > 0, torn, end, trailer)
 

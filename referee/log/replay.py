@@ -121,8 +121,14 @@ def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> 
             yield f"  [{_name(names, sd.seat)} disconnected: {cause}]"
         elif kind == "referee_restarted":
             rr = ev.referee_restarted
+            n = rr.cut_entries
+            cut = f", {n} {'entry' if n == 1 else 'entries'} of an unfinished decision cut off"
+            cut = cut if n else ""
             torn = f", {rr.torn_bytes} bytes of a torn line cut off" if rr.torn_bytes else ""
-            yield f"  [the referee restarted ({rr.software_version}{torn}): every seat reconnects]"
+            yield (
+                f"  [the referee restarted ({rr.software_version}{cut}{torn}): "
+                "every seat reconnects]"
+            )
         elif kind == "hand_dealt":
             hd = ev.hand_dealt
             trick = 1

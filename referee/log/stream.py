@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from referee.log.reader import parse_line
+from referee.log.reader import MAX_LINE_BYTES, LogFormatError, decode_line, parse_line
 from referee.match.observer import for_spectator
 from referee.protocol import common
 
@@ -19,10 +19,12 @@ CHUNK_BYTES = 256 * 1024
 
 async def stream_lines(path: Path, chunk: int = CHUNK_BYTES) -> AsyncIterator[str]:
     """The whole lines of a file (no newline), read ``chunk`` bytes at a time off the
-    loop; a last line without its newline (being written, or torn) is left out."""
+    loop; a last line without its newline (being written, or torn) is left out.
+    LogFormatError at a line that ``decode_line`` refuses (too long, not UTF-8)."""
     file = await asyncio.to_thread(open, path, "rb")
     try:
         rest = b""
+        number = 0
         while True:
             data = await asyncio.to_thread(file.read, chunk)
             if not data:
@@ -30,7 +32,10 @@ async def stream_lines(path: Path, chunk: int = CHUNK_BYTES) -> AsyncIterator[st
             rest += data
             *whole, rest = rest.split(b"\n")
             for raw in whole:
-                yield raw.decode("utf-8", errors="replace")
+                number += 1
+                yield decode_line(number, raw)
+            if len(rest) > MAX_LINE_BYTES:
+                raise LogFormatError(number + 1, f"a line of over {MAX_LINE_BYTES} bytes")
     finally:
         await asyncio.to_thread(file.close)
 

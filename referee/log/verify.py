@@ -26,7 +26,15 @@ from referee.protocol import LOG_SCHEMA_VERSION, common
 from referee.protocol.convert import ts_us
 from referee.rules import seed_commitment
 
-__all__ = ["VerifyError", "VerifyReport", "verify_loaded", "verify_log", "verify_read"]
+__all__ = [
+    "DecisionCutShort",
+    "VerifyError",
+    "VerifyReport",
+    "redecide",
+    "verify_loaded",
+    "verify_log",
+    "verify_read",
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -194,50 +202,57 @@ class _Redecider:
             state = initial_state(created.match_id, mc, ts_us(created.time), seed)
         except EvolveError as exc:
             raise VerifyError(1, str(exc)) from None
-        groups = decisions(self.lines[1:])
-        for command, group in groups:
-            state = self._check(state, command, group)
+        for command, group in decisions(self.lines[1:]):
+            state = redecide(state, command, group)
+            self.hands += sum(line.kind == "hand_ended" for line in group)
         if not state.over:
             raise VerifyError(last.number, "the match is not over where the log says it ended")
         return self.hands
 
-    def _check(
-        self, state: MachineState, command: common.Command | None, group: list[LogLine]
-    ) -> MachineState:
-        head = group[0]
-        if command is None:
-            raise VerifyError(head.number, "an entry that follows no command")
-        kind = command.WhichOneof("kind")
-        if kind in (None, "create"):
-            raise VerifyError(head.number, f"a {kind or 'empty'} command in the middle of a match")
-        at = ts_us(head.entry.time)
-        if at < state.clock:
-            raise VerifyError(head.number, "the time goes back")
-        try:
-            decision = decide(state, command, at)
-        except (EvolveError, ValueError) as exc:
-            raise VerifyError(head.number, f"a command the referee cannot take: {exc}") from None
-        except Exception as exc:  # a crafted field no decision expects
+
+class DecisionCutShort(VerifyError):
+    """The lines hold the first events of the decision, not all of them."""
+
+
+def redecide(
+    state: MachineState, command: common.Command | None, group: list[LogLine]
+) -> MachineState:
+    """The state after one logged decision, decided again from ``state``; VerifyError at
+    the first line that is not what the machine decides (DecisionCutShort when the lines
+    are right but its last events are missing)."""
+    head = group[0]
+    if command is None:
+        raise VerifyError(head.number, "an entry that follows no command")
+    kind = command.WhichOneof("kind")
+    if kind in (None, "create"):
+        raise VerifyError(head.number, f"a {kind or 'empty'} command in the middle of a match")
+    at = ts_us(head.entry.time)
+    if at < state.clock:
+        raise VerifyError(head.number, "the time goes back")
+    try:
+        decision = decide(state, command, at)
+    except (EvolveError, ValueError) as exc:
+        raise VerifyError(head.number, f"a command the referee cannot take: {exc}") from None
+    except Exception as exc:  # a crafted field no decision expects
+        raise VerifyError(
+            head.number, f"a malformed command ({type(exc).__name__}: {exc})"
+        ) from None
+    for i, line in enumerate(group):
+        if ts_us(line.entry.time) != at:
+            raise VerifyError(line.number, "an event of one decision at another time")
+        if i >= len(decision.events):
+            logged = _describe(line.entry.event)
             raise VerifyError(
-                head.number, f"a malformed command ({type(exc).__name__}: {exc})"
-            ) from None
-        for i, line in enumerate(group):
-            if ts_us(line.entry.time) != at:
-                raise VerifyError(line.number, "an event of one decision at another time")
-            if i >= len(decision.events):
-                logged = _describe(line.entry.event)
-                raise VerifyError(
-                    line.number, f"the referee decides nothing more here, the log has {logged}"
-                )
-            want = decision.events[i]
-            if line.entry.event != want:
-                logged = _describe(line.entry.event)
-                raise VerifyError(
-                    line.number, f"the referee decides {_describe(want)} here, the log has {logged}"
-                )
-            if line.kind == "hand_ended":
-                self.hands += 1
-        if len(decision.events) > len(group):
-            missing = decision.events[len(group)]
-            raise VerifyError(group[-1].number + 1, f"missing {_describe(missing)}")
-        return decision.state
+                line.number, f"the referee decides nothing more here, the log has {logged}"
+            )
+        want = decision.events[i]
+        if line.entry.event != want:
+            logged = _describe(line.entry.event)
+            raise VerifyError(
+                line.number,
+                f"the referee decides {_describe(want)} here, the log has {logged}",
+            )
+    if len(decision.events) > len(group):
+        missing = decision.events[len(group)]
+        raise DecisionCutShort(group[-1].number + 1, f"missing {_describe(missing)}")
+    return decision.state

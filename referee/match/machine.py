@@ -467,7 +467,9 @@ class _Decider:
         self.emit(
             common.Event(
                 referee_restarted=common.RefereeRestarted(
-                    software_version=cmd.software_version, torn_bytes=cmd.torn_bytes
+                    software_version=cmd.software_version,
+                    torn_bytes=cmd.torn_bytes,
+                    cut_entries=cmd.cut_entries,
                 )
             )
         )

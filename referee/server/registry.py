@@ -25,13 +25,14 @@ import structlog
 
 from referee import __version__
 from referee.log.reader import LogFormatError, read_log
+from referee.log.recovery import RecoveryError, recover
 from referee.log.signing import LogSigner, trailer_line
 from referee.log.writer import EventLogWriter, FsyncPolicy, LogWriteError
 from referee.match import machine
 from referee.match.settings import MatchSettings
-from referee.match.state import EvolveError, MachineState, fold
+from referee.match.state import MachineState
 from referee.protocol import PROTOCOL_VERSION, common, match_service
-from referee.protocol.convert import standings_pb, ts_us
+from referee.protocol.convert import standings_pb
 from referee.server.host import (
     DEFAULT_MAX_LOG_BYTES,
     Clock,
@@ -75,6 +76,8 @@ class Resumed:
     match_id: str
     resumed: bool
     problem: str = ""
+    cut: str = ""
+    """What the restart cut off the log's end (a torn line, a decision cut short)."""
 
 
 class MatchRegistry:
@@ -364,19 +367,17 @@ class MatchRegistry:
         except OSError:
             seed = ""
         try:
-            state = fold(
-                match_id, ((ln.entry.event, ts_us(ln.entry.time)) for ln in read.lines), seed
-            )
-        except EvolveError as exc:
-            return self._unresumable(path, f"the log does not fold: {exc}")
-        last = read.lines[-1]
+            recovery = recover(read, seed)
+        except RecoveryError as exc:
+            return self._unresumable(path, str(exc))
+        last = recovery.last
         writer = EventLogWriter.resume(
-            path, match_id, last.entry.seq, last.raw, read.whole_bytes, self.fsync
+            path, match_id, last.entry.seq, last.raw, recovery.size, self.fsync
         )
-        host = self._host(state, writer, resumed=True)
+        host = self._host(recovery.state, writer, resumed=True)
         self.resumed.append(host)
-        restart = common.RestartCommand(software_version=__version__, torn_bytes=read.torn_bytes)
-        host.submit_inbound(Inbound(common.Command(restart=restart), self.clock.now()))
+        host.submit_inbound(Inbound(recovery.restart(__version__), self.clock.now()))
+        cut = recovery.describe()
         if not seed:
             host.submit_inbound(
                 Inbound(
@@ -385,15 +386,17 @@ class MatchRegistry:
                 )
             )
             host.start()
-            return Resumed(match_id, False, "seed lost: the match is cancelled")
+            return Resumed(match_id, False, "seed lost: the match is cancelled", cut)
         host.start()
         log.warning(
             "match resumed after a restart",
             match_id=match_id,
-            events=len(read.lines),
-            torn_bytes=read.torn_bytes,
+            events=len(recovery.kept),
+            torn_bytes=recovery.torn_bytes,
+            cut_entries=len(recovery.cut),
+            cut=cut,
         )
-        return Resumed(match_id, True)
+        return Resumed(match_id, True, cut=cut)
 
     def _unresumable(self, path: Path, problem: str) -> Resumed:
         """A log that cannot be continued is set aside as it is (renamed, so that later

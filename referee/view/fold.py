@@ -28,7 +28,7 @@ Ops (``t`` is the type; every op has ``seq``, the event's sequence number or lin
 - ``clear``: leader (the trick is over)
 - ``hand_end``: hand, winner, cards (four lists), scores, totals
 - ``end``: status, standings, seed, seed_ok, totals, reason, strikes
-- ``restart``: software, torn (the referee restarted and resumed the match here)
+- ``restart``: software, torn, cut (the referee restarted and resumed the match here)
 - ``trailer``: algorithm, key, lines, final_hash (the signature line after the log)
 - ``other``: kind, text (an event kind this version does not know)
 - ``bad``: problem (a line that is not an event at all)
@@ -430,6 +430,7 @@ class Folder:
             "t": "restart",
             "software": text(p.get("software_version"), 60),
             "torn": whole(p.get("torn_bytes")),
+            "cut": whole(p.get("cut_entries")),
         }
 
     def _on_trick_cleared(self, p: Mapping[str, Any]) -> Op:

@@ -152,6 +152,14 @@ def no_trailer(data: bytes) -> bytes:
     return _join(entries, None)
 
 
+def not_utf8(data: bytes) -> bytes:
+    """A bot name as Latin-1 writes "zoë": a decoder that replaced the byte would hash
+    other bytes than the file's."""
+    entries, trailer = _split(data)
+    entries[1] = entries[1].replace(b'"bot_name":"', b'"bot_name":"zo\xeb', 1)
+    return _join(entries, trailer)
+
+
 TAMPERINGS: dict[str, tuple[Callable[[bytes], bytes], str]] = {
     # name: (how, what the independent verifier says with the published key)
     "changed_card": (changed_card, "prev_hash is not the SHA-256 of the previous line"),
@@ -163,6 +171,7 @@ TAMPERINGS: dict[str, tuple[Callable[[bytes], bytes], str]] = {
     "truncated_trailer_ending_its_line": (truncated_trailer_ending_its_line, "not JSON"),
     "changed_signature": (changed_signature, "the signature does not match"),
     "no_trailer": (no_trailer, "no signature trailer"),
+    "not_utf8": (not_utf8, "line 2: not UTF-8"),
 }
 
 
@@ -180,6 +189,7 @@ def test_the_independent_verifier_refuses_tampered_copies_as_referee_verify_does
         expected = "UNSIGNED: " if name == "no_trailer" else "FAILED: "
         assert verdict.startswith(expected) and why in verdict, (name, verdict)
         assert not verify_log(copies[name], public_key=key).ok, name  # the referee agrees
+    assert "line 2: not UTF-8" in verify_log(copies["not_utf8"]).summary()
     # Without the published key, a trailer need only sign its own log: re-signing by
     # another key, or leaving the trailer out, is a whole log that proves nobody wrote it.
     lenient = node_verify(copies["resigned_with_another_key"], copies["no_trailer"])

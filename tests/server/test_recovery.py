@@ -10,6 +10,8 @@ nothing of the other hands in the snapshots it sends on reconnect.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import re
 import subprocess
 import sys
@@ -24,6 +26,7 @@ from referee.log.replay import replay_lines
 from referee.log.verify import verify_log
 from referee.protocol import common, match_service, match_service_grpc, play_service
 from referee.server.app import RefereeServer
+from referee.view.logfile import fold_log
 
 from .conftest import Seat, create
 
@@ -112,6 +115,63 @@ def test_a_torn_last_line_is_cut_off_and_reported(tmp_path):
         assert restart.torn_bytes == len(
             b'{"match_id":"' + created.match_id.encode() + b'","seq":"99","ti'
         )
+    finally:
+        for bot in bots:
+            if bot.poll() is None:
+                bot.kill()
+        serve.stop()
+
+
+def cut_short(log: Path, torn: bool) -> tuple[bytes, list[str]]:
+    """Cut the log as a crash in the middle of its last decision of three entries or more
+    would: after its first two lines (and the first bytes of its third when ``torn``).
+    The bytes kept, and the kinds of the two lines left of the decision."""
+    lines = log.read_bytes().split(b"\n")[:-1]
+    entries = [json.loads(line) for line in lines]
+    heads = [i for i, e in enumerate(entries) if "command" in e] + [len(entries)]
+    head = max(a for a, b in itertools.pairwise(heads) if b - a >= 3)
+    kept = b"".join(line + b"\n" for line in lines[: head + 2])
+    log.write_bytes(kept + (lines[head + 2][:30] if torn else b""))
+    return kept, [next(iter(e["event"])) for e in entries[head : head + 2]]
+
+
+@pytest.mark.parametrize("torn", [False, True], ids=["whole lines", "whole lines and a torn one"])
+def test_a_decision_the_crash_cut_short_is_cut_off_and_the_match_verifies(tmp_path, torn):
+    """A decision is one write, but SIGKILL (or a lost machine) can leave its first lines
+    on disk without its last ones: the restarted referee cuts them off, says so, and
+    decides that command again when its bot acts again."""
+    serve = Serve(tmp_path)
+    bots: list[subprocess.Popen[bytes]] = []
+    try:
+        serve.start()
+        created = serve.create(seed=f"cut short {torn}")
+        log = tmp_path / "logs" / f"{created.match_id}.jsonl"
+        bots = start_bots(serve.address, list(created.seat_tokens))
+        wait_for_line(log, kind_is("trick_cleared", 3))
+        serve.kill()
+        kept, kinds = cut_short(log, torn)
+        first = kept.count(b"\n") - 1
+        resumed = serve.start()
+        what = f"cut off 2 entries of an unfinished decision (lines {first}-{first + 1}: "
+        what += ", ".join(kinds) + ")" + (" and a torn line of 30 bytes" if torn else "")
+        assert f"match {created.match_id} resumed ({what})\n" in resumed, resumed
+        for bot in bots:
+            assert bot.wait(90) == 0, bot.stderr.read() if bot.stderr else ""
+        report = verify_log(log)
+        assert report.ok, report.summary()
+        after = log.read_bytes()
+        before = b"".join(line + b"\n" for line in kept.split(b"\n")[: first - 1])
+        assert after.startswith(before) and not after.startswith(kept)
+        lines = read_log(log).lines
+        [restart] = [ln for ln in lines if ln.kind == "referee_restarted"]
+        assert restart.number == first
+        assert restart.entry.event.referee_restarted.cut_entries == 2
+        assert restart.entry.event.referee_restarted.torn_bytes == (30 if torn else 0)
+        assert lines[-1].entry.event.match_ended.status == common.MATCH_STATUS_FINISHED
+        replay = "\n".join(replay_lines(read_log(log)))
+        assert "2 entries of an unfinished decision cut off" in replay
+        [shown] = [op for op in fold_log(log).ops if op["t"] == "restart"]  # referee view
+        assert (shown["cut"], shown["torn"]) == (2, 30 if torn else 0)
     finally:
         for bot in bots:
             if bot.poll() is None:

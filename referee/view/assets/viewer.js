@@ -745,6 +745,8 @@
     } else if (op.t === 'restart') {
       li.className = 'note restart';
       li.textContent = clean('The referee restarted here and resumed the match (version ' + op.software +
+        (op.cut ? '; ' + op.cut + (op.cut === 1 ? ' entry' : ' entries') + ' of an unfinished decision ' +
+          (op.cut === 1 ? 'was' : 'were') + ' cut' : '') +
         (op.torn ? '; ' + op.torn + ' bytes of a torn last line were cut' : '') + ')');
     } else if (op.t === 'other') {
       li.textContent = clean('Event "' + op.kind + '" (line ' + op.seq + '): ' + op.text);

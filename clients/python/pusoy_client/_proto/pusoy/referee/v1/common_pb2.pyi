@@ -1595,19 +1595,26 @@ class RestartCommand(_message.Message):
 
     SOFTWARE_VERSION_FIELD_NUMBER: _builtins.int
     TORN_BYTES_FIELD_NUMBER: _builtins.int
+    CUT_ENTRIES_FIELD_NUMBER: _builtins.int
     software_version: _builtins.str
     """The version of the referee that resumed the match."""
     torn_bytes: _builtins.int
     """Bytes of a torn last line that were cut off the log before resuming."""
+    cut_entries: _builtins.int
+    """Whole entries of a decision the crash cut short (its first lines were written, its
+    last ones were not) that were cut off the log before resuming (docs/log-format.md,
+    section 7).
+    """
     def __init__(
         self,
         *,
         software_version: _builtins.str = ...,
         torn_bytes: _builtins.int = ...,
+        cut_entries: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["software_version", b"software_version", "torn_bytes", b"torn_bytes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cut_entries", b"cut_entries", "software_version", b"software_version", "torn_bytes", b"torn_bytes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1623,19 +1630,25 @@ class RefereeRestarted(_message.Message):
 
     SOFTWARE_VERSION_FIELD_NUMBER: _builtins.int
     TORN_BYTES_FIELD_NUMBER: _builtins.int
+    CUT_ENTRIES_FIELD_NUMBER: _builtins.int
     software_version: _builtins.str
     """The version of the referee that resumed the match."""
     torn_bytes: _builtins.int
     """Bytes of a last line cut short by the crash that were cut off the log, if any."""
+    cut_entries: _builtins.int
+    """Whole entries of a decision cut short by the crash that were cut off the log, if
+    any: a decision is in a log whole or not at all.
+    """
     def __init__(
         self,
         *,
         software_version: _builtins.str = ...,
         torn_bytes: _builtins.int = ...,
+        cut_entries: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["software_version", b"software_version", "torn_bytes", b"torn_bytes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cut_entries", b"cut_entries", "software_version", b"software_version", "torn_bytes", b"torn_bytes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
