@@ -36,14 +36,17 @@ Ops (``t`` is the type; every op has ``seq``, the event's sequence number or lin
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
 
+from referee.log.reader import BadLine, LooseLine, TrailerLine, read_lenient, walk
 from referee.match.settings import DEFAULT_TURN_TIME_MS
 from referee.protocol import common
 from referee.protocol.convert import rules_from_pb
@@ -508,3 +511,66 @@ _KINDS = frozenset(
         "referee_restarted",
     }
 )
+
+
+# -- a whole log file ------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FoldedLog:
+    match_id: str
+    ops: list[Op]
+    lines: int
+    truncated: bool
+    raw: bytes
+    times: list[int | None] = dataclasses.field(default_factory=list)
+    """When each op's event was decided (µs since the epoch; None when unknown)."""
+
+
+class LogFolder:
+    """A visitor over the lenient reader's lines: each line becomes an op, a line that is
+    not an entry a ``bad`` op, the trailer a ``trailer`` op."""
+
+    def __init__(self) -> None:
+        self.folder = Folder()
+        self.ops: list[Op] = []
+        self.times: list[int | None] = []
+
+    def visit(self, line: LooseLine | TrailerLine | BadLine) -> None:
+        if isinstance(line, BadLine):
+            op: Op = {"t": "bad", "seq": line.number, "problem": text(line.problem)}
+            when = None
+        elif isinstance(line, TrailerLine):
+            body = line.body
+            op = {
+                "t": "trailer",
+                "seq": line.number,
+                "algorithm": text(body.get("algorithm", ""), 40),
+                "key": text(body.get("public_key", ""), 200),
+                "lines": whole(body.get("lines")),
+                "final_hash": text(body.get("final_hash", ""), 128),
+            }
+            when = None
+        else:
+            if line.number == 1:
+                self.folder.match_id = text(line.data.get("match_id", ""), 100)
+            op = self.folder.feed(line.number, line.data.get("event"))
+            when = unix_us(line.data.get("time"))
+        self.ops.append(op)
+        self.times.append(when)
+
+
+def fold_log(path: Path) -> FoldedLog:
+    """Every line of a log file as ops, through the one reader (lenient: nothing in a line
+    stops the fold). LogTooLarge and OSError for the file itself."""
+    read = read_lenient(path)
+    folder = LogFolder()
+    walk(read.lines, folder)
+    return FoldedLog(
+        folder.folder.match_id,
+        folder.ops,
+        read.whole_lines,
+        read.truncated,
+        read.data,
+        folder.times,
+    )
