@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from referee.rules import Rules, context_for, parse_cards
 from referee.log.reader import MAX_LOG_BYTES, LogTooLarge
+from referee.rules import Rules, context_for, parse_cards
 from referee.view.fold import Folder, fold_log
 from referee.view.page import embed_json, render_page
 from referee.view.text import printable, seat_lines
