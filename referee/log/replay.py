@@ -3,31 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from referee.log.reader import LogRead
 from referee.protocol import common
+from referee.protocol.names import (
+    COMBINATION,
+    DEFAULT_CAUSE,
+    MATCH_STATUS,
+    REJECTION_REASON,
+    cause_phrase,
+)
 from referee.text import printable
-
-_CAUSE = {
-    common.DEFAULT_CAUSE_TIMEOUT: "timed out",
-    common.DEFAULT_CAUSE_ILLEGAL_ATTEMPTS: "too many rejected attempts",
-    common.DEFAULT_CAUSE_DISCONNECTED: "disconnected",
-    common.DEFAULT_CAUSE_STRIKE_LIMIT: "strike limit reached",
-}
-
-
-def _enum(kind: Any, value: int) -> str:
-    """An enum value's name; a number no version of the protocol defines, as a number."""
-    try:
-        return str(kind.Name(value))
-    except ValueError:
-        return str(value)
 
 
 def _combo(play: common.Play) -> str:
-    name = _enum(common.Combination, play.combination).removeprefix("COMBINATION_")
-    return name.lower().replace("_", " ")
+    return COMBINATION.text(play.combination).replace("_", " ")
+
+
+def _default(cause: int) -> str:
+    return f"  [default: {cause_phrase(DEFAULT_CAUSE.text(cause))}]" if cause else ""
 
 
 def _name(names: list[str], seat: int) -> str:
@@ -136,16 +130,12 @@ def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> 
         elif kind == "action_rejected" and show_rejections:
             rj = ev.action_rejected
             what = "pass" if getattr(rj, "pass") else " ".join(rj.cards) or "(nothing)"
-            reason = _enum(common.RejectionReason, rj.reason).removeprefix("REJECTION_REASON_")
+            reason = REJECTION_REASON.text(rj.reason)
             who = _name(names, rj.seat)
-            yield f"    {who} tried {what}: rejected, {reason.lower()} ({rj.message})"
+            yield f"    {who} tried {what}: rejected, {reason} ({rj.message})"
         elif kind == "played":
             pl = ev.played
-            note = (
-                f"  [default: {_CAUSE.get(pl.default_cause, pl.default_cause)}]"
-                if pl.default_cause
-                else ""
-            )
+            note = _default(pl.default_cause)
             rev = "  [revolution]" if pl.revolution else ""
             yield (
                 f"    {_name(names, pl.seat)} plays {' '.join(pl.play.cards)} ({_combo(pl.play)}), "
@@ -153,11 +143,7 @@ def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> 
             )
         elif kind == "passed":
             ps = ev.passed
-            note = (
-                f"  [default: {_CAUSE.get(ps.default_cause, ps.default_cause)}]"
-                if ps.default_cause
-                else ""
-            )
+            note = _default(ps.default_cause)
             forced = " (forced: lone 2)" if ps.forced_lead_pass else ""
             yield f"    {_name(names, ps.seat)} passes{forced}, {ps.elapsed_ms} ms{note}"
         elif kind == "trick_cleared":
@@ -175,7 +161,7 @@ def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> 
             yield f"  totals: {by_seat(names, he.totals)}"
         elif kind == "match_ended":
             me = ev.match_ended
-            status = _enum(common.MatchStatus, me.status).removeprefix("MATCH_STATUS_").lower()
+            status = MATCH_STATUS.text(me.status)
             yield ""
             yield f"Match {status}" + (f": {me.cancel_reason}" if me.cancel_reason else "")
             for st in me.standings:

@@ -12,6 +12,8 @@ shown, keeps every reader in step when the proto gains a value.
 '99'
 >>> DEFAULT_CAUSE.number("DEFAULT_CAUSE_TIMEOUT"), DEFAULT_CAUSE.number("DEFAULT_CAUSE_X")
 (1, None)
+>>> MATCH_STATUS.from_text("running"), MATCH_STATUS.from_text("bogus")
+(2, None)
 """
 
 from __future__ import annotations
@@ -55,6 +57,13 @@ class EnumNames:
             return value.removeprefix(self.prefix).lower()
         return ""
 
+    def from_text(self, text: str) -> int | None:
+        """The number ``text`` writes (the inverse of ``text``); None for a name this
+        version does not know."""
+        if text == "unspecified":
+            return 0
+        return self._numbers.get(self.prefix + text.upper())
+
     def number(self, value: Any) -> int | None:
         """The number of a value as the JSON mapping of a message holds it: its full name
         (``DEFAULT_CAUSE_TIMEOUT``) or a number; None for anything else."""
@@ -72,3 +81,21 @@ DEFAULT_CAUSE = EnumNames.of(common.DefaultCause.items(), "DEFAULT_CAUSE_")
 REJECTION_REASON = EnumNames.of(common.RejectionReason.items(), "REJECTION_REASON_")
 COMBINATION = EnumNames.of(common.Combination.items(), "COMBINATION_")
 REFUSAL_REASON = EnumNames.of(play_service.RefusalReason.items(), "REFUSAL_REASON_")
+
+CAUSE_PHRASES: Mapping[str, str] = {
+    "timeout": "timed out",
+    "illegal_attempts": "too many rejected attempts",
+    "disconnected": "not connected",
+    "strike_limit": "strike limit reached",
+}
+"""Why the referee acted for a seat, as the text replays say it, by ``DEFAULT_CAUSE``
+name (a test keeps the two in step)."""
+
+
+def cause_phrase(name: str) -> str:
+    """A default cause's phrase; a name with none (a newer log's) is shown as it is.
+
+    >>> cause_phrase("timeout"), cause_phrase("bored")
+    ('timed out', 'bored')
+    """
+    return CAUSE_PHRASES.get(name, name)

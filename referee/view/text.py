@@ -12,14 +12,8 @@ from collections.abc import Iterator, Sequence
 
 from referee import text
 from referee.log.replay import by_seat, merged_disconnects
+from referee.protocol.names import cause_phrase
 from referee.view.fold import Op
-
-CAUSES = {
-    "timeout": "timed out",
-    "illegal_attempts": "too many rejected attempts",
-    "disconnected": "not connected",
-    "strike_limit": "strike limit reached",
-}
 
 
 def printable(value: object) -> str:
@@ -125,7 +119,7 @@ def _move_lines(
 ) -> Iterator[str]:
     who = names(op["seat"])
     cause = op.get("cause")
-    note = f"  [default: {CAUSES.get(cause, cause)}]" if cause else ""
+    note = f"  [default: {cause_phrase(cause)}]" if cause else ""
     if op.get("pass"):
         what = "passes" + (" (forced: a lone 2 cannot go out)" if op.get("forced") else "")
     else:
