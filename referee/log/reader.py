@@ -32,7 +32,7 @@ import json
 import os
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, BinaryIO, Protocol, TypeVar
 
 from google.protobuf import json_format
 
@@ -299,12 +299,16 @@ def read_lenient(path: Path) -> LenientRead:
 # -- for the server ----------------------------------------------------------------------
 
 
+def _open_binary(path: Path) -> BinaryIO:
+    return open(path, "rb")
+
+
 async def stream_lines(path: Path, chunk: int = CHUNK_BYTES) -> AsyncIterator[str]:
     """The whole lines of a log (no newline), read ``chunk`` bytes at a time off the
     event loop: a server streams logs of any size while it plays other matches. A last
     line without its newline (being written, or torn) is left out. LogFormatError at a
     line that ``decode_line`` refuses (too long, not UTF-8)."""
-    file = await asyncio.to_thread(open, path, "rb")
+    file = await asyncio.to_thread(_open_binary, path)
     try:
         rest = b""
         number = 0
