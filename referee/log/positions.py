@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.log.hands import HandError, HandTracker
-from referee.log.reader import LogLine, LogRead, read_log
+from referee.log.reader import LogLine, LogRead, read_log, walk
 from referee.protocol import common
 from referee.protocol.convert import PB_TO_REASON, rules_from_pb
 from referee.protocol.names import DEFAULT_CAUSE
@@ -87,34 +87,48 @@ def _answer(rules: Rules, cards: list[str], is_pass: bool) -> str | None:
 
 def positions(read: LogRead, seat: int) -> Iterator[dict[str, Any]]:
     """Every position ``seat`` was prompted in, in log order, as a judge request."""
-    rules: Rules | None = None
-    options: dict[str, Any] = {}
-    match_id = ""
-    tracker = HandTracker()
-    hand_number = 0
-    open_turn: _Open | None = None
-    for line in read.lines:
+    finder = PositionFinder(seat)
+    walk(read.lines, finder)
+    return iter(finder.finish())
+
+
+class PositionFinder:
+    """A log visitor that collects the positions one seat was prompted in; ``finish``
+    closes a turn the log ended in. PositionsError at a line it cannot follow."""
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
+        self.found: list[dict[str, Any]] = []
+        self.rules: Rules | None = None
+        self.options: dict[str, Any] = {}
+        self.match_id = ""
+        self.tracker = HandTracker()
+        self.hand_number = 0
+        self.open_turn: _Open | None = None
+
+    def visit(self, line: LogLine) -> None:
+        seat, rules, tracker, open_turn = self.seat, self.rules, self.tracker, self.open_turn
         ev = line.entry.event
         kind = ev.WhichOneof("kind")
         if kind == "match_created":
-            rules = _rules(line, ev.match_created.config.rules)
-            options = _overrides(rules)
-            match_id = line.entry.match_id
+            self.rules = _rules(line, ev.match_created.config.rules)
+            self.options = _overrides(self.rules)
+            self.match_id = line.entry.match_id
         elif kind == "hand_dealt":
             _deal(line, rules, tracker, ev.hand_dealt)
-            hand_number = ev.hand_dealt.hand_number
+            self.hand_number = ev.hand_dealt.hand_number
         elif kind == "turn_started" and ev.turn_started.seat == seat:
             hand = tracker.hand
             if hand is None or rules is None or hand.turn != seat:
                 raise PositionsError(line.number, f"seat {seat} is prompted out of turn")
-            request = _request(rules, options, hand, seat)
+            request = _request(rules, self.options, hand, seat)
             request["about"] = {
-                "match_id": match_id,
-                "hand_number": hand_number,
+                "match_id": self.match_id,
+                "hand_number": self.hand_number,
                 "turn_id": ev.turn_started.turn_id,
                 "seat": seat,
             }
-            open_turn = _Open(request, ev.turn_started.turn_id, [])
+            self.open_turn = _Open(request, ev.turn_started.turn_id, [])
         elif kind == "action_rejected":
             rej = ev.action_rejected
             if open_turn is not None and rej.seat == seat and rej.turn_id == open_turn.turn_id:
@@ -132,8 +146,10 @@ def positions(read: LogRead, seat: int) -> Iterator[dict[str, Any]]:
             if tracker.hand is None or rules is None:
                 raise PositionsError(line.number, f"{kind} before any deal")
             if open_turn is not None and done.turn_id == open_turn.turn_id:
-                yield _close(rules, open_turn, cards, kind == "passed", done.default_cause)
-                open_turn = None
+                self.found.append(
+                    _close(rules, open_turn, cards, kind == "passed", done.default_cause)
+                )
+                self.open_turn = None
             try:
                 tracker.move(done.seat, cards, is_pass=kind == "passed")
             except HandError as exc:
@@ -142,8 +158,15 @@ def positions(read: LogRead, seat: int) -> Iterator[dict[str, Any]]:
                 ) from None
         elif kind == "hand_ended":
             tracker.end()
-    if open_turn is not None:  # the log ends during the seat's turn
-        yield _close(rules or PROFILES["pusoy-dos"], open_turn, None, False, 0)
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The positions found; one the log ended in is closed without an answer."""
+        if self.open_turn is not None:
+            self.found.append(
+                _close(self.rules or PROFILES["pusoy-dos"], self.open_turn, None, False, 0)
+            )
+            self.open_turn = None
+        return self.found
 
 
 def _rules(line: LogLine, msg: common.Rules) -> Rules:
