@@ -68,28 +68,6 @@ class Retold:
         return first
 
 
-def merged_disconnects(connections: Sequence[tuple[int, bool] | None]) -> dict[int, int]:
-    """``Retold`` over a whole list: the position of each first disconnect mapped to that
-    of the disconnect that retells it.
-
-    ``connections``: per item, (seat, connected) for a connect or disconnect, else None.
-
-    >>> merged_disconnects([(0, False), None, (0, False), (1, False), (1, True), (1, False)])
-    {0: 2}
-    """
-    merged: dict[int, int] = {}
-    retold = Retold()
-    for i, item in enumerate(connections):
-        if item is None:
-            continue
-        seat, connected = item
-        if connected:
-            retold.connect(seat)
-        elif (first := retold.disconnect(seat, i)) is not None:
-            merged[first] = i
-    return merged
-
-
 def replay_lines(
     read: LogRead, *, show_rejections: bool = True, hand: int | None = None
 ) -> Iterator[str]:
