@@ -99,13 +99,10 @@ def _json(message: Message) -> str:
 def status_name(status: common.MatchStatus.ValueType) -> str:
     """A MatchStatus as ``--status`` spells it (``running``); a number this version does
     not know as ``status 7``."""
-    from referee.protocol import common
+    from referee.protocol.names import MATCH_STATUS
 
-    try:
-        name = common.MatchStatus.Name(status)
-    except ValueError:
-        return f"status {int(status)}"
-    return name.removeprefix("MATCH_STATUS_").lower()
+    name = MATCH_STATUS.text(status)
+    return f"status {int(status)}" if name.isdigit() else name
 
 
 def _at(seq: Sequence[object], i: int, default: object) -> object:
@@ -191,8 +188,9 @@ async def _create(
 
 async def _list(args: argparse.Namespace, org: Organiser) -> int:
     from referee.protocol import common, match_service
+    from referee.protocol.names import MATCH_STATUS
 
-    status = common.MatchStatus.Value(f"MATCH_STATUS_{(args.status or 'unspecified').upper()}")
+    status = common.MatchStatus.ValueType(MATCH_STATUS.from_text(args.status or "") or 0)
     found = await org.list(status)
     if args.json:
         print(_json(match_service.ListMatchesResponse(matches=found)))

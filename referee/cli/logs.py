@@ -95,12 +95,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _seat_replay(args: argparse.Namespace) -> int:
-    from referee.view.logfile import LogTooLarge, fold_log
+    from referee.log.reader import LogFormatError
+    from referee.view.fold import fold_log
     from referee.view.text import seat_lines
 
     try:
         folded = fold_log(Path(args.log))
-    except (OSError, LogTooLarge) as exc:
+    except (OSError, LogFormatError) as exc:
         print(f"referee replay: {exc}", file=sys.stderr)
         return 1
     for line in seat_lines(folded.ops, args.seat, args.hand):
@@ -110,8 +111,8 @@ def _seat_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
+    from referee.log.reader import LogTooLarge
     from referee.view.index import write_index
-    from referee.view.logfile import LogTooLarge
     from referee.view.page import replay_page
     from referee.view.stderr import files_beside
 

@@ -18,29 +18,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from referee.log.reader import LogLine, LogRead, read_log
+from referee.log.hands import HandError, HandTracker
+from referee.log.reader import LogLine, LogRead, read_log, walk
 from referee.protocol import common
 from referee.protocol.convert import PB_TO_REASON, rules_from_pb
+from referee.protocol.names import DEFAULT_CAUSE
 from referee.rules import (
-    PASS,
     PROFILES,
-    Action,
     HandState,
-    IllegalActionError,
     Rules,
     RulesError,
     card_text,
     format_cards,
-    parse_card,
     parse_cards,
 )
-
-_DEFAULT_CAUSES: dict[int, str] = {
-    common.DEFAULT_CAUSE_TIMEOUT: "timeout",
-    common.DEFAULT_CAUSE_ILLEGAL_ATTEMPTS: "illegal_attempts",
-    common.DEFAULT_CAUSE_DISCONNECTED: "disconnected",
-    common.DEFAULT_CAUSE_STRIKE_LIMIT: "strike_limit",
-}
 
 
 class PositionsError(ValueError):
@@ -96,33 +87,48 @@ def _answer(rules: Rules, cards: list[str], is_pass: bool) -> str | None:
 
 def positions(read: LogRead, seat: int) -> Iterator[dict[str, Any]]:
     """Every position ``seat`` was prompted in, in log order, as a judge request."""
-    rules: Rules | None = None
-    options: dict[str, Any] = {}
-    match_id = ""
-    hand: HandState | None = None
-    hand_number = 0
-    open_turn: _Open | None = None
-    for line in read.lines:
+    finder = PositionFinder(seat)
+    walk(read.lines, finder)
+    return iter(finder.finish())
+
+
+class PositionFinder:
+    """A log visitor that collects the positions one seat was prompted in; ``finish``
+    closes a turn the log ended in. PositionsError at a line it cannot follow."""
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
+        self.found: list[dict[str, Any]] = []
+        self.rules: Rules | None = None
+        self.options: dict[str, Any] = {}
+        self.match_id = ""
+        self.tracker = HandTracker()
+        self.hand_number = 0
+        self.open_turn: _Open | None = None
+
+    def visit(self, line: LogLine) -> None:
+        seat, rules, tracker, open_turn = self.seat, self.rules, self.tracker, self.open_turn
         ev = line.entry.event
         kind = ev.WhichOneof("kind")
         if kind == "match_created":
-            rules = _rules(line, ev.match_created.config.rules)
-            options = _overrides(rules)
-            match_id = line.entry.match_id
+            self.rules = _rules(line, ev.match_created.config.rules)
+            self.options = _overrides(self.rules)
+            self.match_id = line.entry.match_id
         elif kind == "hand_dealt":
-            hand = _deal(line, rules, ev.hand_dealt)
-            hand_number = ev.hand_dealt.hand_number
+            _deal(line, rules, tracker, ev.hand_dealt)
+            self.hand_number = ev.hand_dealt.hand_number
         elif kind == "turn_started" and ev.turn_started.seat == seat:
+            hand = tracker.hand
             if hand is None or rules is None or hand.turn != seat:
                 raise PositionsError(line.number, f"seat {seat} is prompted out of turn")
-            request = _request(rules, options, hand, seat)
+            request = _request(rules, self.options, hand, seat)
             request["about"] = {
-                "match_id": match_id,
-                "hand_number": hand_number,
+                "match_id": self.match_id,
+                "hand_number": self.hand_number,
                 "turn_id": ev.turn_started.turn_id,
                 "seat": seat,
             }
-            open_turn = _Open(request, ev.turn_started.turn_id, [])
+            self.open_turn = _Open(request, ev.turn_started.turn_id, [])
         elif kind == "action_rejected":
             rej = ev.action_rejected
             if open_turn is not None and rej.seat == seat and rej.turn_id == open_turn.turn_id:
@@ -137,16 +143,30 @@ def positions(read: LogRead, seat: int) -> Iterator[dict[str, Any]]:
         elif kind in ("played", "passed"):
             done = ev.played if kind == "played" else ev.passed
             cards = list(ev.played.play.cards) if kind == "played" else []
-            if hand is None or rules is None:
+            if tracker.hand is None or rules is None:
                 raise PositionsError(line.number, f"{kind} before any deal")
             if open_turn is not None and done.turn_id == open_turn.turn_id:
-                yield _close(rules, open_turn, cards, kind == "passed", done.default_cause)
-                open_turn = None
-            _apply(line, hand, done.seat, cards, rules)
+                self.found.append(
+                    _close(rules, open_turn, cards, kind == "passed", done.default_cause)
+                )
+                self.open_turn = None
+            try:
+                tracker.move(done.seat, cards, is_pass=kind == "passed")
+            except HandError as exc:
+                raise PositionsError(
+                    line.number, f"seat {done.seat}'s action does not follow the rules: {exc}"
+                ) from None
         elif kind == "hand_ended":
-            hand = None
-    if open_turn is not None:  # the log ends during the seat's turn
-        yield _close(rules or PROFILES["pusoy-dos"], open_turn, None, False, 0)
+            tracker.end()
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The positions found; one the log ended in is closed without an answer."""
+        if self.open_turn is not None:
+            self.found.append(
+                _close(self.rules or PROFILES["pusoy-dos"], self.open_turn, None, False, 0)
+            )
+            self.open_turn = None
+        return self.found
 
 
 def _rules(line: LogLine, msg: common.Rules) -> Rules:
@@ -156,16 +176,13 @@ def _rules(line: LogLine, msg: common.Rules) -> Rules:
         raise PositionsError(line.number, f"the match's rules cannot be read: {exc}") from None
 
 
-def _deal(line: LogLine, rules: Rules | None, hd: common.HandDealt) -> HandState:
+def _deal(line: LogLine, rules: Rules | None, tracker: HandTracker, hd: common.HandDealt) -> None:
     if rules is None:
         raise PositionsError(line.number, "a deal before match_created")
-    masks = [0, 0, 0, 0]
+    hands = [(sc.seat, sc.cards) for sc in hd.hands]
     try:
-        for sc in hd.hands:
-            masks[sc.seat] = parse_cards(list(sc.cards), allow_empty=True)
-        must = 1 << parse_card(hd.must_include) if hd.must_include else 0
-        return HandState(rules, masks, hd.leader, must)
-    except (RulesError, ValueError, IndexError) as exc:
+        tracker.deal(rules, hands, hd.leader, hd.must_include)
+    except HandError as exc:
         raise PositionsError(line.number, f"the deal cannot be read: {exc}") from None
 
 
@@ -195,7 +212,7 @@ def _close(
         text = _answer(rules, cards, is_pass)
         turn.answers.append({"play": text, "legal": True})
     if cause:
-        about["default"] = _DEFAULT_CAUSES.get(cause, "unknown")
+        about["default"] = DEFAULT_CAUSE.names.get(cause, "unknown")
     about["answers"] = turn.answers
     last = next((a["play"] for a in reversed(turn.answers) if "play" in a), None)
     out = {k: v for k, v in turn.request.items() if k != "about"}
@@ -203,16 +220,6 @@ def _close(
         out["play"] = last
     out["about"] = about
     return out
-
-
-def _apply(line: LogLine, hand: HandState, seat: int, cards: list[str], rules: Rules) -> None:
-    try:
-        action = Action(parse_cards(cards)) if cards else PASS
-        hand.apply(seat, action)
-    except (RulesError, IllegalActionError) as exc:
-        raise PositionsError(
-            line.number, f"seat {seat}'s action does not follow the rules: {exc}"
-        ) from None
 
 
 def read_positions(path: Path, seat: int) -> tuple[LogRead, list[dict[str, Any]]]:

@@ -5,29 +5,24 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from referee.log.reader import LogRead
+from referee.log.reader import LogLine, LogRead, walk
 from referee.protocol import common
+from referee.protocol.names import (
+    COMBINATION,
+    DEFAULT_CAUSE,
+    MATCH_STATUS,
+    REJECTION_REASON,
+    cause_phrase,
+)
 from referee.text import printable
-
-_CAUSE = {
-    common.DEFAULT_CAUSE_TIMEOUT: "timed out",
-    common.DEFAULT_CAUSE_ILLEGAL_ATTEMPTS: "too many rejected attempts",
-    common.DEFAULT_CAUSE_DISCONNECTED: "disconnected",
-    common.DEFAULT_CAUSE_STRIKE_LIMIT: "strike limit reached",
-}
-
-
-def _enum(kind: Any, value: int) -> str:
-    """An enum value's name; a number no version of the protocol defines, as a number."""
-    try:
-        return str(kind.Name(value))
-    except ValueError:
-        return str(value)
 
 
 def _combo(play: common.Play) -> str:
-    name = _enum(common.Combination, play.combination).removeprefix("COMBINATION_")
-    return name.lower().replace("_", " ")
+    return COMBINATION.text(play.combination).replace("_", " ")
+
+
+def _default(cause: int) -> str:
+    return f"  [default: {cause_phrase(DEFAULT_CAUSE.text(cause))}]" if cause else ""
 
 
 def _name(names: list[str], seat: int) -> str:
@@ -44,31 +39,33 @@ def by_seat(names: Sequence[str], values: Sequence[int]) -> str:
     return ", ".join(f"{_name(list(names), seat)} {value}" for seat, value in enumerate(values))
 
 
-def merged_disconnects(connections: Sequence[tuple[int, bool] | None]) -> dict[int, int]:
+class Retold:
     """A bot that dies is told twice: its stream closes (a disconnect, "stream closed by
     the bot"), then whoever seated it reports the exit (a second disconnect, its bot gone:
-    "its bot exited with status 1"). Maps the position of each such first disconnect to
-    that of the second, whose cause says why; the second is not shown again.
+    "its bot exited with status 1"). Fed every connect and disconnect in order, it says
+    which disconnect retells an earlier one (no connect in between): that one is not
+    shown again, and its cause, which says why, replaces the first one's.
 
-    ``connections``: per item, (seat, connected) for a connect or disconnect, else None.
-
-    >>> merged_disconnects([(0, False), None, (0, False), (1, False), (1, True), (1, False)])
-    {0: 2}
+    >>> retold = Retold()
+    >>> retold.disconnect(0, "first"), retold.disconnect(0, "again"), retold.disconnect(1, "b")
+    (None, 'first', None)
+    >>> retold.connect(1); retold.disconnect(1, "b again") is None
+    True
     """
-    merged: dict[int, int] = {}
-    last_disconnect: dict[int, int] = {}
-    for i, item in enumerate(connections):
-        if item is None:
-            continue
-        seat, connected = item
-        first = last_disconnect.pop(seat, None)
-        if connected:
-            continue
-        if first is not None:
-            merged[first] = i  # no connect in between: the same loss, told again
-        else:
-            last_disconnect[seat] = i
-    return merged
+
+    def __init__(self) -> None:
+        self._first: dict[int, Any] = {}
+
+    def connect(self, seat: int) -> None:
+        self._first.pop(seat, None)
+
+    def disconnect(self, seat: int, key: Any) -> Any:
+        """None for a first telling (kept under ``key``), else the key of the telling this
+        one repeats."""
+        first = self._first.pop(seat, None)
+        if first is None:
+            self._first[seat] = key
+        return first
 
 
 def replay_lines(
@@ -77,34 +74,52 @@ def replay_lines(
     """The lines of the text replay of a log (only hand number ``hand`` when given), safe
     to print: names, causes and reasons come from bots and organisers, so control
     characters are shown as escapes."""
-    for line in _replay_lines(read, show_rejections=show_rejections, hand=hand):
+    replay = ReplayText(show_rejections=show_rejections, hand=hand)
+    walk(read.lines, replay)
+    for line in replay.lines:
         yield printable(line)
+    if not read.complete:
+        yield ""
+        yield f"({read.status()})"
 
 
-def _connection(ev: common.Event) -> tuple[int, bool] | None:
-    if ev.HasField("seat_connected"):
-        return ev.seat_connected.seat, True
-    if ev.HasField("seat_disconnected"):
-        return ev.seat_disconnected.seat, False
-    return None
+class ReplayText:
+    """A log visitor that writes the text replay: ``lines`` so far (not yet printable)."""
 
+    def __init__(self, *, show_rejections: bool = True, hand: int | None = None) -> None:
+        self.show_rejections = show_rejections
+        self.hand = hand
+        self.lines: list[str] = []
+        self.names = [f"seat {i}" for i in range(4)]
+        self.trick = 0
+        self.showing = True
+        self._retold = Retold()
 
-def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> Iterator[str]:
-    names = [f"seat {i}" for i in range(4)]
-    trick = 0
-    showing = True
-    told = merged_disconnects([_connection(line.entry.event) for line in read.lines])
-    retold = set(told.values())
-    for i, line in enumerate(read.lines):
+    def visit(self, line: LogLine) -> None:
+        ev = line.entry.event
+        if ev.HasField("seat_connected"):
+            self._retold.connect(ev.seat_connected.seat)
+        elif ev.HasField("seat_disconnected"):
+            sd = ev.seat_disconnected
+            first = self._retold.disconnect(sd.seat, len(self.lines) if self.showing else -1)
+            if first is not None:  # told again, with the reason: shown once, with it
+                if first >= 0:
+                    self.lines[first] = f"  [{_name(self.names, sd.seat)} disconnected: {sd.cause}]"
+                return
+        self.lines.extend(self._text(line))
+
+    def _text(self, line: LogLine) -> Iterator[str]:
+        names, trick, showing, hand = self.names, self.trick, self.showing, self.hand
+        show_rejections = self.show_rejections
         ev = line.entry.event
         kind = ev.WhichOneof("kind")
         if kind == "hand_dealt":
-            showing = hand is None or ev.hand_dealt.hand_number == hand
+            showing = self.showing = hand is None or ev.hand_dealt.hand_number == hand
         if not showing and kind not in ("match_created", "match_ended"):
-            continue
+            return
         if kind == "match_created":
             mc = ev.match_created
-            names = [f"{i}:{n}" for i, n in enumerate(mc.config.seat_names)] or names
+            names = self.names = [f"{i}:{n}" for i, n in enumerate(mc.config.seat_names)] or names
             rules = mc.config.rules
             yield f"Match {line.entry.match_id} ({rules.profile}, ends after {rules.match_end})"
             yield f"  seats: {', '.join(names)}"
@@ -114,11 +129,9 @@ def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> 
             sc = ev.seat_connected
             again = "reconnected" if sc.reconnect else "connected"
             yield f"  [{_name(names, sc.seat)} {again}{f' ({sc.bot_name})' if sc.bot_name else ''}]"
-        elif kind == "seat_disconnected" and i not in retold:
+        elif kind == "seat_disconnected":
             sd = ev.seat_disconnected
-            why = read.lines[told[i]].entry.event if i in told else ev
-            cause = why.seat_disconnected.cause
-            yield f"  [{_name(names, sd.seat)} disconnected: {cause}]"
+            yield f"  [{_name(names, sd.seat)} disconnected: {sd.cause}]"
         elif kind == "referee_restarted":
             rr = ev.referee_restarted
             n = rr.cut_entries
@@ -131,7 +144,7 @@ def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> 
             )
         elif kind == "hand_dealt":
             hd = ev.hand_dealt
-            trick = 1
+            trick = self.trick = 1
             yield ""
             yield f"Hand {hd.hand_number}"
             for dealt in hd.hands:
@@ -142,16 +155,12 @@ def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> 
         elif kind == "action_rejected" and show_rejections:
             rj = ev.action_rejected
             what = "pass" if getattr(rj, "pass") else " ".join(rj.cards) or "(nothing)"
-            reason = _enum(common.RejectionReason, rj.reason).removeprefix("REJECTION_REASON_")
+            reason = REJECTION_REASON.text(rj.reason)
             who = _name(names, rj.seat)
-            yield f"    {who} tried {what}: rejected, {reason.lower()} ({rj.message})"
+            yield f"    {who} tried {what}: rejected, {reason} ({rj.message})"
         elif kind == "played":
             pl = ev.played
-            note = (
-                f"  [default: {_CAUSE.get(pl.default_cause, pl.default_cause)}]"
-                if pl.default_cause
-                else ""
-            )
+            note = _default(pl.default_cause)
             rev = "  [revolution]" if pl.revolution else ""
             yield (
                 f"    {_name(names, pl.seat)} plays {' '.join(pl.play.cards)} ({_combo(pl.play)}), "
@@ -159,15 +168,11 @@ def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> 
             )
         elif kind == "passed":
             ps = ev.passed
-            note = (
-                f"  [default: {_CAUSE.get(ps.default_cause, ps.default_cause)}]"
-                if ps.default_cause
-                else ""
-            )
+            note = _default(ps.default_cause)
             forced = " (forced: lone 2)" if ps.forced_lead_pass else ""
             yield f"    {_name(names, ps.seat)} passes{forced}, {ps.elapsed_ms} ms{note}"
         elif kind == "trick_cleared":
-            trick += 1
+            trick = self.trick = trick + 1
             yield f"    -> {_name(names, ev.trick_cleared.leader)} wins the trick"
             yield f"  Trick {trick}"
         elif kind == "hand_ended":
@@ -181,7 +186,7 @@ def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> 
             yield f"  totals: {by_seat(names, he.totals)}"
         elif kind == "match_ended":
             me = ev.match_ended
-            status = _enum(common.MatchStatus, me.status).removeprefix("MATCH_STATUS_").lower()
+            status = MATCH_STATUS.text(me.status)
             yield ""
             yield f"Match {status}" + (f": {me.cancel_reason}" if me.cancel_reason else "")
             for st in me.standings:
@@ -190,6 +195,3 @@ def _replay_lines(read: LogRead, *, show_rejections: bool, hand: int | None) -> 
             if any(me.strikes):
                 yield f"  strikes: {list(me.strikes)}"
             yield f"  seed: {me.seed}"
-    if not read.complete:
-        yield ""
-        yield f"({read.status()})"

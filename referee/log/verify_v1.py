@@ -1,8 +1,12 @@
 """Verify a schema-1 log (written before the referee logged its commands).
 
 Re-runs every event through the rules engine with the match rules of that version: the
-hash chain, the deals against the revealed seed, every verdict and score. Kept as it
-was so that logs written then still verify.
+hash chain, the deals against the revealed seed, every verdict and score.
+
+Frozen history: this module is the schema-1 rules as they were, kept so that logs written
+then still verify. It is not a model for new code and is not refactored with the rest
+(it keeps its own re-application of the moves rather than ``referee.log.hands``); a rule
+that changes gets a new schema version and verify.py, never an edit here.
 """
 
 from __future__ import annotations

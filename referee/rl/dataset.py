@@ -9,7 +9,8 @@ cards, the public plays: ``tests/rl/test_observation.py`` shows no other card ge
 the action taken, its time, and when the hand ends, the hand's outcome for that seat.
 
 Memory stays bounded over a folder of thousands of logs: one log is held at a time (at
-most ``MAX_LOG_BYTES``), rows wait for their hand's end, and are written out in batches.
+most the log reader's ``MAX_LOG_BYTES``), rows wait for their hand's end, and are
+written out in batches.
 """
 
 from __future__ import annotations
@@ -36,8 +37,6 @@ from referee.rules import RulesError, parse_cards
 from referee.text import printable
 from referee.tournament.progress import format_duration
 
-MAX_LOG_BYTES = 256 * 1024 * 1024
-"""A larger file is no log of this referee (its default cap is 64 MiB): left out."""
 BATCH_ROWS = 4096
 FORMATS = ("parquet", "jsonl")
 DATASET_VERSION = 1
@@ -351,8 +350,6 @@ def _export_log(
 ) -> str | None:
     """Verify one log and add its rows; the reason it was left out, or None."""
     try:
-        if path.stat().st_size > MAX_LOG_BYTES:
-            return f"larger than {MAX_LOG_BYTES >> 20} MiB"
         read = read_log(path)
     except LogFormatError as exc:
         return f"not a log: {exc}"

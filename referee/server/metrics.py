@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import platform
-from collections.abc import Iterable
 from pathlib import Path
 
 import structlog
@@ -36,6 +35,7 @@ from referee import __version__
 from referee.match.machine import Decision
 from referee.match.state import MachineState
 from referee.protocol import PROTOCOL_VERSION, common, play_service
+from referee.protocol.names import DEFAULT_CAUSE, MATCH_STATUS, REFUSAL_REASON, REJECTION_REASON
 
 log = structlog.get_logger("referee.metrics")
 
@@ -51,24 +51,13 @@ LOG_APPEND_BUCKETS = (
     0.05, 0.1, 0.25, 1.0,
 )  # fmt: skip
 
-LIVE = {common.MATCH_STATUS_WAITING: "waiting", common.MATCH_STATUS_RUNNING: "running"}
+LIVE = {s: MATCH_STATUS.text(s) for s in (common.MATCH_STATUS_WAITING, common.MATCH_STATUS_RUNNING)}
 ENDED = ("finished", "cancelled", "unfinished")
 
 
-def _label(name: str, prefix: str) -> str:
-    """``REJECTION_REASON_NOT_YOUR_TURN`` -> ``not_your_turn``."""
-    return name.removeprefix(prefix).lower()
-
-
-def _enum_labels(items: Iterable[tuple[str, int]], prefix: str) -> dict[int, str]:
-    return {
-        number: _label(name, prefix) for name, number in items if not name.endswith("_UNSPECIFIED")
-    }
-
-
-REJECTION_REASONS = _enum_labels(common.RejectionReason.items(), "REJECTION_REASON_")
-DEFAULT_CAUSES = _enum_labels(common.DefaultCause.items(), "DEFAULT_CAUSE_")
-REFUSAL_REASONS = _enum_labels(play_service.RefusalReason.items(), "REFUSAL_REASON_")
+REJECTION_REASONS = REJECTION_REASON.names
+DEFAULT_CAUSES = DEFAULT_CAUSE.names
+REFUSAL_REASONS = REFUSAL_REASON.names
 EVENT_TYPES = tuple(f.name for f in common.Event.DESCRIPTOR.oneofs_by_name["kind"].fields)
 MALFORMED_CAUSES = {
     "http": (

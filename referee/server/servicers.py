@@ -11,16 +11,15 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import grpc
 import structlog
 
 from referee import __version__
-from referee.log.reader import LogFormatError
-from referee.log.signing import ALGORITHM, LogSigner, looks_like_trailer
-from referee.log.stream import public_events, stream_lines
+from referee.log.reader import LogFormatError, is_closed, stream_lines
+from referee.log.signing import ALGORITHM, LogSigner
+from referee.log.stream import public_events
 from referee.match.actions import is_oversized
 from referee.match.settings import SettingsError, settings_from_request
 from referee.protocol import (
@@ -47,7 +46,6 @@ log = structlog.get_logger("referee.rpc")
 Context = grpc.aio.ServicerContext[Any, Any]
 
 HELLO_TIMEOUT_S = 30.0
-_TAIL_BYTES = 64 * 1024
 MAX_ID_CHARS = 64
 """Match ids in requests: a longer one matches nothing and is not echoed back."""
 
@@ -65,20 +63,6 @@ async def _find(registry: MatchRegistry, match_id: str, context: Context) -> Mat
         await context.abort(grpc.StatusCode.NOT_FOUND, message)
     assert host is not None
     return host
-
-
-def _log_is_closed(path: Path) -> bool:
-    """Whether a log on disk ends as a closed log does (match_ended, or a trailer).
-
-    One that does not (its referee stopped mid-match) holds the hidden cards of a match
-    that a restart resumes: only the organiser may read it.
-    """
-    with open(path, "rb") as f:
-        f.seek(0, 2)
-        f.seek(max(0, f.tell() - _TAIL_BYTES))
-        tail = f.read()
-    last = tail.rstrip(b"\n").rsplit(b"\n", 1)[-1].decode("utf-8", errors="replace")
-    return tail.endswith(b"\n") and (looks_like_trailer(last) or '"event":{"match_ended":' in last)
 
 
 class MatchServicer(match_service_grpc.MatchServiceServicer):
@@ -179,7 +163,7 @@ class MatchServicer(match_service_grpc.MatchServiceServicer):
                 return
             path = found
             try:
-                closed = await asyncio.to_thread(_log_is_closed, path)
+                closed = await asyncio.to_thread(is_closed, path)
             except OSError:
                 closed = False
         if not closed:

@@ -36,24 +36,32 @@ Ops (``t`` is the type; every op has ``seq``, the event's sequence number or lin
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
 
+from referee.log.hands import HandError, HandTracker
+from referee.log.reader import BadLine, LooseLine, TrailerLine, read_lenient, walk
 from referee.match.settings import DEFAULT_TURN_TIME_MS
 from referee.protocol import common
 from referee.protocol.convert import rules_from_pb
+from referee.protocol.names import (
+    COMBINATION,
+    DEFAULT_CAUSE,
+    MATCH_STATUS,
+    REJECTION_REASON,
+    EnumNames,
+)
 from referee.rules import (
-    PASS,
     SEATS,
-    Action,
     Context,
-    HandState,
-    IllegalActionError,
     Rules,
     RulesError,
     context_for,
@@ -68,13 +76,6 @@ MAX_TEXT = 300
 """Display strings from a log (names, messages) are cut to this many characters."""
 MAX_CARD_TEXT = 16
 MAX_CARDS = 52
-
-_CAUSES = {
-    "DEFAULT_CAUSE_TIMEOUT": "timeout",
-    "DEFAULT_CAUSE_ILLEGAL_ATTEMPTS": "illegal_attempts",
-    "DEFAULT_CAUSE_DISCONNECTED": "disconnected",
-    "DEFAULT_CAUSE_STRIKE_LIMIT": "strike_limit",
-}
 
 
 def text(value: Any, limit: int = MAX_TEXT) -> str:
@@ -99,16 +100,9 @@ def whole(value: Any, default: int = 0) -> int:
     return default
 
 
-def _enum(value: Any, enum: Any, prefix: str) -> str:
-    """An enum value of the JSON mapping (a name, or a number) in lower case, unprefixed."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        try:
-            value = enum.Name(value)
-        except ValueError:
-            return str(value)
-    if not isinstance(value, str):
-        return ""
-    return text(value.removeprefix(prefix).lower(), 60)
+def _enum(value: Any, names: EnumNames) -> str:
+    """An enum value of the JSON mapping (a name, or a number) as the house writes it."""
+    return text(names.json_text(value), 60)
 
 
 def _four(values: Any) -> list[int]:
@@ -199,7 +193,7 @@ class Folder:
         self.rules: Rules | None = None
         self.ctx: Context | None = None
         self.commitment = ""
-        self.hand: HandState | None = None
+        self.tracker = HandTracker()
         """The engine's view of the current hand; None when unknown or after a bad move."""
         self.cards: list[list[str]] | None = None
         """Each seat's cards now, as the page tracks them (the deal less the plays)."""
@@ -284,15 +278,10 @@ class Folder:
         leader = _seat(p.get("leader")) or 0
         must = text(p.get("must_include", ""), MAX_CARD_TEXT)
         self.cards = [list(h) for h in cards] if cards is not None else None
-        self.hand = None
+        self.tracker.end()
         if cards is not None and self.rules is not None:
-            masks = [_mask(h) for h in cards]
-            try:
-                must_mask = 1 << parse_card(must) if must else 0
-                if all(m is not None for m in masks):
-                    self.hand = HandState(self.rules, [m or 0 for m in masks], leader, must_mask)
-            except (RulesError, ValueError):
-                self.hand = None
+            with contextlib.suppress(HandError):  # the hand stays unknown
+                self.tracker.deal(self.rules, enumerate(cards), leader, must)
         return {
             "t": "deal",
             "hand": whole(p.get("hand_number")),
@@ -324,7 +313,7 @@ class Folder:
             "turn": whole(p.get("turn_id")),
             "cards": _cards(p.get("cards")),
             "pass": bool(p.get("pass")),
-            "reason": _enum(p.get("reason"), common.RejectionReason, "REJECTION_REASON_"),
+            "reason": _enum(p.get("reason"), REJECTION_REASON),
             "message": text(p.get("message", "")),
             "ms": whole(p.get("elapsed_ms")),
             "attempt": whole(p.get("attempt")),
@@ -353,7 +342,7 @@ class Folder:
             elif self.rules is not None and self.rules.pass_locks_out:
                 op["locks"] = True
         else:
-            kind = _enum(play.get("combination"), common.Combination, "COMBINATION_")
+            kind = _enum(play.get("combination"), COMBINATION)
             mask = _mask(cards)
             label = play_label(self.ctx, mask) if self.ctx and mask else ""
             op |= {
@@ -364,9 +353,8 @@ class Folder:
                 "left": whole(p.get("cards_left")),
             }
         op["ms"] = whole(p.get("elapsed_ms"))
-        cause = _CAUSES.get(str(p.get("default_cause", "")))
-        if cause is None and isinstance(p.get("default_cause"), int):
-            cause = _enum(p.get("default_cause"), common.DefaultCause, "DEFAULT_CAUSE_")
+        number = DEFAULT_CAUSE.number(p.get("default_cause"))
+        cause = DEFAULT_CAUSE.text(number) if number else ""
         if cause:
             op["cause"] = cause
         if cause == "timeout":
@@ -381,7 +369,7 @@ class Folder:
 
     def _legal(self, seat: int) -> Op | None:
         """The seat's legal plays before its move, as subsets of its cards (index bits)."""
-        hand, cards = self.hand, self.cards
+        hand, cards = self.tracker.hand, self.cards
         if hand is None or cards is None or hand.is_over or hand.turn != seat:
             return None
         bit_of = {1 << parse_card(c): 1 << i for i, c in enumerate(cards[seat])}
@@ -410,20 +398,10 @@ class Folder:
         if self.cards is not None:
             gone = set(cards)
             self.cards[seat] = [c for c in self.cards[seat] if c not in gone]
-        hand = self.hand
-        if hand is None:
-            return
-        mask = None if is_pass else _mask(cards)
-        if not is_pass and mask is None:
-            op["illegal"] = "the cards cannot be read"
-            self.hand = None
-            return
-        action = PASS if is_pass else Action(mask or 0)
         try:
-            hand.apply(seat, action)
-        except IllegalActionError as error:
+            self.tracker.move(seat, cards, is_pass=is_pass)
+        except HandError as error:
             op["illegal"] = text(error.message)
-            self.hand = None
 
     def _on_referee_restarted(self, p: Mapping[str, Any]) -> Op:
         return {
@@ -444,7 +422,7 @@ class Folder:
                 seat = _seat(sc.get("seat"))
                 if seat is not None:
                     cards[seat] = _cards(sc.get("cards"))
-        self.hand = None
+        self.tracker.end()
         self.cards = None
         return {
             "t": "hand_end",
@@ -479,10 +457,10 @@ class Folder:
         seed_ok = None
         if seed:
             seed_ok = hashlib.sha256(seed.encode("utf-8")).hexdigest() == self.commitment
-        self.hand = None
+        self.tracker.end()
         return {
             "t": "end",
-            "status": _enum(p.get("status"), common.MatchStatus, "MATCH_STATUS_"),
+            "status": _enum(p.get("status"), MATCH_STATUS),
             "standings": standings,
             "seed": text(seed, 200),
             "seed_ok": seed_ok,
@@ -509,3 +487,66 @@ _KINDS = frozenset(
         "referee_restarted",
     }
 )
+
+
+# -- a whole log file ------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FoldedLog:
+    match_id: str
+    ops: list[Op]
+    lines: int
+    truncated: bool
+    raw: bytes
+    times: list[int | None] = dataclasses.field(default_factory=list)
+    """When each op's event was decided (µs since the epoch; None when unknown)."""
+
+
+class LogFolder:
+    """A visitor over the lenient reader's lines: each line becomes an op, a line that is
+    not an entry a ``bad`` op, the trailer a ``trailer`` op."""
+
+    def __init__(self) -> None:
+        self.folder = Folder()
+        self.ops: list[Op] = []
+        self.times: list[int | None] = []
+
+    def visit(self, line: LooseLine | TrailerLine | BadLine) -> None:
+        if isinstance(line, BadLine):
+            op: Op = {"t": "bad", "seq": line.number, "problem": text(line.problem)}
+            when = None
+        elif isinstance(line, TrailerLine):
+            body = line.body
+            op = {
+                "t": "trailer",
+                "seq": line.number,
+                "algorithm": text(body.get("algorithm", ""), 40),
+                "key": text(body.get("public_key", ""), 200),
+                "lines": whole(body.get("lines")),
+                "final_hash": text(body.get("final_hash", ""), 128),
+            }
+            when = None
+        else:
+            if line.number == 1:
+                self.folder.match_id = text(line.data.get("match_id", ""), 100)
+            op = self.folder.feed(line.number, line.data.get("event"))
+            when = unix_us(line.data.get("time"))
+        self.ops.append(op)
+        self.times.append(when)
+
+
+def fold_log(path: Path) -> FoldedLog:
+    """Every line of a log file as ops, through the one reader (lenient: nothing in a line
+    stops the fold). LogTooLarge and OSError for the file itself."""
+    read = read_lenient(path)
+    folder = LogFolder()
+    walk(read.lines, folder)
+    return FoldedLog(
+        folder.folder.match_id,
+        folder.ops,
+        read.whole_lines,
+        read.truncated,
+        read.data,
+        folder.times,
+    )

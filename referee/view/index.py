@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from referee import __version__
+from referee.log.reader import LogTooLarge
 from referee.log.verify import verify_log
 from referee.table.output import times_path
-from referee.view.fold import Op
-from referee.view.logfile import MAX_LOG_BYTES, LogTooLarge, fold_log
+from referee.view.fold import Op, fold_log
 from referee.view.page import FORMAT, asset, render_page, replay_data, source_hash
 from referee.view.standings import esc, head_to_head, ratings_chart, ratings_table
 from referee.view.stderr import files_beside
@@ -136,7 +136,7 @@ def build_pages(
             except TypeError:
                 pass
         try:
-            folded = fold_log(log, MAX_LOG_BYTES)
+            folded = fold_log(log)
         except LogTooLarge as exc:
             rows.append(_missing(label, str(exc)))
             continue

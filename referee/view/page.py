@@ -25,8 +25,7 @@ from typing import Any
 
 from referee import __version__
 from referee.log.verify import VerifyReport, verify_log
-from referee.view.fold import Op
-from referee.view.logfile import MAX_LOG_BYTES, FoldedLog, fold_log
+from referee.view.fold import FoldedLog, Op, fold_log
 from referee.view.stderr import stderr_data
 
 FORMAT = 1
@@ -118,15 +117,15 @@ def replay_page(
     path: Path,
     *,
     embed_log: bool = True,
-    limit: int = MAX_LOG_BYTES,
     stderr: Mapping[int, Path] | None = None,
 ) -> str:
     """The replay page of a log file: folded, verified, embedded (with each seat's output
     from the files ``stderr`` names, when given).
 
-    Raises LogTooLarge past ``limit`` and OSError when the file cannot be read.
+    Raises LogTooLarge (``referee.log.reader``) for a file larger than any log, and
+    OSError when the file cannot be read.
     """
-    folded = fold_log(path, limit)
+    folded = fold_log(path)
     report = verify_log(path)
     title = f"Match {folded.match_id}" if folded.match_id else f"Match log {Path(path).name}"
     data = replay_data(folded, report, embed_log=embed_log, stderr=stderr)

@@ -11,15 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from referee import text
-from referee.log.replay import by_seat, merged_disconnects
+from referee.log.replay import Retold, by_seat
+from referee.protocol.names import cause_phrase
 from referee.view.fold import Op
-
-CAUSES = {
-    "timeout": "timed out",
-    "illegal_attempts": "too many rejected attempts",
-    "disconnected": "not connected",
-    "strike_limit": "strike limit reached",
-}
 
 
 def printable(value: object) -> str:
@@ -46,29 +40,58 @@ class _Names(list[str]):
 
 def seat_lines(ops: Sequence[Op], seat: int, hand: int | None = None) -> Iterator[str]:
     """The text of ``seat``'s view; only hand number ``hand`` when it is given."""
-    names = _Names(f"seat {s}" for s in range(4))
-    cards: list[str] = []
-    trick = 1
-    showing = hand is None
-    pending: list[Op] = []
-    told = merged_disconnects(
-        [(op["seat"], bool(op.get("on"))) if _is_connection(op) else None for op in ops]
-    )
-    retold = set(told.values())
-    for i, op in enumerate(ops):
+    text = SeatText(seat, hand)
+    for op in ops:
+        text.visit(op)
+    return iter(text.lines)
+
+
+class SeatText:
+    """A visitor of the viewer's ops (``referee.view.fold``, over the one log reader) that
+    writes one seat's view as text: ``lines`` so far."""
+
+    def __init__(self, seat: int, hand: int | None = None) -> None:
+        self.seat = seat
+        self.hand = hand
+        self.lines: list[str] = []
+        self.names = _Names(f"seat {s}" for s in range(4))
+        self.cards: list[str] = []
+        self.trick = 1
+        self.showing = hand is None
+        self.pending: list[Op] = []
+        self._retold = Retold()
+
+    def visit(self, op: Op) -> None:
+        if _is_connection(op):
+            if op.get("on"):
+                self._retold.connect(op["seat"])
+            else:
+                at = len(self.lines) if self.showing else -1
+                first = self._retold.disconnect(op["seat"], at)
+                if first is not None:  # told again, with the reason: shown once, with it
+                    if first >= 0:
+                        cause = printable(op.get("cause"))
+                        self.lines[first] = f"  [{self.names(op['seat'])} disconnected: {cause}]"
+                    return
+        self.lines.extend(self._text(op))
+
+    def _text(self, op: Op) -> Iterator[str]:
+        seat, hand = self.seat, self.hand
+        names, cards, trick, showing = self.names, self.cards, self.trick, self.showing
+        pending = self.pending
         t = op.get("t")
         if t == "match":
-            names = _Names(f"{s}:{printable(n)}" for s, n in enumerate(op["seats"]))
+            names = self.names = _Names(f"{s}:{printable(n)}" for s, n in enumerate(op["seats"]))
             yield f"Match {printable(op['id'])} ({printable(op['profile'])})"
             yield f"  seats: {', '.join(names)}"
             yield f"  the view of seat {names[seat]}: its cards, public plays, its legal plays"
             yield f"  seed commitment: {printable(op['commitment'])}"
         elif t == "deal":
-            showing = hand is None or op["hand"] == hand
+            showing = self.showing = hand is None or op["hand"] == hand
             dealt = op.get("cards")
-            cards = list(dealt[seat]) if dealt else []
-            pending = []
-            trick = 1
+            cards = self.cards = list(dealt[seat]) if dealt else []
+            self.pending = []
+            self.trick = 1
             if showing:
                 yield ""
                 yield f"Hand {op['hand']}"
@@ -82,13 +105,13 @@ def seat_lines(ops: Sequence[Op], seat: int, hand: int | None = None) -> Iterato
         elif t == "move":
             if showing:
                 yield from _move_lines(op, seat, names, cards, pending)
-            pending = []
+            self.pending = []
             if not op.get("pass"):
                 played = set(op.get("cards", []))
                 if op["seat"] == seat:
-                    cards = [c for c in cards if c not in played]
+                    self.cards = [c for c in cards if c not in played]
         elif t == "clear" and showing:
-            trick += 1
+            trick = self.trick = trick + 1
             yield f"    -> {names(op['leader'])} wins the trick and leads"
             yield f"  Trick {trick}"
         elif t == "hand_end" and showing:
@@ -98,9 +121,8 @@ def seat_lines(ops: Sequence[Op], seat: int, hand: int | None = None) -> Iterato
                     yield f"  {names[s]:>14}: {len(left):2d} left  {_cards(left)}"
             yield f"  scores: {by_seat(names, op['scores'])}"
             yield f"  totals: {by_seat(names, op['totals'])}"
-        elif t == "seat" and showing and _is_connection(op) and i not in retold:
-            cause = ops[told[i]].get("cause") if i in told else op.get("cause")
-            what = "connected" if op.get("on") else f"disconnected: {printable(cause)}"
+        elif t == "seat" and showing and _is_connection(op):
+            what = "connected" if op.get("on") else f"disconnected: {printable(op.get('cause'))}"
             yield f"  [{names(op['seat'])} {what}]"
         elif t == "end":
             status = printable(op["status"])
@@ -125,7 +147,7 @@ def _move_lines(
 ) -> Iterator[str]:
     who = names(op["seat"])
     cause = op.get("cause")
-    note = f"  [default: {CAUSES.get(cause, cause)}]" if cause else ""
+    note = f"  [default: {cause_phrase(cause)}]" if cause else ""
     if op.get("pass"):
         what = "passes" + (" (forced: a lone 2 cannot go out)" if op.get("forced") else "")
     else:

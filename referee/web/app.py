@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from aiohttp import web
 
+from referee.log.reader import LogTooLarge
 from referee.view.fold import Folder
 from referee.view.index import page_shell
-from referee.view.logfile import LogTooLarge
 from referee.view.page import live_page as viewer_live_page
 from referee.view.page import replay_page
 from referee.view.standings import esc

@@ -23,6 +23,7 @@ from google.protobuf import json_format
 
 from referee.log.stream import public_events
 from referee.protocol import common, match_service
+from referee.protocol.names import MATCH_STATUS
 from referee.server.host import MatchHost
 from referee.server.registry import MATCH_ID, MatchRegistry
 from referee.server.sessions import DEFAULT_SPECTATOR_OUTBOX, Spectator
@@ -53,14 +54,6 @@ class MatchFacts:
         return self.status in ("finished", "cancelled")
 
 
-_STATUS = {
-    common.MATCH_STATUS_WAITING: "waiting",
-    common.MATCH_STATUS_RUNNING: "running",
-    common.MATCH_STATUS_FINISHED: "finished",
-    common.MATCH_STATUS_CANCELLED: "cancelled",
-}
-
-
 def valid_match_id(text: str) -> bool:
     return MATCH_ID.fullmatch(text) is not None
 
@@ -68,7 +61,7 @@ def valid_match_id(text: str) -> bool:
 def _facts(info: match_service.MatchInfo) -> MatchFacts:
     return MatchFacts(
         match_id=info.match_id,
-        status=_STATUS.get(info.status, "unknown"),
+        status=MATCH_STATUS.names.get(info.status, "unknown"),
         profile=info.config.rules.profile,
         seat_names=tuple(info.config.seat_names),
         hands_played=info.hands_played,

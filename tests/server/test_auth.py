@@ -4,7 +4,6 @@ holder over real gRPC, and the organiser's own listener, token file and plaintex
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import stat
 import subprocess
@@ -270,9 +269,7 @@ async def test_the_log_of_a_live_match_is_the_organisers_and_public_once_closed(
         lines = [r.line async for r in stub.GetMatchLog(request)]
         info = (await stub.GetMatch(match_service.GetMatchRequest(match_id=created.match_id))).match
     assert lines == log_path(server, created.match_id).read_text().splitlines()
-    trailer = json.loads(lines[-1])["trailer"]
-    assert trailer["final_hash"] == info.final_hash and int(trailer["lines"]) == info.log_lines
-    assert trailer["public_key"] == server.signer.public_key_text
+    assert info.log_lines == len(lines) - 1  # every entry; the trailer is tested in test_signing
 
 
 def _answer(prompt):

@@ -26,7 +26,7 @@ from referee.log.replay import replay_lines
 from referee.log.verify import verify_log
 from referee.protocol import common, match_service, match_service_grpc, play_service
 from referee.server.app import RefereeServer
-from referee.view.logfile import fold_log
+from referee.view.fold import fold_log
 
 from .conftest import Seat, create
 

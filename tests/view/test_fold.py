@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
+from referee.log.reader import MAX_LOG_BYTES, LogTooLarge
 from referee.rules import Rules, context_for, parse_cards
-from referee.view.fold import Folder
-from referee.view.logfile import LogTooLarge, fold_log
+from referee.view.fold import Folder, fold_log
 from referee.view.page import embed_json, render_page
 from referee.view.text import printable, seat_lines
 
@@ -141,12 +141,16 @@ def test_embedded_json_cannot_close_its_element():
 def test_view_refuses_a_log_over_the_limit_clearly(tmp_path):
     big = tmp_path / "huge.jsonl"
     with open(big, "wb") as f:
-        f.truncate(60 * 1024 * 1024)  # sparse: no 60 MB written
-    with pytest.raises(LogTooLarge, match=r"60\.0 MB"):
+        f.truncate(MAX_LOG_BYTES + 1)  # sparse: nothing written
+    with pytest.raises(LogTooLarge, match=r"65\.0 MB"):
         fold_log(big)
     done = referee("view", str(big))
     assert done.returncode == 2
-    assert "60.0 MB" in done.stderr and "up to 50 MB" in done.stderr
+    assert "65.0 MB" in done.stderr and "65 MB at most" in done.stderr
+    # `referee replay` and `referee replay --seat` open the same files, with the same limit.
+    for seat in ((), ("--seat", "0")):
+        replay = referee("replay", str(big), *seat)
+        assert replay.returncode == 1 and "65 MB at most" in replay.stderr
     assert not big.with_suffix(".html").exists()
     missing = referee("view", str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 2 and "nope.jsonl" in missing.stderr

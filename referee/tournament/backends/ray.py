@@ -39,6 +39,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from referee.log.private import replace_private_file
+from referee.log.reader import read_bounded
 from referee.log.signing import LogSigner, resign
 from referee.sandbox import Jailer
 from referee.table.referees import LocalReferee, RefereeUnavailable
@@ -179,7 +180,7 @@ async def _play_here(job: MatchJob, recipe: SandboxRecipe | None) -> PlayedMatch
             await referee.stop()
             if isolation is not None:
                 await isolation.close()
-        data = report.log_path.read_bytes()
+        data = read_bounded(report.log_path)
         outputs = tuple(
             (s.seat, _tail_bytes(s.stderr_path)) for s in report.seats if s.stderr_path is not None
         )
