@@ -1831,6 +1831,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level", default="warning", help="the referee's log level in DIR/referee.log"
     )
     tour.set_defaults(func=_cmd_tournament)
+
+    from referee.ladder.cli import add_ladder_parser  # its parser alone: no extra needed
+
+    add_ladder_parser(sub)
     return parser
 
 

@@ -720,25 +720,8 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         raise ConfigError("tournament.table", "only a fixed tournament names its table")
 
     rules = _parse_rules(r)
-    time = TimeConfig(
-        turn_time_ms=tm.whole("turn_time_ms", TOURNAMENT_TURN_TIME_MS, low=1, high=MAX_TIME_MS),
-        connect_timeout_ms=tm.whole(
-            "connect_timeout_ms", TOURNAMENT_CONNECT_TIMEOUT_MS, low=1, high=MAX_TIME_MS
-        ),
-        time_bank_ms=tm.whole("time_bank_ms", 0, high=MAX_TIME_MS),
-        match_timeout_s=tm.number("match_timeout_s", DEFAULT_MATCH_TIMEOUT_S, low=1.0),
-    )
-    tm.done()
-    faults = FaultConfig(
-        max_rejections_per_turn=f.whole(
-            "max_rejections_per_turn", DEFAULT_MAX_REJECTIONS, low=1, high=1000
-        ),
-        max_strikes=f.whole("max_strikes", 0, high=1_000_000),
-        max_actions_out_of_turn=f.whole(
-            "max_actions_out_of_turn", DEFAULT_MAX_ACTIONS_OUT_OF_TURN, low=1, high=1_000_000
-        ),
-    )
-    f.done()
+    time = parse_time(tm)
+    faults = parse_faults(f)
 
     def file(key: str) -> Path | None:
         text = ref.text(key)
@@ -997,6 +980,35 @@ def _parse_disqualify(t: _Table) -> DisqualifyConfig:
     )
     t.done()
     return config
+
+
+def parse_time(tm: _Table) -> TimeConfig:
+    """A ``[time]`` table (a ladder's too)."""
+    time = TimeConfig(
+        turn_time_ms=tm.whole("turn_time_ms", TOURNAMENT_TURN_TIME_MS, low=1, high=MAX_TIME_MS),
+        connect_timeout_ms=tm.whole(
+            "connect_timeout_ms", TOURNAMENT_CONNECT_TIMEOUT_MS, low=1, high=MAX_TIME_MS
+        ),
+        time_bank_ms=tm.whole("time_bank_ms", 0, high=MAX_TIME_MS),
+        match_timeout_s=tm.number("match_timeout_s", DEFAULT_MATCH_TIMEOUT_S, low=1.0),
+    )
+    tm.done()
+    return time
+
+
+def parse_faults(f: _Table) -> FaultConfig:
+    """A ``[faults]`` table (a ladder's too)."""
+    faults = FaultConfig(
+        max_rejections_per_turn=f.whole(
+            "max_rejections_per_turn", DEFAULT_MAX_REJECTIONS, low=1, high=1000
+        ),
+        max_strikes=f.whole("max_strikes", 0, high=1_000_000),
+        max_actions_out_of_turn=f.whole(
+            "max_actions_out_of_turn", DEFAULT_MAX_ACTIONS_OUT_OF_TURN, low=1, high=1_000_000
+        ),
+    )
+    f.done()
+    return faults
 
 
 def _enum(kind: type[_E], text: str, where: str) -> _E:
