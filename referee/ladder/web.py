@@ -76,7 +76,7 @@ from referee.web.app import (
     _last_event_id,
     _security_headers,
 )
-from referee.web.feed import ViewerTooSlow, valid_match_id
+from referee.web.feed import ViewerTooSlow
 
 log = structlog.get_logger("referee.ladder.web")
 
@@ -421,8 +421,11 @@ class LadderWeb:
 
     def _same_origin(self, request: web.Request) -> bool:
         origin = request.headers.get("Origin")
-        if origin is None:
-            return True  # no Origin: not a cross-site form post of a modern browser
+        if origin is None or origin == "null":
+            # None: not a browser's cross-site post. "null": what a browser sends under
+            # this site's Referrer-Policy: no-referrer; the SameSite=Strict cookie and
+            # the form's token still stand.
+            return True
         return origin == f"{request.scheme}://{request.host}"
 
     async def team(self, request: web.Request) -> web.Response:
@@ -623,6 +626,12 @@ class LadderWeb:
 
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+_MATCH_ID = re.compile(r"L\d{7,12}-[0-9a-f]{1,16}-\d{1,2}")
+"""A ladder's match id (``MatchQueue.schedule``)."""
+
+
+def valid_match_id(text: str) -> bool:
+    return _MATCH_ID.fullmatch(text) is not None
 
 
 def _query(**values: str) -> str:
