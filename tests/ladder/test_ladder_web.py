@@ -78,10 +78,11 @@ def free_port() -> int:
 
 
 class Site:
-    def __init__(self, folder: Path, url: str, keys: dict[str, str]) -> None:
+    def __init__(self, folder: Path, url: str, keys: dict[str, str], metrics: str) -> None:
         self.folder = folder
         self.url = url
         self.keys = keys
+        self.metrics = metrics
 
     def request(
         self,
@@ -156,7 +157,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     gamma = run_referee("ladder", "team", "create", str(config), "gamma")
     keys["gamma"] = gamma.stdout.splitlines()[1].strip()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    port = free_port()
+    port, metrics = free_port(), free_port()
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "referee.cli", "ladder", *args, str(config), *extra],
@@ -165,9 +166,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             env=env,
             cwd=ROOT,
         )
-        for args, extra in ((("run",), []), (("serve",), ["--http", f"127.0.0.1:{port}"]))
+        for args, extra in (
+            (("run",), []),
+            (("serve",), ["--http", f"127.0.0.1:{port}", "--metrics", f"127.0.0.1:{metrics}"]),
+        )
     ]
-    s = Site(folder, f"http://127.0.0.1:{port}", keys)
+    s = Site(folder, f"http://127.0.0.1:{port}", keys, f"http://127.0.0.1:{metrics}/metrics")
     try:
 
         def up() -> bool:
@@ -474,3 +478,21 @@ def test_key_guesses_are_throttled_per_address(site: Site) -> None:
         urllib.request.urlopen(
             urllib.request.Request(site.url + "/api/team", headers=bearer(site.keys["beta"]))
         )
+
+
+def test_metrics_count_the_queue_matches_failures_and_refused_keys(site: Site) -> None:
+    """Read from the database when scraped (so every process of the ladder agrees),
+    and the refused keys of the process that serves them (the test above guessed)."""
+    text = urllib.request.urlopen(site.metrics, timeout=30).read().decode()
+    values = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            values[name] = float(value)
+    assert values["pusoy_ladder_matches_finished_total"] >= 16
+    assert 'pusoy_ladder_queue_length{purpose="ranked"}' in values
+    assert "pusoy_ladder_matches_per_minute" in values
+    assert 'pusoy_ladder_match_failures_total{cause="timeout"}' in values
+    assert values['pusoy_ladder_versions{state="active"}'] >= 4
+    assert values['pusoy_ladder_key_refusals_total{why="wrong"}'] >= 9
+    assert values['pusoy_ladder_key_refusals_total{why="throttled"}'] >= 2
