@@ -122,6 +122,12 @@ def add_ladder_parser(sub: Any) -> None:
     serve.add_argument("--metrics", metavar="HOST:PORT", help="serve Prometheus metrics there")
     serve.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
     serve.add_argument("--tls-key", help="... and this key")
+    serve.add_argument(
+        "--insecure",
+        action="store_true",
+        help="accept keys over plain HTTP from any address: only behind a TLS proxy on a "
+        "network you trust (a container's published port is not loopback)",
+    )
     serve.set_defaults(func=run_ladder_command, ladder_func=_cmd_serve)
 
     status = command(
@@ -412,6 +418,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         args.http,
         metrics=args.metrics,
         tls=(Path(args.tls_cert), Path(args.tls_key)) if args.tls_cert else None,
+        insecure=args.insecure,
     )
 
 

@@ -331,7 +331,7 @@ def _versions_table(versions: Sequence[Mapping[str, Any]], *, private: bool = Fa
             )
         rating = (
             f'{fmt(v["mu"], 1)} <span class="muted">'
-            f'[{fmt(v["low"], 1)}, {fmt(v["high"], 1)}]</span>'
+            f"[{fmt(v['low'], 1)}, {fmt(v['high'], 1)}]</span>"
             if v["rated_groups"]
             else '<span class="muted">unrated</span>'
         )

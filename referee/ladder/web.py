@@ -118,8 +118,12 @@ class LadderWeb:
         guard: KeyGuard | None = None,
         limits: WebLimits | None = None,
         tls: ssl.SSLContext | None = None,
+        insecure: bool = False,
     ) -> None:
+        """``insecure``: keys accepted over plain HTTP from anywhere (behind a TLS proxy
+        that is not on this machine, e.g. a container's)."""
         self.config = config
+        self.insecure = insecure
         self.store = store
         self.requested = address
         self.guard = guard or KeyGuard()
@@ -371,7 +375,7 @@ class LadderWeb:
     def _key_transport(self, request: web.Request) -> str | None:
         """Why a key may not be sent on this request (None: it may): never in clear
         over a network."""
-        if request.secure or loopback(peer_host(request.remote or "")):
+        if self.insecure or request.secure or loopback(peer_host(request.remote or "")):
             return None
         return "a key is accepted only over https (or from this machine)"
 
@@ -662,6 +666,7 @@ def serve_ladder(
     *,
     metrics: str | None = None,
     tls: tuple[Path, Path] | None = None,
+    insecure: bool = False,
 ) -> int:
     """``referee ladder serve``: until SIGTERM or SIGINT."""
     import signal
@@ -677,7 +682,7 @@ def serve_ladder(
     async def main() -> None:
         store = await asyncio.to_thread(LadderStore.open, config.database)
         guard = KeyGuard()
-        front = LadderWeb(config, store, address, guard=guard, tls=context)
+        front = LadderWeb(config, store, address, guard=guard, tls=context, insecure=insecure)
         endpoint = MetricsEndpoint(LadderMetrics(store, guard), metrics) if metrics else None
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

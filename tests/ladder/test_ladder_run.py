@@ -241,7 +241,7 @@ def test_a_ladder_killed_at_random_moments_loses_nothing_and_ranks_its_bots(
             )
         )  # fmt: skip
         for _ in range(KILLS):
-            time.sleep(rng.uniform(3.0, 9.0))
+            time.sleep(rng.uniform(2.0, 6.0))
             now = finished(store)
             ladder.kill()
             assert all(now[m] == h for m, h in seen.items())
