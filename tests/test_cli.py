@@ -37,6 +37,8 @@ def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         ["tournament"],
         ["organiser"],
         ["bot"],
+        ["ladder"],
+        *(["ladder", c] for c in ("init", "team", "submit", "run", "serve", "status", "backup")),
     ],
 )
 def test_every_command_has_help_with_an_example(command):
