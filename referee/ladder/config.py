@@ -33,6 +33,7 @@ them once. A configuration, in full (every table optional)::
     [lobby]
     address = ""                  # "127.0.0.1:50070": remote bots join here with a key
     wait_s = 30                   # a remote bot offline this long: its queued matches go
+    insecure = false              # true: keys from other machines in clear (a TLS tunnel)
 
     [limits]                      # per team (TeamLimits) and per archive (ArchiveLimits)
     uploads_per_hour = 10
@@ -114,6 +115,7 @@ class LadderConfig:
     lease_s: float
     lobby_address: str
     lobby_wait_s: float
+    lobby_insecure: bool
     team_limits: TeamLimits
     archive_limits: ArchiveLimits
     bot_limits: Limits
@@ -228,6 +230,7 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
     lb = top.table("lobby")
     lobby_address = lb.text("address", "") or ""
     lobby_wait_s = lb.number("wait_s", 30.0, low=1.0)
+    lobby_insecure = lb.flag("insecure", False)
     lb.done()
 
     li = top.table("limits")
@@ -266,6 +269,7 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
         lease_s=lease_s,
         lobby_address=lobby_address,
         lobby_wait_s=lobby_wait_s,
+        lobby_insecure=lobby_insecure,
         team_limits=team_limits,
         archive_limits=archive_limits,
         bot_limits=bot_limits,

@@ -18,6 +18,7 @@ queue after it has been away ``[lobby] wait_s``.
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 
 import structlog
@@ -43,13 +44,31 @@ def _refusal(
     return lobby_service.LobbyRefusal(reason=reason, message=message[:500])
 
 
+def _loopback(host: str) -> bool:
+    """``ipv4:127.0.0.1``, ``ipv6:[::1]`` (a gRPC peer's host): this machine."""
+    text = host.removeprefix("ipv4:").removeprefix("ipv6:").strip("[]").split("%")[0]
+    try:
+        return ipaddress.ip_address(text).is_loopback
+    except ValueError:
+        return False
+
+
 class LadderLobby:
     """The ladder's side of a referee's lobby: who may join, and who is online."""
 
     def __init__(
-        self, store: LadderStore, lobby: Lobby, guard: KeyGuard, limits: TeamLimits
+        self,
+        store: LadderStore,
+        lobby: Lobby,
+        guard: KeyGuard,
+        limits: TeamLimits,
+        *,
+        insecure: bool = False,
     ) -> None:
+        """``insecure``: accept keys from other machines, which the lobby (no TLS) gets
+        in clear; only through a tunnel that encrypts (``[lobby] insecure``)."""
         self.store = store
+        self.insecure = insecure
         self.lobby = lobby
         self.guard = guard
         self.limits = limits
@@ -61,6 +80,12 @@ class LadderLobby:
         self, hello: lobby_service.LobbyHello, peer: str
     ) -> str | lobby_service.LobbyRefusal | None:
         address = peer_host(peer)
+        if not self.insecure and not _loopback(address):
+            return _refusal(
+                lobby_service.LOBBY_REFUSAL_REASON_BAD_KEY,
+                "this ladder's lobby takes keys from its own machine only (no TLS): "
+                "reach it through a tunnel, or ask the organiser",
+            )
         try:
             team = self.guard.authenticate(self.store.team_by_key, hello.bot_key, address)
         except TooManyGuesses as exc:

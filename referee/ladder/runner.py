@@ -171,7 +171,11 @@ class LadderRun:
                 await player.start()
                 assert player.referee is not None and player.referee.lobby is not None
                 self.lobby = LadderLobby(
-                    store, player.referee.lobby, KeyGuard(), self.config.team_limits
+                    store,
+                    player.referee.lobby,
+                    KeyGuard(),
+                    self.config.team_limits,
+                    insecure=self.config.lobby_insecure,
                 )
                 self.lobby_address = player.address
                 worker = Worker(
