@@ -6,9 +6,11 @@ one per core) with its own embedded referee, or the process that holds the lobby
 the matches of remote bots. Each claimed match:
 
 1. its versions become seats (``play.seat_plans``) and the job names where its log
-   (``logs/<match>-a<attempt>.jsonl``) and its bots' output (``stderr/<match>-a<attempt>/``)
-   go: one set of files per attempt, so an attempt whose lease ran out never overwrites
-   the one that is recorded;
+   (``logs/<match>-a<attempt>-<claim>.jsonl``) and its bots' output
+   (``stderr/<match>-a<attempt>-<claim>/``) go, ``<claim>`` a digest of this claim's
+   lease token: one set of files per claim, so a claim whose lease ran out (or that was
+   given back, which does not count as an attempt) never touches the files of the one
+   that is recorded;
 2. while it plays, the lease is renewed every third of ``lease_s``; a lease lost (the
    worker stalled and another took the match over) stops the play and drops its files;
 3. its result is recorded (``LadderStore.record``, idempotent, all in one transaction):
@@ -26,6 +28,7 @@ import argparse
 import asyncio
 import contextlib
 import ctypes
+import hashlib
 import os
 import shutil
 import signal
@@ -165,9 +168,15 @@ class Worker:
                 play.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await play
-                with contextlib.suppress(LadderError):
+                try:
                     await asyncio.to_thread(self.store.release, claim.match_id, claim.token)
-                self._drop_files(claim)
+                except LadderError:
+                    # Not ours to give back: recorded just now (the cancel came while the
+                    # record's transaction ran in its thread), so these files are the
+                    # record's; or another worker's now. Either way they stay.
+                    pass
+                else:
+                    self._drop_files(claim)
             elif play.exception() is not None:
                 error = play.exception()
                 log.error("playing a match failed", match_id=claim.match_id, exc_info=error)
@@ -181,7 +190,8 @@ class Worker:
         return self.store.claim(who, self.config.lease_s, remote_online=online)
 
     def _paths(self, claim: Claim) -> tuple[Path, Path]:
-        stem = f"{claim.match_id}-a{claim.attempt}"
+        tag = hashlib.sha256(claim.token.encode()).hexdigest()[:8]  # not the token itself
+        stem = f"{claim.match_id}-a{claim.attempt}-{tag}"
         return self.config.logs_dir / f"{stem}.jsonl", self.config.stderr_dir / stem
 
     def _drop_files(self, claim: Claim) -> None:

@@ -27,9 +27,11 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.engine import make_url
 
 from referee.ladder import views
 from referee.ladder.config import load_ladder_config
+from referee.ladder.db import sqlite_url
 from referee.ladder.schema import (
     GroupPurpose,
     MatchState,
@@ -302,6 +304,26 @@ def test_a_ladder_killed_at_random_moments_loses_nothing_and_ranks_its_bots(
         status = run_referee("ladder", "status", str(config_path))
         assert status.returncode == 0, status.stderr
         assert "house/greedy#1" in status.stdout
+
+        # the organiser's backup, restored elsewhere, holds every result
+        backup = tmp_path / "backup"
+        done = run_referee("ladder", "backup", str(config_path), str(backup))
+        assert done.returncode == 0, done.stderr
+        if engine == "sqlite":
+            restored_url = sqlite_url(backup)
+        else:
+            cluster = request.getfixturevalue("postgres")
+            restored_url = cluster.new_database()
+            cluster.run(
+                "pg_restore", "--no-owner", "--exit-on-error",
+                "--dbname", str(make_url(restored_url).database), str(backup),
+            )  # fmt: skip
+        restored = LadderStore.open(restored_url, migrate=False)
+        try:
+            assert finished(restored) == after
+            assert views.check(restored) == []
+        finally:
+            restored.close()
     finally:
         ladder.stop()
         store.close()

@@ -346,6 +346,12 @@ def test_an_upload_over_the_api_and_submit_url(site: Site, tmp_path: Path) -> No
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "gamma/cli#1: uploaded" in done.stdout
+    local = run_referee(
+        "ladder", "submit", "--config", str(site.folder / "ladder.toml"), "cli", str(folder),
+        env={"PUSOY_LADDER_KEY": site.keys["gamma"]},
+    )  # fmt: skip
+    assert local.returncode == 0, local.stderr
+    assert "gamma/cli#2: uploaded" in local.stdout
     verdict = wait_for(
         "the validation",
         lambda: (v := site.json(f"/api/versions/{made['id']}"))["state"] != "pending" and v,

@@ -19,4 +19,5 @@ class StallBot(GreedyBot):
         return super().choose(prompt)
 
 
-asyncio.run(play_seat(StallBot(), os.environ["PUSOY_ADDRESS"], os.environ["PUSOY_TOKEN"]))
+if __name__ == "__main__":
+    asyncio.run(play_seat(StallBot(), os.environ["PUSOY_ADDRESS"], os.environ["PUSOY_TOKEN"]))
