@@ -40,6 +40,8 @@ def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         ["bot"],
         ["stdio-bot"],
         ["dataset"],
+        ["ladder"],
+        *(["ladder", c] for c in ("init", "team", "submit", "run", "serve", "status", "backup")),
     ],
 )
 def test_every_command_has_help_with_an_example(command):

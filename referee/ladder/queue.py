@@ -28,11 +28,22 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, Row, and_, func, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Row,
+    and_,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import DBAPIError
 
 from referee.ladder import db
@@ -97,7 +108,9 @@ class MatchQueue:
         with db.reading(self.engine) as conn:
             yield conn
 
-    def _cancel_matches_of(self, conn: Connection, version_id: int, why: str) -> None:
+    def _cancel_matches_of(
+        self, conn: Connection, version_id: int, why: str, cause: str = "retired"
+    ) -> None:
         """Take a version's scheduled matches off the queue (running ones finish)."""
         queued = conn.execute(
             select(matches_t.c.id, matches_t.c.group_id)
@@ -115,7 +128,7 @@ class MatchQueue:
             conn.execute(
                 update(matches_t)
                 .where(matches_t.c.id == match_id)
-                .values(state=MatchState.CANCELLED, finished_at=now, failure="retired")
+                .values(state=MatchState.CANCELLED, finished_at=now, failure=cause)
                 .values(failure_detail=why)
             )
         for group_id in sorted({g for _, g in queued}):
@@ -187,9 +200,29 @@ class MatchQueue:
 
         return self._write(body)
 
-    def claim(self, worker: str, lease_s: float) -> Claim | None:
+    def claim(
+        self, worker: str, lease_s: float, *, remote_online: Collection[int] | None = None
+    ) -> Claim | None:
         """The first match of the queue, now running under a new lease of ``lease_s``
-        seconds held by ``worker``; None when the queue is empty."""
+        seconds held by ``worker``; None when the queue is empty.
+
+        A match with a remote version (``runtime = "remote"``, a bot in a lobby) is
+        played where that lobby is: ``remote_online`` None claims only matches without
+        one (a worker); a set of version ids claims only matches with one, all of whose
+        remote versions are in the set (those online now)."""
+        remote_seat = (
+            select(match_seats.c.match_id)
+            .select_from(match_seats.join(versions))
+            .where(versions.c.runtime == "remote")
+        )
+        kind: ColumnElement[bool]
+        if remote_online is None:
+            kind = matches_t.c.id.not_in(remote_seat)
+        else:
+            kind = and_(
+                matches_t.c.id.in_(remote_seat),
+                matches_t.c.id.not_in(remote_seat.where(versions.c.id.not_in(remote_online))),
+            )
 
         def body(conn: Connection) -> Claim | None:
             now = self.clock()
@@ -203,7 +236,8 @@ class MatchQueue:
                                 matches_t.c.state == MatchState.RUNNING,
                                 matches_t.c.lease_expires_at < now,
                             ),
-                        )
+                        ),
+                        kind,
                     )
                     .order_by(matches_t.c.priority, matches_t.c.queued_at, matches_t.c.id)
                     .limit(1)
@@ -228,6 +262,7 @@ class MatchQueue:
                 .where(matches_t.c.id == row.id)
                 .values(state=MatchState.RUNNING, worker=worker[:100], lease_token=token)
                 .values(lease_expires_at=now + lease_s, attempts=row.attempts + 1, started_at=now)
+                .values(live_address=None, live_id=None)
             )
             group = conn.execute(select(deal_groups).where(deal_groups.c.id == row.group_id)).one()
             seated = conn.execute(
@@ -267,6 +302,29 @@ class MatchQueue:
 
         return self._write(body)
 
+    def playing(self, match_id: str, token: str, address: str, live_id: str) -> None:
+        """Where the match can be watched while it runs: the public address of the
+        referee playing it, and that referee's id for it (the web relays its public
+        events). LeaseLost when the match is no longer this worker's."""
+
+        def body(conn: Connection) -> None:
+            done = conn.execute(
+                update(matches_t)
+                .where(matches_t.c.id == match_id, matches_t.c.lease_token == token)
+                .where(matches_t.c.state == MatchState.RUNNING)
+                .values(live_address=address[:100], live_id=live_id[:40])
+            )
+            if done.rowcount != 1:
+                raise LeaseLost(f"match {match_id} is no longer this worker's")
+
+        self._write(body)
+
+    def cancel_queued(self, version_id: int, why: str) -> None:
+        """Take a version's scheduled matches off the queue (a remote bot gone offline);
+        its running ones finish. A group whose other matches are done is closed (and
+        rated on what it played)."""
+        self._write(lambda conn: self._cancel_matches_of(conn, version_id, why, "offline"))
+
     def release(self, match_id: str, token: str) -> None:
         """Give a claimed match back to the queue unplayed (a worker shutting down)."""
 
@@ -276,7 +334,7 @@ class MatchQueue:
                 .where(matches_t.c.id == match_id, matches_t.c.lease_token == token)
                 .where(matches_t.c.state == MatchState.RUNNING)
                 .values(state=MatchState.SCHEDULED, lease_token=None, lease_expires_at=None)
-                .values(attempts=matches_t.c.attempts - 1)
+                .values(attempts=matches_t.c.attempts - 1, live_address=None, live_id=None)
             )
             if done.rowcount != 1:
                 raise LeaseLost(f"match {match_id} is no longer this worker's")
@@ -318,7 +376,7 @@ class MatchQueue:
             update(matches_t)
             .where(matches_t.c.id == row.id)
             .values(state=state, finished_at=now, lease_token=None, lease_expires_at=None)
-            .values(**values)
+            .values(live_address=None, live_id=None, **values)
         )
         purpose = conn.execute(
             select(deal_groups.c.purpose).where(deal_groups.c.id == row.group_id)

@@ -233,6 +233,11 @@ matches = Table(
     # The cause of a failed or cancelled match, a short stable word (metrics count by it).
     Column("failure", String(40)),
     Column("failure_detail", Text),
+    # While it runs: the public address of the referee playing it (its SpectatorService)
+    # and that referee's id for the match, so the ladder's web can relay its public
+    # events (revision 0002).
+    Column("live_address", String(100)),
+    Column("live_id", String(40)),
     UniqueConstraint("group_id", "seating"),
     CheckConstraint(_one_of("state", MatchState), name="state"),
     Index(None, "state", "priority", "queued_at"),

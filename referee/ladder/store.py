@@ -182,17 +182,7 @@ class LadderStore(MatchQueue):
             if team.house:
                 raise Conflict("the house team does not upload")
             now = self.clock()
-            recent = conn.execute(
-                select(uploads.c.at)
-                .where(uploads.c.team_id == team.id, uploads.c.at > now - 3600)
-                .order_by(uploads.c.at)
-            ).scalars()
-            times = list(recent)
-            if len(times) >= limits.uploads_per_hour:
-                wait = times[len(times) - limits.uploads_per_hour] + 3600 - now
-                raise QuotaExceeded(
-                    f"{limits.uploads_per_hour} uploads in the last hour; wait {wait:.0f} s"
-                )
+            self._check_rate(conn, team.id, now, limits)
             used = self._disk_used(conn, team.id)
             if used + archive_bytes > limits.disk_bytes:
                 raise QuotaExceeded(
@@ -208,6 +198,67 @@ class LadderStore(MatchQueue):
             )
 
         return self._write(body)
+
+    def _check_rate(self, conn: Connection, team_id: int, now: float, limits: TeamLimits) -> None:
+        recent = conn.execute(
+            select(uploads.c.at)
+            .where(uploads.c.team_id == team_id, uploads.c.at > now - 3600)
+            .order_by(uploads.c.at)
+        ).scalars()
+        times = list(recent)
+        if len(times) >= limits.uploads_per_hour:
+            wait = times[len(times) - limits.uploads_per_hour] + 3600 - now
+            raise QuotaExceeded(
+                f"{limits.uploads_per_hour} uploads in the last hour; wait {wait:.0f} s"
+            )
+
+    def remote_version(self, team_name: str, bot_name: str, limits: TeamLimits) -> Version:
+        """The version a remote bot plays as when it joins the lobby with its team's key
+        under ``bot_name``: its bot's current remote version (pending or active), or a
+        new pending one (made on its first connection, or after one was rejected or
+        retired; it counts as an upload). Conflict when the bot is an uploaded one."""
+        check_name("bot", bot_name)
+
+        def body(conn: Connection) -> int:
+            team = self._team_row(conn, team_name, lock=True)
+            if team.house:
+                raise Conflict("the house team has no remote bots")
+            now = self.clock()
+            bot_id = conn.execute(
+                select(bots.c.id).where(bots.c.team_id == team.id, bots.c.name == bot_name)
+            ).scalar()
+            if bot_id is not None:
+                latest = conn.execute(
+                    select(versions.c.id, versions.c.runtime, versions.c.state)
+                    .where(versions.c.bot_id == bot_id)
+                    .order_by(versions.c.number.desc())
+                    .limit(1)
+                ).first()
+                live = (VersionState.PENDING, VersionState.ACTIVE)
+                if latest is not None and latest.state in live:
+                    if latest.runtime == "remote":
+                        return int(latest.id)
+                    raise Conflict(
+                        f"{team_name}/{bot_name} is an uploaded bot: give the remote bot "
+                        "another name"
+                    )
+            self._check_rate(conn, team.id, now, limits)
+            upload_id = conn.execute(
+                insert(uploads)
+                .values(team_id=team.id, at=now, archive_bytes=0)
+                .returning(uploads.c.id)
+            ).scalar_one()
+            bot_id = self._bot_id(conn, team.id, bot_name, now)
+            manifest = json.dumps({"runtime": "remote", "command": []})
+            version_id = self._insert_version(
+                conn, bot_id, now, VersionState.PENDING, runtime="remote", manifest=manifest
+            )
+            conn.execute(
+                update(uploads).where(uploads.c.id == upload_id).values(version_id=version_id)
+            )
+            return version_id
+
+        return self.version(self._write(body))
 
     def refuse_upload(self, upload_id: int, reason: str) -> None:
         def body(conn: Connection) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 
-from sqlalchemy import Connection, and_, func, select
+from sqlalchemy import Connection, Integer, and_, func, select
 
 from referee.ladder.schema import (
     DONE,
@@ -227,6 +227,12 @@ class LadderFigures:
     """Failed and cancelled matches by cause, since the start."""
     versions: dict[str, int]
     """Versions by state."""
+    finished: int = 0
+    """Matches finished since the start."""
+    queued_by_purpose: dict[str, int] = dataclasses.field(default_factory=dict)
+    faults: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Bots' faults in recorded matches since the start: crashes, sandbox breaches,
+    timeouts, disconnects, rejected actions."""
 
 
 def figures(store: LadderStore) -> LadderFigures:
@@ -250,13 +256,36 @@ def figures(store: LadderStore) -> LadderFigures:
         by_state: dict[str, int] = dict(
             conn.execute(select(versions.c.state, func.count()).group_by(versions.c.state)).all()
         )
+        by_purpose: dict[str, int] = dict(
+            conn.execute(
+                select(deal_groups.c.purpose, func.count())
+                .select_from(matches.join(deal_groups))
+                .where(matches.c.state == MatchState.SCHEDULED)
+                .group_by(deal_groups.c.purpose)
+            ).all()
+        )
+        sums = conn.execute(
+            select(
+                func.coalesce(func.sum(func.cast(seat_results.c.crashed, Integer)), 0),
+                func.count(seat_results.c.breach).filter(seat_results.c.breach != ""),
+                func.coalesce(func.sum(seat_results.c.timeouts), 0),
+                func.coalesce(func.sum(seat_results.c.disconnects), 0),
+                func.coalesce(func.sum(seat_results.c.rejected), 0),
+            )
+        ).one()
     return LadderFigures(
         queued=states.get(MatchState.SCHEDULED, 0),
         running=states.get(MatchState.RUNNING, 0),
         finished_last_minute=recent,
         failures=failures,
         versions=by_state,
+        finished=states.get(MatchState.FINISHED, 0),
+        queued_by_purpose=by_purpose,
+        faults=dict(zip(FAULTS, (int(x) for x in sums), strict=True)),
     )
+
+
+FAULTS = ("crash", "breach", "timeout", "disconnect", "rejected")
 
 
 def check(store: LadderStore) -> list[str]:

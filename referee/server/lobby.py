@@ -39,6 +39,10 @@ MAX_CONCURRENT_MATCHES = 64
 """The most matches one remote bot is seated in at once, whatever it asks for."""
 
 
+Admit = Callable[[lobby_service.LobbyHello, str], "str | lobby_service.LobbyRefusal | None"]
+"""``Lobby.admit``: (the hello, the peer) -> a registered bot's name, a refusal, or None."""
+
+
 class LobbyError(ValueError):
     """A registration that cannot be made (a key or name used twice, an empty key)."""
 
@@ -118,6 +122,10 @@ class Lobby:
         self._by_key: dict[str, RemoteBot] = {}
         self._by_name: dict[str, RemoteBot] = {}
         self._listeners: list[Callable[[], None]] = []
+        self.admit: Admit | None = None
+        """Asked about a hello whose key no registration has (a ladder looks the key up
+        in its database, ``referee.ladder.lobby``): the name of the bot it registered
+        for the hello, a refusal, or None (no bot has this key)."""
 
     # -- the organiser's side ----------------------------------------------------
 
@@ -178,6 +186,11 @@ class Lobby:
                 f"protocol version {hello.protocol_version} is not supported",
             )
         bot = self._by_key.get(hello.bot_key)
+        if bot is None and self.admit is not None:
+            admitted = self.admit(hello, peer)
+            if isinstance(admitted, lobby_service.LobbyRefusal):
+                return admitted
+            bot = self._by_name.get(admitted) if admitted else None
         if bot is None:
             return _refusal(lobby_service.LOBBY_REFUSAL_REASON_BAD_KEY, "no bot has this key")
         if not self.open:

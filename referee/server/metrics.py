@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import platform
 from pathlib import Path
+from typing import Protocol
 
 import structlog
 from prometheus_client import (
@@ -346,10 +347,16 @@ def split_address(address: str) -> tuple[str, int]:
     return host, number
 
 
+class Exposition(Protocol):
+    """What the endpoint serves: a referee's ``Metrics``, a ladder's ``LadderMetrics``."""
+
+    def exposition(self, accept: str = "") -> tuple[bytes, str]: ...
+
+
 class MetricsEndpoint:
     """``GET /metrics`` over HTTP/1.1 on the event loop; ``await start()``, ``await stop()``."""
 
-    def __init__(self, metrics: Metrics, address: str) -> None:
+    def __init__(self, metrics: Exposition, address: str) -> None:
         self.metrics = metrics
         self.host, self.requested_port = split_address(address)
         self.port = 0

@@ -56,6 +56,17 @@ def times_path(path: Path) -> Path:
     return path.with_name(path.name + TIMES_SUFFIX)
 
 
+def tail_bytes(path: Path, limit: int) -> bytes:
+    """The last ``limit`` bytes of a bot's output file; b"" when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - limit))
+            return f.read(limit)
+    except OSError:
+        return b""
+
+
 def cut_notice(limit: int) -> bytes:
     return f"[output cut at {limit} bytes]\n".encode()
 

@@ -48,6 +48,7 @@ from referee.sandbox import Jailer, JailReport
 from referee.sandbox.turnclock import TurnClock
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
 from referee.table.jails import MatchJails, bare_env
+from referee.table.output import tail_bytes
 from referee.table.procs import OUTPUT_DRAIN_S, BotProcess, ProcessLedger
 from referee.table.referees import Assignment, LocalReferee, Referee
 
@@ -198,15 +199,11 @@ def printable(line: str) -> str:
 
 def read_tail(path: Path, lines: int = TAIL_LINES, max_bytes: int = TAIL_BYTES) -> tuple[str, ...]:
     """The last lines of a bot's output file (at most ``max_bytes`` read), safe to print."""
-    try:
-        with open(path, "rb") as f:
-            size = f.seek(0, 2)
-            f.seek(max(0, size - max_bytes))
-            data = f.read(max_bytes)
-    except OSError:
-        return ()
+    data = tail_bytes(path, max_bytes + 1)
+    cut = len(data) > max_bytes
+    data = data[-max_bytes:]
     found = data.decode("utf-8", "replace").splitlines()
-    if size > max_bytes and found:
+    if cut and found:
         found = found[1:]  # cut somewhere in its middle
     return tuple(printable(line) for line in found if line.strip())[-lines:]
 

@@ -148,13 +148,8 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     elif table:
         raise ConfigError("tournament.table", "only a fixed tournament names its table")
 
-    rules = _parse_rules(r)
-    time = _settings_keys(tm)
-    match_timeout_s = tm.number("match_timeout_s", DEFAULT_MATCH_TIMEOUT_S, low=1.0)
-    tm.done()
-    faults = _settings_keys(f)
-    f.done()
-    settings = _match_settings(rules, {**time, **faults})
+    rules = parse_rules(r)
+    settings, match_timeout_s = parse_match_tables(rules, tm, f)
 
     def file(key: str) -> Path | None:
         text = ref.text(key)
@@ -339,7 +334,7 @@ _LIMIT_RANGES: dict[str, tuple[int, int]] = {
 }
 
 
-def _parse_limits(t: TomlTable, keys: Sequence[str]) -> dict[str, float]:
+def parse_limits(t: TomlTable, keys: Sequence[str]) -> dict[str, float]:
     """The limits among ``keys`` that the table sets."""
     out: dict[str, float] = {}
     for key in keys:
@@ -378,7 +373,7 @@ def _mode(t: TomlTable, key: str) -> SandboxMode:
 
 
 def _parse_sandbox(t: TomlTable, base: Path) -> SandboxConfig:
-    limits = Limits().merged(_parse_limits(t, LIMIT_FIELDS))
+    limits = Limits().merged(parse_limits(t, LIMIT_FIELDS))
     config = SandboxConfig(
         mode=_mode(t, "enabled"),
         limits=limits,
@@ -419,6 +414,17 @@ def _enum(kind: type[_E], text: str, where: str) -> _E:
         raise ConfigError(where, f"{text!r} is not one of {allowed}") from None
 
 
+def parse_match_tables(rules: Rules, tm: TomlTable, f: TomlTable) -> tuple[MatchSettings, float]:
+    """``[time]`` and ``[faults]`` (a tournament's or a ladder's): every match's settings
+    but its seats and seed, and ``match_timeout_s``."""
+    time = _settings_keys(tm)
+    match_timeout_s = tm.number("match_timeout_s", DEFAULT_MATCH_TIMEOUT_S, low=1.0)
+    tm.done()
+    faults = _settings_keys(f)
+    f.done()
+    return _match_settings(rules, {**time, **faults}), match_timeout_s
+
+
 def _settings_keys(table: TomlTable) -> dict[str, int]:
     """The keys of ``SETTINGS`` that ``table`` holds, with the tournament's defaults and
     ``MatchSettings``' bounds."""
@@ -439,7 +445,7 @@ def _match_settings(rules: Rules, values: Mapping[str, int]) -> MatchSettings:
         raise ConfigError(f"{table}.{exc.field}" if table else "rules", str(exc)) from None
 
 
-def _parse_rules(r: TomlTable) -> Rules:
+def parse_rules(r: TomlTable) -> Rules:
     profile = r.text("profile", "pusoy-dos") or ""
     hands = r.whole("hands", 0, low=1, high=MAX_HANDS)
     threshold = r.whole("threshold", 0, low=1)
@@ -558,7 +564,7 @@ def _parse_command(
     if kind == "stdio":
         argv = bridge_argv(argv, name="{name}", python="{python}")
     limits_table = b.table("limits")
-    limits = _parse_limits(limits_table, LIMIT_FIELDS)
+    limits = parse_limits(limits_table, LIMIT_FIELDS)
     limits_table.done()
     return BotConfig(
         name,

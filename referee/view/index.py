@@ -208,11 +208,13 @@ def page_shell(
     script: str | None = None,
     connect: str = "'none'",
     form_action: str = "'none'",
+    styles: str | None = None,
 ) -> str:
-    """A small page: escaped content, the styles of ``assets/index.css`` and, when named,
-    one script of ``assets/``; its policy allows only those (by their hashes), and forms
-    posted to ``form_action`` (the web front's sign-in page posts to itself)."""
-    css = asset("index.css")
+    """A small page: escaped content, the styles of ``assets/index.css`` (and of
+    ``styles``, another stylesheet of ``assets/``) and, when named, one script of
+    ``assets/``; its policy allows only those (by their hashes), and forms posted to
+    ``form_action`` (the web front's sign-in page posts to itself)."""
+    css = asset("index.css") + (asset(styles) if styles else "")
     policy = (
         f"default-src 'none'; style-src {source_hash(css)}; img-src data:; "
         f"base-uri 'none'; form-action {form_action}"

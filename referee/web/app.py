@@ -45,10 +45,10 @@ from referee.view.standings import esc
 from referee.web.access import OrganiserOnly
 from referee.web.errors import RequestErrors
 from referee.web.feed import (
+    EventSource,
     MatchFacts,
     NoSuchMatch,
     PublicFeed,
-    Subscription,
     ViewerTooSlow,
     valid_match_id,
 )
@@ -466,7 +466,7 @@ class MatchChannel:
     viewers, and holds one short message per public event of the match.
     """
 
-    def __init__(self, match_id: str, subscription: Subscription) -> None:
+    def __init__(self, match_id: str, subscription: EventSource) -> None:
         self.match_id = match_id
         self.messages: list[tuple[int, bytes]] = []
         self.ended = False

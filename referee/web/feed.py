@@ -16,7 +16,7 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from google.protobuf import json_format
@@ -67,6 +67,15 @@ def _facts(info: match_service.MatchInfo) -> MatchFacts:
         hands_played=info.hands_played,
         totals=tuple(info.totals),
     )
+
+
+class EventSource(Protocol):
+    """A running match's public events, as the web's channels read them: ``Subscription``
+    here, or a ladder's relay of a worker's referee (``referee.ladder.relay``)."""
+
+    async def next(self, wait_s: float) -> tuple[int, dict[str, Any]] | None: ...
+
+    def close(self) -> None: ...
 
 
 class Subscription:

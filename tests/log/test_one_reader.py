@@ -38,6 +38,12 @@ FIXTURES = sorted((ROOT / "tests/fixtures/logs/v2").glob("*.jsonl"))
 READER = "referee/log/reader.py"
 
 NOT_LOGS = {
+    ("referee/cli/ladder.py", "_submit_http.post"): "a bot's archive, to upload",
+    ("referee/ladder/config.py", "load_ladder_config"): "a ladder's TOML",
+    ("referee/ladder/submit.py", "pack"): "a bot's files, to pack",
+    ("referee/ladder/submit.py", "submit"): "a bot's archive",
+    ("referee/ladder/web.py", "session_secret"): "the web's session key",
+    ("referee/table/output.py", "tail_bytes"): "a bot's output",
     ("referee/ladder/archive.py", "archive_digest"): "a bot's archive",
     ("referee/ladder/archive.py", "_Writer.file"): "a file unpacked from an archive (writes)",
     ("referee/ladder/archive.py", "_read_manifest"): "an archive's manifest",
@@ -56,8 +62,6 @@ NOT_LOGS = {
     ("referee/table/procs.py", "_stat_fields"): "/proc/PID/stat",
     ("referee/table/procs.py", "BotProcess.spawn"): "the sandbox (jail.open())",
     ("referee/table/procs.py", "ProcessLedger.reap_leftovers"): "the process ledger",
-    ("referee/table/table.py", "read_tail"): "a bot's output",
-    ("referee/tournament/backends/ray.py", "_tail_bytes"): "a bot's output",
     ("referee/tournament/toml_reader.py", "load_config"): "a tournament's TOML",
     ("referee/tournament/director.py", "Tournament.run"): "results files (files.open())",
     ("referee/tournament/director.py", "Tournament._check_folder"): "tournament.json",

@@ -42,6 +42,7 @@ from referee.log.private import replace_private_file
 from referee.log.reader import read_bounded
 from referee.log.signing import LogSigner, resign
 from referee.sandbox import Jailer
+from referee.table.output import tail_bytes
 from referee.table.referees import LocalReferee, RefereeUnavailable
 from referee.table.table import BOT_EXIT_GRACE_S, MatchReport, Table
 from referee.tournament.backends.base import MatchBackend, MatchJob, OnBotExit, OnRetry, Playing
@@ -182,7 +183,9 @@ async def _play_here(job: MatchJob, recipe: SandboxRecipe | None) -> PlayedMatch
                 await isolation.close()
         data = read_bounded(report.log_path)
         outputs = tuple(
-            (s.seat, _tail_bytes(s.stderr_path)) for s in report.seats if s.stderr_path is not None
+            (s.seat, tail_bytes(s.stderr_path, MAX_OUTPUT_BYTES))
+            for s in report.seats
+            if s.stderr_path is not None
         )
         return PlayedMatch(
             report=report,
@@ -191,16 +194,6 @@ async def _play_here(job: MatchJob, recipe: SandboxRecipe | None) -> PlayedMatch
             outputs=outputs,
             node=f"{socket.gethostname()} pid {os.getpid()}",
         )
-
-
-def _tail_bytes(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - MAX_OUTPUT_BYTES))
-            return f.read(MAX_OUTPUT_BYTES)
-    except OSError:
-        return b""
 
 
 # -- on the driver ------------------------------------------------------------------------

@@ -1,0 +1,473 @@
+"""``referee ladder``: the command line of a standing competition (docs/ladder.md).
+
+The parser is built here without importing the ladder (which needs the ``ladder``
+extra); each command imports what it uses when it runs, and a missing extra is one
+line saying how to install it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from referee.ladder.config import LadderConfig
+
+KEY_ENV = "PUSOY_LADDER_KEY"
+
+EPILOG = """\
+examples:
+  referee ladder init examples/ladder.toml            # the database, the house's bots, entries
+  referee ladder team create examples/ladder.toml alpha   # prints alpha's API key, once
+  referee ladder run examples/ladder.toml             # matchmaker and workers (Ctrl-C stops)
+  referee ladder serve examples/ladder.toml --http 127.0.0.1:8080
+  PUSOY_LADDER_KEY=pdl_... referee ladder submit --url http://127.0.0.1:8080 mybot ./mybot/
+  referee ladder status examples/ladder.toml
+  referee ladder backup examples/ladder.toml ladder-backup.db
+
+See docs/ladder.md: from nothing to a running ladder, and from a key to a ranked bot.
+"""
+
+
+def add_parser(sub: Any) -> None:
+    """The ``ladder`` command and its subcommands, on ``referee``'s subparsers."""
+    ladder = sub.add_parser(
+        "ladder",
+        help="a standing competition: teams submit bots, matches are played continuously, "
+        "a public leaderboard",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cmds = ladder.add_subparsers(dest="ladder_command", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str, example: str) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = cmds.add_parser(
+            name,
+            help=help,
+            description=help,
+            epilog=f"example:\n  {example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        return p
+
+    init = command(
+        "init",
+        "make the ladder's folder and database, its house bots, and its config's [[entry]] "
+        "bots (their teams' keys are printed once)",
+        "referee ladder init examples/ladder.toml",
+    )
+    init.add_argument("config", help="the ladder's TOML file")
+    init.set_defaults(func=run_ladder_command, ladder_func=_cmd_init)
+
+    team = command(
+        "team",
+        "make a team (its API key is printed once) or give it a new key",
+        "referee ladder team create examples/ladder.toml alpha",
+    )
+    team.add_argument("action", choices=("create", "rotate-key"))
+    team.add_argument("config", help="the ladder's TOML file")
+    team.add_argument("name", help="the team's name: 1 to 40 of a-z 0-9 _ -")
+    team.set_defaults(func=run_ladder_command, ladder_func=_cmd_team)
+
+    submit = command(
+        "submit",
+        "upload a new version of a bot: an archive (.tar.gz or .zip with a bot.toml), or a "
+        "folder that is packed first; locally (CONFIG) or to a ladder's web (--url)",
+        f"{KEY_ENV}=pdl_... referee ladder submit --url https://ladder.example mybot bot.tar.gz",
+    )
+    submit.add_argument("bot", help="the bot's name under your team")
+    submit.add_argument("archive", help="a .tar.gz or .zip with bot.toml, or a folder")
+    where = submit.add_mutually_exclusive_group(required=True)
+    where.add_argument("--config", help="the ladder's TOML file (on the ladder's machine)")
+    where.add_argument("--url", help="the ladder's web address (https, or http on loopback)")
+    submit.add_argument(
+        "--key", help=f"the team's API key (better: {KEY_ENV}, kept out of the process list)"
+    )
+    submit.add_argument("--wait", action="store_true", help="wait for the validation's verdict")
+    submit.set_defaults(func=run_ladder_command, ladder_func=_cmd_submit)
+
+    run = command(
+        "run",
+        "play the ladder: the matchmaker and one worker process per core, each with its own "
+        "referee; bots always jailed (refuses where no jail can be made)",
+        "referee ladder run examples/ladder.toml --metrics 127.0.0.1:9465",
+    )
+    run.add_argument("config", help="the ladder's TOML file")
+    run.add_argument("--workers", type=int, metavar="N", help="worker processes (default: config)")
+    run.add_argument(
+        "--no-matchmaker",
+        action="store_true",
+        help="workers only (another machine of a ladder on PostgreSQL)",
+    )
+    run.add_argument("--metrics", metavar="HOST:PORT", help="serve Prometheus metrics there")
+    run.add_argument("--seed", help="seed of the matchmaker's random choices (tests)")
+    run.add_argument("--log-level", default="info", help="the workers' log level")
+    run.set_defaults(func=run_ladder_command, ladder_func=_cmd_run)
+
+    serve = command(
+        "serve",
+        "the ladder's public web: leaderboard, bots, matches, queue, live matches, teams' "
+        "uploads; JSON under /api/",
+        "referee ladder serve examples/ladder.toml --http 127.0.0.1:8080",
+    )
+    serve.add_argument("config", help="the ladder's TOML file")
+    serve.add_argument("--http", required=True, metavar="HOST:PORT", help="where to listen")
+    serve.add_argument("--metrics", metavar="HOST:PORT", help="serve Prometheus metrics there")
+    serve.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
+    serve.add_argument("--tls-key", help="... and this key")
+    serve.add_argument(
+        "--insecure",
+        action="store_true",
+        help="accept keys over plain HTTP from any address: only behind a TLS proxy on a "
+        "network you trust (a container's published port is not loopback)",
+    )
+    serve.set_defaults(func=run_ladder_command, ladder_func=_cmd_serve)
+
+    status = command(
+        "status",
+        "the leaderboard's top, the queue, pending and rejected versions, failures",
+        "referee ladder status examples/ladder.toml",
+    )
+    status.add_argument("config", help="the ladder's TOML file")
+    status.add_argument("--json", action="store_true", help="as JSON (the web's /api/status)")
+    status.set_defaults(func=run_ladder_command, ladder_func=_cmd_status)
+
+    backup = command(
+        "backup",
+        "a consistent copy of the database while the ladder runs (SQLite's online backup, "
+        "or pg_dump's custom format)",
+        "referee ladder backup examples/ladder.toml ladder-backup.db",
+    )
+    backup.add_argument("config", help="the ladder's TOML file")
+    backup.add_argument("out", help="the backup file to write (must not exist)")
+    backup.set_defaults(func=run_ladder_command, ladder_func=_cmd_backup)
+
+
+def run_ladder_command(args: argparse.Namespace) -> int:
+    """Run a ``referee ladder`` command; errors the ladder raises are one line each."""
+    try:
+        from referee.ladder.errors import LadderError
+        from referee.sandbox import SandboxUnavailable
+        from referee.tournament.config import ConfigError
+    except ModuleNotFoundError as exc:  # pragma: no cover - without the extra
+        print(
+            f"referee ladder needs the ladder extra: pip install 'pusoy-referee[ladder]' ({exc})",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        code: int = args.ladder_func(args)
+    except (LadderError, ConfigError, SandboxUnavailable, OSError) as exc:
+        print(f"referee ladder {args.ladder_command}: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+def _config(path: str) -> LadderConfig:
+    from referee.ladder.config import load_ladder_config
+
+    return load_ladder_config(Path(path))
+
+
+def _key(args: argparse.Namespace) -> str:
+    key = args.key or os.environ.get(KEY_ENV, "")
+    if not key:
+        raise SystemExit(f"referee ladder submit: give the team's key: {KEY_ENV} or --key")
+    return str(key)
+
+
+# -- the commands ------------------------------------------------------------------------
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    from referee.ladder.errors import Conflict
+    from referee.ladder.runner import prepare
+    from referee.ladder.submit import manifest_text, pack, submit
+
+    config = _config(args.config)
+    store = prepare(config)
+    try:
+        print(f"Ladder {config.name!r}: {config.folder} (database {_shown(config.database)})")
+        print(f"House bots: {', '.join(config.anchors)}")
+        for entry in config.entries:
+            try:
+                made = store.create_team(entry.team)
+                print(f"Team {entry.team}: its API key (shown once): {made.key}")
+            except Conflict:
+                pass  # made by an earlier init, or by hand
+            if _has_bot(store, entry.team, entry.bot):
+                print(f"  {entry.team}/{entry.bot}: already entered")
+                continue
+            manifest = manifest_text(entry.runtime, entry.command, entry.description)
+            data = pack(entry.files, manifest, limit=config.archive_limits.max_archive_bytes)
+            scratch = config.work_dir / f"entry-{entry.team}-{entry.bot}.tar.gz"
+            scratch.write_bytes(data)
+            try:
+                version = submit(store, config, entry.team, entry.bot, scratch)
+            finally:
+                scratch.unlink(missing_ok=True)
+            print(f"  {version.label}: uploaded, validated when the ladder runs")
+        print(f"Next: referee ladder run {args.config}   (and serve it: referee ladder serve)")
+    finally:
+        store.close()
+    return 0
+
+
+def _has_bot(store: Any, team: str, bot: str) -> bool:
+    from sqlalchemy import select
+
+    from referee.ladder.schema import bots, teams
+
+    with store.reading() as conn:
+        found = conn.execute(
+            select(bots.c.id)
+            .select_from(bots.join(teams))
+            .where(teams.c.name == team, bots.c.name == bot)
+        ).first()
+    return found is not None
+
+
+def _shown(url: str) -> str:
+    """A database URL without its password."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _cmd_team(args: argparse.Namespace) -> int:
+    from referee.ladder.store import LadderStore
+
+    config = _config(args.config)
+    config.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    store = LadderStore.open(config.database)
+    try:
+        made = (
+            store.create_team(args.name) if args.action == "create" else store.rotate_key(args.name)
+        )
+    finally:
+        store.close()
+    where = config.public_url or "the ladder's web"
+    print(f"Team {made.team.name}: API key (shown this once; only its hash is kept):")
+    print(made.key)
+    print(
+        f"Give it to the team, over a private channel. They submit with it "
+        f"({KEY_ENV}=... referee ladder submit --url {where} BOT ARCHIVE) and sign in to "
+        "their team page with it."
+    )
+    return 0
+
+
+def _archive_file(path: Path, scratch: Path, limit: int) -> Path:
+    """The archive to upload: the file, or a folder packed into ``scratch``."""
+    from referee.ladder.submit import pack
+
+    if path.is_dir():
+        scratch.write_bytes(pack([path], limit=limit))
+        return scratch
+    return path
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    import tempfile
+
+    key = _key(args)
+    source = Path(args.archive)
+    with tempfile.TemporaryDirectory(prefix="ladder-submit-") as tmp:
+        archive = _archive_file(source, Path(tmp) / "bot.tar.gz", 1 << 30)
+        if args.url:
+            answer = _submit_http(args.url, key, args.bot, archive)
+        else:
+            answer = _submit_local(_config(args.config), key, args.bot, archive)
+    if "error" in answer:
+        print(f"referee ladder submit: refused: {answer['error']}", file=sys.stderr)
+        return 1
+    print(f"{answer['label']}: uploaded ({answer['state']}); it plays a validation match first")
+    if args.wait:
+        return _wait_verdict(args, key, answer)
+    return 0
+
+
+def _submit_local(config: LadderConfig, key: str, bot: str, archive: Path) -> dict[str, Any]:
+    from referee.ladder.api import version_json
+    from referee.ladder.errors import LadderError
+    from referee.ladder.store import LadderStore
+    from referee.ladder.submit import submit
+
+    store = LadderStore.open(config.database)
+    try:
+        team = store.team_by_key(key)
+        try:
+            version = submit(store, config, team.name, bot, archive)
+        except LadderError as exc:
+            return {"error": str(exc)}
+        return version_json(version)
+    finally:
+        store.close()
+
+
+def check_key_url(url: str) -> None:
+    """A key goes over TLS, or to this machine: never in clear over a network."""
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return
+    host = parts.hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if parts.scheme != "http" or not loopback:
+        raise SystemExit(
+            f"referee ladder: {url} is not https (or http on this machine): a key is never "
+            "sent in clear"
+        )
+
+
+def _submit_http(url: str, key: str, bot: str, archive: Path) -> dict[str, Any]:
+    import asyncio
+
+    import aiohttp
+
+    check_key_url(url)
+
+    async def post() -> dict[str, Any]:
+        form = aiohttp.FormData()
+        form.add_field("bot", bot)
+        with archive.open("rb") as f:
+            form.add_field("archive", f, filename=archive.name)
+            async with (
+                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600)) as session,
+                session.post(
+                    url.rstrip("/") + "/api/versions",
+                    data=form,
+                    headers={"Authorization": f"Bearer {key}"},
+                ) as response,
+            ):
+                try:
+                    answer: dict[str, Any] = await response.json(content_type=None)
+                except ValueError:
+                    text = await response.text()
+                    answer = {"error": f"HTTP {response.status}: {text[:300]}"}
+                return answer
+
+    return asyncio.run(post())
+
+
+def _wait_verdict(args: argparse.Namespace, key: str, answer: dict[str, Any]) -> int:
+    """Poll the version until it is active or rejected."""
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        time.sleep(2)
+        if args.url:
+            state = _get_json(args.url, f"/api/versions/{answer['id']}")
+        else:
+            from referee.ladder.api import version_json
+            from referee.ladder.store import LadderStore
+
+            store = LadderStore.open(_config(args.config).database, migrate=False)
+            try:
+                state = version_json(store.version(int(answer["id"])))
+            finally:
+                store.close()
+        if state.get("state") in ("active", "rejected"):
+            print(
+                f"{state['label']}: {state['state']}"
+                + (f": {state['reason']}" if state.get("reason") else "")
+            )
+            return 0 if state["state"] == "active" else 1
+    print("no verdict after 10 minutes: is the ladder running?", file=sys.stderr)
+    return 1
+
+
+def _get_json(url: str, path: str) -> dict[str, Any]:
+    import urllib.request
+
+    with urllib.request.urlopen(url.rstrip("/") + path, timeout=30) as response:
+        data: dict[str, Any] = json.loads(response.read(1 << 20))
+    return data
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from referee.ladder.runner import run_ladder
+
+    if args.workers is not None and args.workers < 0:
+        raise SystemExit("referee ladder run: --workers is 0 or more")
+    return run_ladder(
+        _config(args.config),
+        workers=args.workers,
+        matchmaker=not args.no_matchmaker,
+        metrics=args.metrics,
+        log_level=args.log_level,
+        seed=args.seed,
+    )
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from referee.ladder.web import serve_ladder
+
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise SystemExit("referee ladder serve: give both --tls-cert and --tls-key")
+    return serve_ladder(
+        _config(args.config),
+        args.http,
+        metrics=args.metrics,
+        tls=(Path(args.tls_cert), Path(args.tls_key)) if args.tls_cert else None,
+        insecure=args.insecure,
+    )
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from referee.ladder.api import status_json
+    from referee.ladder.store import LadderStore
+
+    config = _config(args.config)
+    store = LadderStore.open(config.database, migrate=False)
+    try:
+        status = status_json(store)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return 0
+    q = status["queue"]
+    print(
+        f"Ladder {config.name!r}: {q['queued']} matches queued ({q['validation']} validation), "
+        f"{q['running']} running, {status['matches_per_minute']} finished in the last minute, "
+        f"{status['finished']} in all"
+    )
+    print(f"{'#':>3}  {'version':<32} {'rating (95%)':<22} {'matches':>7}")
+    for row in status["leaderboard"][:20]:
+        rating = f"{row['mu']:.1f} [{row['low']:.1f}, {row['high']:.1f}]"
+        print(f"{row['rank']:>3}  {row['label']:<32} {rating:<22} {row['matches']:>7}")
+    for v in status["pending"]:
+        print(f"pending: {v['label']}")
+    for v in status["rejected"][:10]:
+        print(f"rejected: {v['label']}: {v['reason']}")
+    for cause, n in sorted(status["failures"].items()):
+        print(f"failed matches ({cause}): {n}")
+    for problem in status["problems"]:
+        print(f"inconsistent: {problem}", file=sys.stderr)
+    return 1 if status["problems"] else 0
+
+
+def _cmd_backup(args: argparse.Namespace) -> int:
+    from referee.ladder.backup import backup
+
+    config = _config(args.config)
+    out = Path(args.out)
+    backup(config.database, out)
+    print(
+        f"Backed up the database to {out}. The files: copy {config.versions_dir}, "
+        f"{config.archives_dir}, {config.logs_dir} and {config.state_dir} too (rsync copies "
+        "only what is new; they never change once written). docs/ladder.md says how to restore."
+    )
+    return 0
+
+
+__all__ = ["KEY_ENV", "add_parser", "check_key_url", "run_ladder_command"]

@@ -1,0 +1,701 @@
+"""``referee ladder serve``: the ladder's public web, its ``/api/`` and the teams' pages.
+
+Public, to anyone: the leaderboard (``/``, ``/api/leaderboard``), a page per bot
+(``/bots/TEAM/BOT``, ``/api/bots/TEAM/BOT``), the queue (``/queue``, kept current from
+``/queue/events``; ``/api/queue``), a match (``/api/matches/ID``): live while a worker
+plays it (its referee's public events relayed, ``referee.ladder.relay``, folded once for
+all viewers by the spectators' web's ``MatchChannel``), its replay once recorded (the
+viewer's page, from the signed log), and the ladder's status (``/api/status``). Nothing
+there is private: ratings, results, failures' causes; never a bot's output.
+
+A team's, behind its API key (``referee.ladder.keys``; refused keys throttled per
+address by the ``KeyGuard``, and a key accepted only over TLS or from this machine):
+
+- scripts send ``Authorization: Bearer <key>``: ``POST /api/versions`` (multipart
+  ``bot`` and ``archive``: what ``referee ladder submit --url`` does), ``GET /api/team``.
+  No cookie is involved, so another site's page cannot make a browser do it;
+- a browser signs in at ``/team`` with a form that posts the key, and gets a session
+  cookie (``HttpOnly``, ``SameSite=Strict``) holding an HMAC of the team and its key's
+  public id under the web's own secret (``state/web-session.key``): a new key ends every
+  session. Its forms (upload, sign out) carry a CSRF token derived from the session and
+  are refused without it, or from another origin. Its bots' output files are served
+  from ``/team/stderr/MATCH/SEAT``, to that team only.
+
+An upload is streamed to a private file, never past ``[limits] archive_mb``, then goes
+through the same ``referee.ladder.submit`` as ``referee ladder submit`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import ipaddress
+import json
+import os
+import re
+import secrets
+import ssl
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import structlog
+from aiohttp import BodyPartReader, web
+from sqlalchemy import select
+
+from referee.ladder import api, pages
+from referee.ladder.config import LadderConfig
+from referee.ladder.errors import KeyRefused, LadderError, NotFound, TooManyGuesses
+from referee.ladder.keys import KeyGuard
+from referee.ladder.relay import RelaySubscription
+from referee.ladder.schema import (
+    MatchState,
+    bots,
+    match_seats,
+    matches,
+    seat_results,
+    versions,
+)
+from referee.ladder.store import LadderStore, check_name
+from referee.ladder.submit import submit
+from referee.ladder.types import Team
+from referee.log.reader import LogTooLarge
+from referee.server.throttle import peer_host
+from referee.table.output import tail_bytes
+from referee.view.page import live_page, replay_page
+from referee.web.app import (
+    _LOOK_S,
+    MatchChannel,
+    WebLimits,
+    _address,
+    _clock,
+    _gone,
+    _last_event_id,
+    _security_headers,
+)
+from referee.web.feed import ViewerTooSlow
+
+log = structlog.get_logger("referee.ladder.web")
+
+COOKIE = "ladder_session"
+SESSION_KEY_FILE = "web-session.key"
+MAX_FORM_BYTES = 16 * 1024
+MAX_STDERR_BYTES = 1 << 20
+QUEUE_POLL_S = 1.0
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def session_secret(state_dir: Path) -> bytes:
+    """The web's own secret, made once (mode 0600): sessions outlive a restart."""
+    path = state_dir / SESSION_KEY_FILE
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(32))
+    return path.read_bytes()
+
+
+class LadderWeb:
+    """The ladder's web server: ``await start()``, then ``await stop()``."""
+
+    def __init__(
+        self,
+        config: LadderConfig,
+        store: LadderStore,
+        address: str,
+        *,
+        guard: KeyGuard | None = None,
+        limits: WebLimits | None = None,
+        tls: ssl.SSLContext | None = None,
+        insecure: bool = False,
+    ) -> None:
+        """``insecure``: keys accepted over plain HTTP from anywhere (behind a TLS proxy
+        that is not on this machine, e.g. a container's)."""
+        self.config = config
+        self.insecure = insecure
+        self.store = store
+        self.requested = address
+        self.guard = guard or KeyGuard()
+        self.limits = limits or WebLimits()
+        self.tls = tls
+        self.secret = session_secret(config.state_dir)
+        self._channels: dict[str, MatchChannel] = {}
+        self.viewers: dict[str, int] = {}
+        self._replays = asyncio.Semaphore(self.limits.replay_builds)
+        app = web.Application(middlewares=[_security_headers], client_max_size=MAX_FORM_BYTES)
+        r = app.router
+        r.add_get("/", self.leaderboard)
+        r.add_get("/queue", self.queue)
+        r.add_get("/queue/events", self.queue_events)
+        r.add_get("/bots/{team}/{bot}", self.bot)
+        r.add_get("/matches/{match_id}", self.match)
+        r.add_get("/matches/{match_id}/replay", self.replay)
+        r.add_get("/matches/{match_id}/events", self.events)
+        r.add_get("/team", self.team)
+        r.add_post("/team/login", self.login)
+        r.add_post("/team/logout", self.logout)
+        r.add_post("/team/upload", self.upload_form)
+        r.add_get("/team/stderr/{match_id}/{seat}", self.stderr)
+        r.add_get("/api/leaderboard", self.api(lambda _: {"leaderboard": self._board()}))
+        r.add_get("/api/status", self.api(lambda _: api.status_json(self.store)))
+        r.add_get("/api/queue", self.api(lambda _: api.queue_json(self.store)))
+        r.add_get("/api/bots/{team}/{bot}", self.api(self._bot_json))
+        r.add_get("/api/matches/{match_id}", self.api(self._match_json))
+        r.add_get("/api/versions/{id}", self.api(self._version_json))
+        r.add_get("/api/team", self.api_team)
+        r.add_post("/api/versions", self.api_upload)
+        self.runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        self._server: asyncio.AbstractServer | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        host, _ = _address(self.requested)
+        host = f"[{host}]" if ":" in host else host
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
+
+    async def start(self) -> None:
+        host, port = _address(self.requested)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, host, port, ssl_context=self.tls, reuse_address=True)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self.runner.cleanup()
+            raise OSError(f"cannot listen on {self.requested}: {exc.strerror}") from exc
+        server = site._server
+        assert server is not None and isinstance(server, asyncio.Server)
+        self._server = server
+        self.port = server.sockets[0].getsockname()[1]
+        log.info("ladder web serving", url=self.url)
+
+    async def stop(self) -> None:
+        for channel in list(self._channels.values()):
+            channel.close()
+        await self.runner.cleanup()
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    async def _db(self, fn: Callable[[], Any]) -> Any:
+        """A database call off the event loop."""
+        return await asyncio.to_thread(fn)
+
+    def api(self, fn: Callable[[web.Request], Any]) -> Handler:
+        async def handler(request: web.Request) -> web.StreamResponse:
+            try:
+                data = await self._db(lambda: fn(request))
+            except NotFound as exc:
+                return _json({"error": str(exc)}, 404)
+            return _json(data)
+
+        return handler
+
+    def _html(self, page: str, status: int = 200) -> web.Response:
+        return web.Response(text=page, status=status, content_type="text/html", charset="utf-8")
+
+    def _message(self, status: int, title: str, text: str) -> web.Response:
+        return self._html(pages.message_page(self.config.name, title, text), status)
+
+    def _board(self) -> list[dict[str, Any]]:
+        return api.leaderboard_json(self.store)
+
+    def _bot_json(self, request: web.Request) -> dict[str, Any]:
+        team, bot = request.match_info["team"], request.match_info["bot"]
+        if not (_NAME.fullmatch(team) and _NAME.fullmatch(bot)):
+            raise NotFound("no such bot")
+        return api.bot_json(self.store, team, bot)
+
+    def _match_json(self, request: web.Request) -> dict[str, Any]:
+        match_id = request.match_info["match_id"]
+        if not valid_match_id(match_id):
+            raise NotFound("no such match")
+        return api.match_json(self.store, match_id)
+
+    def _version_json(self, request: web.Request) -> dict[str, Any]:
+        text = request.match_info["id"]
+        if not text.isdigit() or len(text) > 12:
+            raise NotFound("no such version")
+        return api.version_json(self.store.version(int(text)))
+
+    # -- public pages -------------------------------------------------------------------
+
+    async def leaderboard(self, request: web.Request) -> web.Response:
+        rows, status = await self._db(lambda: (self._board(), api.status_json(self.store)))
+        return self._html(pages.leaderboard_page(self.config.name, rows, status))
+
+    async def queue(self, request: web.Request) -> web.Response:
+        data = await self._db(lambda: api.queue_json(self.store))
+        return self._html(pages.queue_page(self.config.name, data))
+
+    async def bot(self, request: web.Request) -> web.Response:
+        try:
+            data = await self._db(lambda: self._bot_json(request))
+        except NotFound:
+            return self._message(404, "No such bot", "This ladder has no such bot.")
+        return self._html(pages.bot_page(self.config.name, data))
+
+    async def queue_events(self, request: web.Request) -> web.StreamResponse:
+        """The queue as Server-Sent Events (``event: queue``), each time it changes."""
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
+        )
+        await response.prepare(request)
+        if sum(self.viewers.values()) >= self.limits.max_viewers:
+            await response.write(b"event: refused\ndata: too many viewers\n\n")
+            return response
+        self.viewers[""] = self.viewers.get("", 0) + 1
+        last = b""
+        quiet = time.monotonic()
+        try:
+            await response.write(b"retry: 2000\n\n")
+            while not _gone(request):
+                data = await self._db(lambda: api.queue_json(self.store))
+                text = json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
+                if text != last or time.monotonic() - quiet > self.limits.heartbeat_s:
+                    message = (
+                        b"event: queue\ndata: " + text + b"\n\n" if text != last else b": -\n\n"
+                    )
+                    await asyncio.wait_for(response.write(message), self.limits.write_timeout_s)
+                    last, quiet = text, time.monotonic()
+                await asyncio.sleep(QUEUE_POLL_S)
+        except (TimeoutError, ConnectionResetError):
+            pass
+        finally:
+            self.viewers[""] -= 1
+        return response
+
+    async def match(self, request: web.Request) -> web.StreamResponse:
+        match_id = request.match_info["match_id"]
+        row = await self._db(lambda: self._match_row(match_id))
+        if row is None:
+            return self._message(404, "No such match", "This ladder has no such match.")
+        if row.log_path:
+            raise web.HTTPFound(f"/matches/{match_id}/replay")
+        if row.state == MatchState.RUNNING and row.live_id:
+            events = f"/matches/{match_id}/events"
+            return self._html(live_page(match_id, events, f"/matches/{match_id}/replay"))
+        return self._message(
+            200, "Not played yet", f"Match {match_id} is {row.state}: see the queue."
+        )
+
+    def _match_row(self, match_id: str) -> Any:
+        if not valid_match_id(match_id):
+            return None
+        with self.store.reading() as conn:
+            return conn.execute(
+                select(matches.c.state, matches.c.log_path, matches.c.live_address)
+                .add_columns(matches.c.live_id)
+                .where(matches.c.id == match_id)
+            ).first()
+
+    async def replay(self, request: web.Request) -> web.StreamResponse:
+        match_id = request.match_info["match_id"]
+        row = await self._db(lambda: self._match_row(match_id))
+        if row is None:
+            return self._message(404, "No such match", "This ladder has no such match.")
+        if not row.log_path:
+            raise web.HTTPFound(f"/matches/{match_id}")
+        path = (self.config.folder / row.log_path).resolve()
+        if self.config.logs_dir.resolve() not in path.parents:
+            return self._message(500, "Unreadable", "The match's log is not in the ladder's logs.")
+        try:
+            async with self._replays:
+                page = await asyncio.to_thread(replay_page, path)
+        except LogTooLarge:
+            return self._message(413, "Too large", "The match's log is too large to show.")
+        except OSError:
+            return self._message(500, "Unreadable", "The match's log cannot be read.")
+        return self._html(page)
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        """A running match's public events, relayed from its worker's referee."""
+        match_id = request.match_info["match_id"]
+        row = await self._db(lambda: self._match_row(match_id))
+        if row is None:
+            return web.Response(status=404, text="no such match\n")
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
+        )
+        await response.prepare(request)
+        if row.state != MatchState.RUNNING or not row.live_id or not row.live_address:
+            await response.write(b"event: over\ndata: over\n\n")
+            return response
+        if sum(self.viewers.values()) >= self.limits.max_viewers or (
+            self.viewers.get(match_id, 0) >= self.limits.max_viewers_per_match
+        ):
+            await response.write(b"event: refused\ndata: too many viewers; try later\n\n")
+            return response
+        channel = self._channels.get(match_id)
+        if channel is None or channel.failed:
+            try:
+                relay = RelaySubscription(row.live_address, row.live_id, self.limits.max_backlog)
+            except ValueError:
+                await response.write(b"event: over\ndata: over\n\n")
+                return response
+            channel = self._channels[match_id] = MatchChannel(match_id, relay)
+        self.viewers[match_id] = self.viewers.get(match_id, 0) + 1
+        timeout = self.limits.write_timeout_s
+        last = _last_event_id(request)
+        sent = 0
+        try:
+            await asyncio.wait_for(response.write(b"retry: 2000\n\n" + _clock()), timeout)
+            while True:
+                batch = [msg for seq, msg in channel.messages[sent:] if seq > last]
+                sent = len(channel.messages)
+                if batch:
+                    await asyncio.wait_for(response.write(b"".join(batch)), timeout)
+                    continue
+                if channel.ended or channel.failed or _gone(request):
+                    break
+                await channel.wait(sent, _LOOK_S)
+        except (TimeoutError, ConnectionResetError, ViewerTooSlow):
+            pass
+        finally:
+            self.viewers[match_id] -= 1
+            if self.viewers[match_id] <= 0:
+                del self.viewers[match_id]
+                if self._channels.get(match_id) is channel:
+                    del self._channels[match_id]
+                channel.close()
+        return response
+
+    # -- keys and sessions --------------------------------------------------------------
+
+    def _key_transport(self, request: web.Request) -> str | None:
+        """Why a key may not be sent on this request (None: it may): never in clear
+        over a network."""
+        if self.insecure or request.secure or loopback(peer_host(request.remote or "")):
+            return None
+        return "a key is accepted only over https (or from this machine)"
+
+    def _authenticate(self, request: web.Request, key: str) -> Team:
+        """The key's team, behind the guard (KeyRefused, TooManyGuesses)."""
+        address = peer_host(request.remote or "") or "unknown"
+        return self.guard.authenticate(self.store.team_by_key, key, address)
+
+    async def _bearer(self, request: web.Request) -> Team | web.Response:
+        why = self._key_transport(request)
+        if why is not None:
+            return _json({"error": why}, 403)
+        scheme, _, key = request.headers.get("Authorization", "").strip().partition(" ")
+        if scheme.lower() != "bearer" or not key.strip():
+            return _json({"error": "give the team's key: Authorization: Bearer pdl_..."}, 401)
+        try:
+            team: Team = await self._db(lambda: self._authenticate(request, key.strip()))
+        except TooManyGuesses as exc:
+            return _json({"error": str(exc)}, 429, {"Retry-After": f"{exc.retry_after:.0f}"})
+        except KeyRefused:
+            return _json({"error": "that key opens no team"}, 401)
+        return team
+
+    def _session_value(self, team: Team) -> str:
+        payload = f"{team.name}.{team.key_id}"
+        mac = hmac.new(self.secret, b"session\0" + payload.encode(), hashlib.sha256)
+        return f"{payload}.{mac.hexdigest()}"
+
+    def _csrf(self, session: str) -> str:
+        return hmac.new(self.secret, b"csrf\0" + session.encode(), hashlib.sha256).hexdigest()
+
+    def _session_team(self, request: web.Request) -> tuple[Team, str] | None:
+        """The signed-in team and its session value, if the cookie is good and its key
+        has not changed since."""
+        value = request.cookies.get(COOKIE, "")
+        parts = value.split(".")
+        if len(parts) != 3 or len(value) > 200:
+            return None
+        name, key_id, _ = parts
+        try:
+            team = self.store.team(name)
+        except LadderError:
+            return None
+        if team.key_id != key_id or not hmac.compare_digest(value, self._session_value(team)):
+            return None
+        return team, value
+
+    def _same_origin(self, request: web.Request) -> bool:
+        origin = request.headers.get("Origin")
+        if origin is None or origin == "null":
+            # None: not a browser's cross-site post. "null": what a browser sends under
+            # this site's Referrer-Policy: no-referrer; the SameSite=Strict cookie and
+            # the form's token still stand.
+            return True
+        return origin == f"{request.scheme}://{request.host}"
+
+    async def team(self, request: web.Request) -> web.Response:
+        signed = await self._db(lambda: self._session_team(request))
+        if signed is None:
+            return self._html(pages.sign_in_page(self.config.name))
+        team, session = signed
+        data = await self._db(lambda: api.team_json(self.store, team.name))
+        note = request.query.get("note", "")[:300]
+        return self._html(pages.team_page(self.config.name, data, self._csrf(session), note))
+
+    async def login(self, request: web.Request) -> web.Response:
+        why = self._key_transport(request)
+        if why is not None:
+            return self._html(pages.sign_in_page(self.config.name, why), 403)
+        if not self._same_origin(request):
+            return self._message(403, "Refused", "A sign-in from another site.")
+        form = await request.post()
+        key = form.get("key")
+        key = key.strip() if isinstance(key, str) else ""
+        try:
+            team: Team = await self._db(lambda: self._authenticate(request, key))
+        except TooManyGuesses as exc:
+            return self._html(pages.sign_in_page(self.config.name, str(exc)), 429)
+        except KeyRefused:
+            return self._html(pages.sign_in_page(self.config.name, "That key opens no team."), 401)
+        response = web.Response(status=303, headers={"Location": "/team"})
+        response.set_cookie(
+            COOKIE,
+            self._session_value(team),
+            path="/",
+            httponly=True,
+            samesite="Strict",
+            secure=request.secure,
+        )
+        return response
+
+    async def _form_session(self, request: web.Request, csrf: str) -> tuple[Team, str] | None:
+        signed: tuple[Team, str] | None = await self._db(lambda: self._session_team(request))
+        if signed is None or not self._same_origin(request):
+            return None
+        if not hmac.compare_digest(csrf, self._csrf(signed[1])):
+            return None
+        return signed
+
+    async def logout(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        csrf = form.get("csrf")
+        if await self._form_session(request, csrf if isinstance(csrf, str) else "") is None:
+            return self._message(403, "Refused", "Sign out from your team's page.")
+        response = web.Response(status=303, headers={"Location": "/team"})
+        response.del_cookie(COOKIE, path="/")
+        return response
+
+    async def stderr(self, request: web.Request) -> web.StreamResponse:
+        signed = await self._db(lambda: self._session_team(request))
+        if signed is None:
+            return web.Response(status=401, text="sign in at /team first\n")
+        match_id, seat = request.match_info["match_id"], request.match_info["seat"]
+        if not valid_match_id(match_id) or seat not in ("0", "1", "2", "3"):
+            return web.Response(status=404, text="no such output\n")
+        team = signed[0]
+
+        def find() -> str | None:
+            with self.store.reading() as conn:
+                row = conn.execute(
+                    select(seat_results.c.stderr_path)
+                    .select_from(
+                        seat_results.join(
+                            match_seats,
+                            (match_seats.c.match_id == seat_results.c.match_id)
+                            & (match_seats.c.seat == seat_results.c.seat),
+                        )
+                        .join(versions, versions.c.id == match_seats.c.version_id)
+                        .join(bots)
+                    )
+                    .where(seat_results.c.match_id == match_id, seat_results.c.seat == int(seat))
+                    .where(bots.c.team_id == team.id)
+                ).first()
+            return str(row.stderr_path) if row is not None and row.stderr_path else None
+
+        rel = await self._db(find)
+        if rel is None:
+            return web.Response(status=404, text="no such output of your team's\n")
+        path = (self.config.folder / rel).resolve()
+        if self.config.stderr_dir.resolve() not in path.parents:
+            return web.Response(status=404, text="no such output\n")
+        data = await asyncio.to_thread(tail_bytes, path, MAX_STDERR_BYTES)
+        return web.Response(
+            body=data, content_type="text/plain", charset="utf-8",
+            headers={"Content-Disposition": "inline"},
+        )  # fmt: skip
+
+    # -- uploads -----------------------------------------------------------------------
+
+    async def _receive(
+        self, request: web.Request, want_csrf: bool
+    ) -> tuple[dict[str, str], Path | None, str]:
+        """The multipart fields (small) and the archive, streamed to a private file no
+        larger than the limit; an error text instead when the request is not one."""
+        limit = self.config.archive_limits.max_archive_bytes
+        fields: dict[str, str] = {}
+        archive: Path | None = None
+        try:
+            reader = await request.multipart()
+        except (AssertionError, ValueError, KeyError):
+            return fields, None, "send multipart/form-data with bot and archive"
+        scratch = self.config.work_dir / "uploads"
+        scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            while True:
+                part = await reader.next()
+                if part is None:
+                    break
+                if not isinstance(part, BodyPartReader):
+                    return fields, archive, "nested multipart is not accepted"
+                if part.name == "archive":
+                    if archive is not None:
+                        return fields, archive, "one archive per upload"
+                    if want_csrf and "csrf" not in fields:
+                        return fields, archive, "the form's token must come before the file"
+                    fd, name = tempfile.mkstemp(dir=scratch, suffix=".upload")
+                    archive = Path(name)
+                    size = 0
+                    with os.fdopen(fd, "wb") as out:
+                        while chunk := await part.read_chunk(1 << 16):
+                            size += len(chunk)
+                            if size > limit:
+                                return fields, archive, f"the archive is over {limit} bytes"
+                            out.write(chunk)
+                elif part.name in ("bot", "csrf") and part.name not in fields:
+                    data = await part.read_chunk(256)
+                    if not part.at_eof():
+                        return fields, archive, f"the field {part.name} is too long"
+                    fields[part.name] = data.decode("utf-8", "replace").strip()
+                else:
+                    return fields, archive, "unknown field (send bot and archive)"
+        except ValueError as exc:
+            return fields, archive, f"not a form: {exc}"
+        if archive is None or "bot" not in fields:
+            return fields, archive, "send both bot and archive"
+        return fields, archive, ""
+
+    async def _submit(self, team: Team, bot: str, archive: Path) -> dict[str, Any]:
+        try:
+            check_name("bot", bot)
+            version = await self._db(
+                lambda: submit(self.store, self.config, team.name, bot, archive)
+            )
+        except LadderError as exc:
+            return {"error": str(exc)}
+        log.info("version uploaded", version=version.label)
+        return api.version_json(version)
+
+    async def api_upload(self, request: web.Request) -> web.Response:
+        who = await self._bearer(request)
+        if isinstance(who, web.Response):
+            return who
+        fields, archive, error = await self._receive(request, want_csrf=False)
+        try:
+            if error:
+                return _json({"error": error}, 413 if "over" in error else 400)
+            assert archive is not None
+            answer = await self._submit(who, fields["bot"], archive)
+        finally:
+            if archive is not None:
+                archive.unlink(missing_ok=True)
+        return _json(answer, 400 if "error" in answer else 201)
+
+    async def upload_form(self, request: web.Request) -> web.Response:
+        signed = await self._db(lambda: self._session_team(request))
+        if signed is None or not self._same_origin(request):
+            return self._message(403, "Refused", "Upload from your team's page, signed in.")
+        fields, archive, error = await self._receive(request, want_csrf=True)
+        try:
+            if not hmac.compare_digest(fields.get("csrf", ""), self._csrf(signed[1])):
+                return self._message(403, "Refused", "The form's token is missing or stale.")
+            if error:
+                note = error
+            else:
+                assert archive is not None
+                answer = await self._submit(signed[0], fields["bot"], archive)
+                note = (
+                    f"Refused: {answer['error']}"
+                    if "error" in answer
+                    else f"{answer['label']} uploaded: it plays its validation match first."
+                )
+        finally:
+            if archive is not None:
+                archive.unlink(missing_ok=True)
+        raise web.HTTPSeeOther(f"/team?{_query(note=note)}")
+
+    async def api_team(self, request: web.Request) -> web.Response:
+        who = await self._bearer(request)
+        if isinstance(who, web.Response):
+            return who
+        return _json(await self._db(lambda: api.team_json(self.store, who.name)))
+
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+_MATCH_ID = re.compile(r"L\d{7,12}-[0-9a-f]{1,16}-\d{1,2}")
+"""A ladder's match id (``MatchQueue.schedule``)."""
+
+
+def valid_match_id(text: str) -> bool:
+    return _MATCH_ID.fullmatch(text) is not None
+
+
+def _query(**values: str) -> str:
+    from urllib.parse import urlencode
+
+    return urlencode(values)
+
+
+def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.json_response(
+        data, status=status, headers=headers, dumps=lambda v: json.dumps(v, ensure_ascii=True)
+    )
+
+
+def serve_ladder(
+    config: LadderConfig,
+    address: str,
+    *,
+    metrics: str | None = None,
+    tls: tuple[Path, Path] | None = None,
+    insecure: bool = False,
+) -> int:
+    """``referee ladder serve``: until SIGTERM or SIGINT."""
+    import signal
+
+    from referee.ladder.metrics import LadderMetrics
+    from referee.server.metrics import MetricsEndpoint
+
+    context = None
+    if tls is not None:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(str(tls[0]), str(tls[1]))
+
+    async def main() -> None:
+        store = await asyncio.to_thread(LadderStore.open, config.database)
+        guard = KeyGuard()
+        front = LadderWeb(config, store, address, guard=guard, tls=context, insecure=insecure)
+        endpoint = MetricsEndpoint(LadderMetrics(store, guard), metrics) if metrics else None
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await front.start()
+            if endpoint is not None:
+                await endpoint.start()
+            shown = f"; metrics at http://{endpoint.address}/metrics" if endpoint else ""
+            print(
+                f"Ladder {config.name!r} web at {front.url}{shown}. Stop with Ctrl-C.", flush=True
+            )
+            await stop.wait()
+        finally:
+            if endpoint is not None:
+                await endpoint.stop()
+            await front.stop()
+            store.close()
+
+    asyncio.run(main())
+    return 0
+
+
+__all__ = ["COOKIE", "LadderWeb", "loopback", "serve_ladder", "session_secret"]
