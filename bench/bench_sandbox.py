@@ -39,8 +39,8 @@ from referee.sandbox import (  # noqa: E402
     Jail,
     JailSpec,
     Level,
-    Limits,
     RefereeSocket,
+    SandboxLimits,
     SandboxUnavailable,
     Support,
     probe,
@@ -93,7 +93,7 @@ async def sandboxed_once(
         env={"PATH": "/usr/bin:/bin"},
         referee_socket=sock.path,
         port=port,
-        limits=Limits(),
+        limits=SandboxLimits(),
         level=support.level,
     )
     t0 = time.perf_counter()

@@ -131,7 +131,7 @@ def match_lines(info: match_service.MatchInfo) -> list[str]:
 
 def write_tokens(folder: Path, tokens: Sequence[str]) -> list[Path]:
     """Each seat's token in FOLDER/seat-N.token, readable by its owner only, written whole."""
-    from referee.log.signing import replace_private_file
+    from referee.files import replace_private_file
 
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"seat-{seat}.token" for seat in range(len(tokens))]

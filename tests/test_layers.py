@@ -114,3 +114,44 @@ def test_the_client_imports_the_wire_and_no_more():
 def test_the_server_does_not_import_the_edges_built_on_it():
     for edge in ("referee.table", "referee.tournament", "referee.stdio", "referee.bots"):
         assert breaks(modules("referee/server"), set(), edge) == []
+
+
+def test_the_rules_engine_is_pure():
+    """``referee/rules`` knows nothing of the referee around it: no I/O, no protocol."""
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in modules("referee/rules")
+        for line, name in imports(path)
+        if (within(name, "referee") and not within(name, "referee.rules"))
+        or name.split(".")[0] in ("os", "io", "socket", "subprocess", "asyncio", "grpc", "pathlib")
+    ]
+    assert wrong == []
+
+
+MAX_MODULE_LINES = 600
+"""Past this a module holds more than one concern (docs/architecture.md)."""
+
+
+def test_no_hand_written_module_is_over_600_lines():
+    long = [
+        f"{path.relative_to(ROOT)}: {lines} lines"
+        for path in modules("referee")
+        if "proto" not in path.relative_to(PACKAGE).parts[:1]
+        and "migrations" not in path.parts
+        and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    ]
+    assert long == []
+
+
+def test_every_package_and_module_of_the_house_is_placed_in_the_architecture():
+    """docs/architecture.md describes the house as it is: each package, each top module."""
+    text = (ROOT / "docs/architecture.md").read_text(encoding="utf-8")
+    rooms = [p for p in sorted(PACKAGE.iterdir()) if p.is_dir() and (p / "__init__.py").exists()]
+    rooms += [p for p in sorted(PACKAGE.glob("*.py")) if p.name != "__init__.py"]
+    missing = []
+    for room in rooms:
+        rel = room.relative_to(ROOT).as_posix()
+        named = [rel + "/", rel, f"`{room.name}`"]
+        if not any(n in text for n in named):
+            missing.append(rel)
+    assert missing == []

@@ -48,7 +48,7 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
 
     from referee.client.channels import DEFAULT_ADDRESS
     from referee.client.tls import TlsError
-    from referee.stdio.bridge import Limits, run_bridge
+    from referee.stdio.bridge import BridgeLimits, run_bridge
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
@@ -58,7 +58,7 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
     if not token:
         print("referee stdio-bot: a seat token is needed: --token or PUSOY_TOKEN", file=sys.stderr)
         return 2
-    limits = Limits(
+    limits = BridgeLimits(
         max_line_bytes=args.max_line_bytes,
         max_pending_bytes=args.max_pending_bytes,
         reconnect_window_s=args.reconnect_window_s,

@@ -97,7 +97,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 def _seat_replay(args: argparse.Namespace) -> int:
     from referee.log.reader import LogFormatError
     from referee.view.fold import fold_log
-    from referee.view.text import seat_lines
+    from referee.view.seat_replay import seat_lines
 
     try:
         folded = fold_log(Path(args.log))

@@ -90,7 +90,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     from referee.rules import new_seed
     from referee.sandbox import SandboxUnavailable
     from referee.server.logging import configure_logging
-    from referee.server.state import StateError, load_signer
+    from referee.server.secrets import SecretsError, load_signer
     from referee.table.bots import match_seats
     from referee.table.jails import plan_jails
     from referee.table.readout import (
@@ -132,7 +132,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         signer, public_key = load_signer(Path(args.state_dir), Path(args.log_dir))
-    except StateError as exc:
+    except SecretsError as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

@@ -83,8 +83,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from referee.rules.options import MAX_HANDS_CAP
     from referee.server.app import RefereeServer
     from referee.server.logging import configure_logging
-    from referee.server.state import (
-        StateError,
+    from referee.server.secrets import (
+        SecretsError,
         forget_serving,
         load_server_secrets,
         local_address,
@@ -136,7 +136,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             Path(args.organiser_token_file) if args.organiser_token_file else None,
             Path(args.signing_key) if args.signing_key else None,
         )
-    except StateError as exc:
+    except SecretsError as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
         return 2
 

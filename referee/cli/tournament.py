@@ -23,7 +23,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     import asyncio
     import signal
 
-    from referee.log.private import create_private_file
+    from referee.files import create_private_file
     from referee.server.logging import configure_logging
     from referee.tournament.config import ConfigError
     from referee.tournament.director import Tournament, TournamentError, TournamentSummary

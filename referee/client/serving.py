@@ -1,7 +1,7 @@
 """Where a running ``referee serve`` listens, as it records it in its state folder.
 
 The server writes the record when it starts and removes it at exit
-(``referee.server.state``); a client on the same machine reads it to find the referee,
+(``referee.server.secrets``); a client on the same machine reads it to find the referee,
 its organiser address, its TLS and its token file without flags (``find_target``). The
 record is read within a bound and refused whole unless it has exactly its fields, each
 of its type: a folder anyone could have written into is no reason to trust a field.

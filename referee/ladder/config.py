@@ -69,7 +69,7 @@ from referee.ladder.manifest import RUNTIMES
 from referee.ladder.types import TeamLimits
 from referee.match.settings import MatchSettings
 from referee.rules import Rules
-from referee.sandbox import LIMIT_FIELDS, Limits
+from referee.sandbox import LIMIT_FIELDS, SandboxLimits
 from referee.tournament.config import ConfigError
 from referee.tournament.toml_reader import parse_limits, parse_match_tables, parse_rules
 from referee.tournament.toml_table import TomlTable
@@ -111,7 +111,7 @@ class LadderConfig:
     lobby_insecure: bool
     team_limits: TeamLimits
     archive_limits: ArchiveLimits
-    bot_limits: Limits
+    bot_limits: SandboxLimits
     entries: tuple[Entry, ...]
 
     @property
@@ -238,7 +238,7 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
     li.done()
 
     sb = top.table("sandbox")
-    bot_limits = Limits().merged(parse_limits(sb, LIMIT_FIELDS))
+    bot_limits = SandboxLimits().merged(parse_limits(sb, LIMIT_FIELDS))
     sb.done()
 
     entries = _parse_entries(top.raw("entry"), base)

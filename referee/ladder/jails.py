@@ -23,8 +23,8 @@ from referee.sandbox import (
     Jail,
     JailSpec,
     Level,
-    Limits,
     RefereeSocket,
+    SandboxLimits,
     SandboxUnavailable,
     Support,
     probe,
@@ -55,7 +55,7 @@ class LadderJails:
     """One referee's jails (a worker's): the referee's socket bridged into each, made
     once; per match, which folder each seat's version runs in (``for_match``)."""
 
-    def __init__(self, support: Support, limits: Limits) -> None:
+    def __init__(self, support: Support, limits: SandboxLimits) -> None:
         if support.level is Level.NONE:
             raise SandboxUnavailable("no jail: a ladder never runs uploaded bots bare")
         self.support = support

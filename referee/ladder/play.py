@@ -25,7 +25,7 @@ from referee.ladder.jails import LadderJails
 from referee.ladder.types import Version
 from referee.log.signing import LogSigner
 from referee.match.settings import MatchSettings
-from referee.sandbox import Limits, Support
+from referee.sandbox import SandboxLimits, Support
 from referee.table.bots import BuiltinBot, CommandBot, RemoteBot, Seat, distinct_names
 from referee.table.procs import ProcessLedger
 from referee.table.referees import LocalReferee
@@ -120,7 +120,7 @@ class LocalPlayer:
         work_dir: Path,
         signer: LogSigner,
         support: Support,
-        limits: Limits,
+        limits: SandboxLimits,
     ) -> None:
         self.listen = listen
         self.work_dir = work_dir

@@ -22,50 +22,38 @@ address by the ``KeyGuard``, and a key accepted only over TLS or from this machi
   from ``/team/stderr/MATCH/SEAT``, to that team only.
 
 An upload is streamed to a private file, never past ``[limits] archive_mb``, then goes
-through the same ``referee.ladder.submit`` as ``referee ladder submit`` does.
+through the same ``referee.ladder.submit`` as ``referee ladder submit`` does. The team's
+side lives in ``referee.ladder.team_web`` (``TeamSide``, which ``LadderWeb`` is built on).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import hmac
-import ipaddress
 import json
 import os
-import re
 import secrets
 import ssl
-import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import structlog
-from aiohttp import BodyPartReader, web
+from aiohttp import web
 from sqlalchemy import select
 
 from referee.ladder import api, pages
 from referee.ladder.config import LadderConfig
-from referee.ladder.errors import KeyRefused, LadderError, NotFound, TooManyGuesses
+from referee.ladder.errors import NotFound
 from referee.ladder.keys import KeyGuard
 from referee.ladder.relay import RelaySubscription
 from referee.ladder.schema import (
     MatchState,
-    bots,
-    match_seats,
     matches,
-    seat_results,
-    versions,
 )
-from referee.ladder.store import LadderStore, check_name
-from referee.ladder.submit import submit
-from referee.ladder.types import Team
+from referee.ladder.store import LadderStore
+from referee.ladder.team_web import COOKIE, NAME_PATTERN, TeamSide, loopback, valid_match_id
 from referee.log.reader import LogTooLarge
-from referee.server.throttle import peer_host
-from referee.table.output import tail_bytes
 from referee.view.page import live_page, replay_page
 from referee.web.app import (
     _LOOK_S,
@@ -81,19 +69,9 @@ from referee.web.feed import ViewerTooSlow
 
 log = structlog.get_logger("referee.ladder.web")
 
-COOKIE = "ladder_session"
 SESSION_KEY_FILE = "web-session.key"
 MAX_FORM_BYTES = 16 * 1024
-MAX_STDERR_BYTES = 1 << 20
 QUEUE_POLL_S = 1.0
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-def loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host.split("%")[0]).is_loopback
-    except ValueError:
-        return False
 
 
 def session_secret(state_dir: Path) -> bytes:
@@ -107,7 +85,7 @@ def session_secret(state_dir: Path) -> bytes:
     return path.read_bytes()
 
 
-class LadderWeb:
+class LadderWeb(TeamSide):
     """The ladder's web server: ``await start()``, then ``await stop()``."""
 
     def __init__(
@@ -186,34 +164,12 @@ class LadderWeb:
             channel.close()
         await self.runner.cleanup()
 
-    # -- plumbing -------------------------------------------------------------------------
-
-    async def _db(self, fn: Callable[[], Any]) -> Any:
-        """A database call off the event loop."""
-        return await asyncio.to_thread(fn)
-
-    def api(self, fn: Callable[[web.Request], Any]) -> Handler:
-        async def handler(request: web.Request) -> web.StreamResponse:
-            try:
-                data = await self._db(lambda: fn(request))
-            except NotFound as exc:
-                return _json({"error": str(exc)}, 404)
-            return _json(data)
-
-        return handler
-
-    def _html(self, page: str, status: int = 200) -> web.Response:
-        return web.Response(text=page, status=status, content_type="text/html", charset="utf-8")
-
-    def _message(self, status: int, title: str, text: str) -> web.Response:
-        return self._html(pages.message_page(self.config.name, title, text), status)
-
     def _board(self) -> list[dict[str, Any]]:
         return api.leaderboard_json(self.store)
 
     def _bot_json(self, request: web.Request) -> dict[str, Any]:
         team, bot = request.match_info["team"], request.match_info["bot"]
-        if not (_NAME.fullmatch(team) and _NAME.fullmatch(bot)):
+        if not (NAME_PATTERN.fullmatch(team) and NAME_PATTERN.fullmatch(bot)):
             raise NotFound("no such bot")
         return api.bot_json(self.store, team, bot)
 
@@ -370,285 +326,6 @@ class LadderWeb:
                     del self._channels[match_id]
                 channel.close()
         return response
-
-    # -- keys and sessions --------------------------------------------------------------
-
-    def _key_transport(self, request: web.Request) -> str | None:
-        """Why a key may not be sent on this request (None: it may): never in clear
-        over a network."""
-        if self.insecure or request.secure or loopback(peer_host(request.remote or "")):
-            return None
-        return "a key is accepted only over https (or from this machine)"
-
-    def _authenticate(self, request: web.Request, key: str) -> Team:
-        """The key's team, behind the guard (KeyRefused, TooManyGuesses)."""
-        address = peer_host(request.remote or "") or "unknown"
-        return self.guard.authenticate(self.store.team_by_key, key, address)
-
-    async def _bearer(self, request: web.Request) -> Team | web.Response:
-        why = self._key_transport(request)
-        if why is not None:
-            return _json({"error": why}, 403)
-        scheme, _, key = request.headers.get("Authorization", "").strip().partition(" ")
-        if scheme.lower() != "bearer" or not key.strip():
-            return _json({"error": "give the team's key: Authorization: Bearer pdl_..."}, 401)
-        try:
-            team: Team = await self._db(lambda: self._authenticate(request, key.strip()))
-        except TooManyGuesses as exc:
-            return _json({"error": str(exc)}, 429, {"Retry-After": f"{exc.retry_after:.0f}"})
-        except KeyRefused:
-            return _json({"error": "that key opens no team"}, 401)
-        return team
-
-    def _session_value(self, team: Team) -> str:
-        payload = f"{team.name}.{team.key_id}"
-        mac = hmac.new(self.secret, b"session\0" + payload.encode(), hashlib.sha256)
-        return f"{payload}.{mac.hexdigest()}"
-
-    def _csrf(self, session: str) -> str:
-        return hmac.new(self.secret, b"csrf\0" + session.encode(), hashlib.sha256).hexdigest()
-
-    def _session_team(self, request: web.Request) -> tuple[Team, str] | None:
-        """The signed-in team and its session value, if the cookie is good and its key
-        has not changed since."""
-        value = request.cookies.get(COOKIE, "")
-        parts = value.split(".")
-        if len(parts) != 3 or len(value) > 200:
-            return None
-        name, key_id, _ = parts
-        try:
-            team = self.store.team(name)
-        except LadderError:
-            return None
-        if team.key_id != key_id or not hmac.compare_digest(value, self._session_value(team)):
-            return None
-        return team, value
-
-    def _same_origin(self, request: web.Request) -> bool:
-        origin = request.headers.get("Origin")
-        if origin is None or origin == "null":
-            # None: not a browser's cross-site post. "null": what a browser sends under
-            # this site's Referrer-Policy: no-referrer; the SameSite=Strict cookie and
-            # the form's token still stand.
-            return True
-        return origin == f"{request.scheme}://{request.host}"
-
-    async def team(self, request: web.Request) -> web.Response:
-        signed = await self._db(lambda: self._session_team(request))
-        if signed is None:
-            return self._html(pages.sign_in_page(self.config.name))
-        team, session = signed
-        data = await self._db(lambda: api.team_json(self.store, team.name))
-        note = request.query.get("note", "")[:300]
-        return self._html(pages.team_page(self.config.name, data, self._csrf(session), note))
-
-    async def login(self, request: web.Request) -> web.Response:
-        why = self._key_transport(request)
-        if why is not None:
-            return self._html(pages.sign_in_page(self.config.name, why), 403)
-        if not self._same_origin(request):
-            return self._message(403, "Refused", "A sign-in from another site.")
-        form = await request.post()
-        key = form.get("key")
-        key = key.strip() if isinstance(key, str) else ""
-        try:
-            team: Team = await self._db(lambda: self._authenticate(request, key))
-        except TooManyGuesses as exc:
-            return self._html(pages.sign_in_page(self.config.name, str(exc)), 429)
-        except KeyRefused:
-            return self._html(pages.sign_in_page(self.config.name, "That key opens no team."), 401)
-        response = web.Response(status=303, headers={"Location": "/team"})
-        response.set_cookie(
-            COOKIE,
-            self._session_value(team),
-            path="/",
-            httponly=True,
-            samesite="Strict",
-            secure=request.secure,
-        )
-        return response
-
-    async def _form_session(self, request: web.Request, csrf: str) -> tuple[Team, str] | None:
-        signed: tuple[Team, str] | None = await self._db(lambda: self._session_team(request))
-        if signed is None or not self._same_origin(request):
-            return None
-        if not hmac.compare_digest(csrf, self._csrf(signed[1])):
-            return None
-        return signed
-
-    async def logout(self, request: web.Request) -> web.Response:
-        form = await request.post()
-        csrf = form.get("csrf")
-        if await self._form_session(request, csrf if isinstance(csrf, str) else "") is None:
-            return self._message(403, "Refused", "Sign out from your team's page.")
-        response = web.Response(status=303, headers={"Location": "/team"})
-        response.del_cookie(COOKIE, path="/")
-        return response
-
-    async def stderr(self, request: web.Request) -> web.StreamResponse:
-        signed = await self._db(lambda: self._session_team(request))
-        if signed is None:
-            return web.Response(status=401, text="sign in at /team first\n")
-        match_id, seat = request.match_info["match_id"], request.match_info["seat"]
-        if not valid_match_id(match_id) or seat not in ("0", "1", "2", "3"):
-            return web.Response(status=404, text="no such output\n")
-        team = signed[0]
-
-        def find() -> str | None:
-            with self.store.reading() as conn:
-                row = conn.execute(
-                    select(seat_results.c.stderr_path)
-                    .select_from(
-                        seat_results.join(
-                            match_seats,
-                            (match_seats.c.match_id == seat_results.c.match_id)
-                            & (match_seats.c.seat == seat_results.c.seat),
-                        )
-                        .join(versions, versions.c.id == match_seats.c.version_id)
-                        .join(bots)
-                    )
-                    .where(seat_results.c.match_id == match_id, seat_results.c.seat == int(seat))
-                    .where(bots.c.team_id == team.id)
-                ).first()
-            return str(row.stderr_path) if row is not None and row.stderr_path else None
-
-        rel = await self._db(find)
-        if rel is None:
-            return web.Response(status=404, text="no such output of your team's\n")
-        path = (self.config.folder / rel).resolve()
-        if self.config.stderr_dir.resolve() not in path.parents:
-            return web.Response(status=404, text="no such output\n")
-        data = await asyncio.to_thread(tail_bytes, path, MAX_STDERR_BYTES)
-        return web.Response(
-            body=data, content_type="text/plain", charset="utf-8",
-            headers={"Content-Disposition": "inline"},
-        )  # fmt: skip
-
-    # -- uploads -----------------------------------------------------------------------
-
-    async def _receive(
-        self, request: web.Request, want_csrf: bool
-    ) -> tuple[dict[str, str], Path | None, str]:
-        """The multipart fields (small) and the archive, streamed to a private file no
-        larger than the limit; an error text instead when the request is not one."""
-        limit = self.config.archive_limits.max_archive_bytes
-        fields: dict[str, str] = {}
-        archive: Path | None = None
-        try:
-            reader = await request.multipart()
-        except (AssertionError, ValueError, KeyError):
-            return fields, None, "send multipart/form-data with bot and archive"
-        scratch = self.config.work_dir / "uploads"
-        scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
-        try:
-            while True:
-                part = await reader.next()
-                if part is None:
-                    break
-                if not isinstance(part, BodyPartReader):
-                    return fields, archive, "nested multipart is not accepted"
-                if part.name == "archive":
-                    if archive is not None:
-                        return fields, archive, "one archive per upload"
-                    if want_csrf and "csrf" not in fields:
-                        return fields, archive, "the form's token must come before the file"
-                    fd, name = tempfile.mkstemp(dir=scratch, suffix=".upload")
-                    archive = Path(name)
-                    size = 0
-                    with os.fdopen(fd, "wb") as out:
-                        while chunk := await part.read_chunk(1 << 16):
-                            size += len(chunk)
-                            if size > limit:
-                                return fields, archive, f"the archive is over {limit} bytes"
-                            out.write(chunk)
-                elif part.name in ("bot", "csrf") and part.name not in fields:
-                    data = await part.read_chunk(256)
-                    if not part.at_eof():
-                        return fields, archive, f"the field {part.name} is too long"
-                    fields[part.name] = data.decode("utf-8", "replace").strip()
-                else:
-                    return fields, archive, "unknown field (send bot and archive)"
-        except ValueError as exc:
-            return fields, archive, f"not a form: {exc}"
-        if archive is None or "bot" not in fields:
-            return fields, archive, "send both bot and archive"
-        return fields, archive, ""
-
-    async def _submit(self, team: Team, bot: str, archive: Path) -> dict[str, Any]:
-        try:
-            check_name("bot", bot)
-            version = await self._db(
-                lambda: submit(self.store, self.config, team.name, bot, archive)
-            )
-        except LadderError as exc:
-            return {"error": str(exc)}
-        log.info("version uploaded", version=version.label)
-        return api.version_json(version)
-
-    async def api_upload(self, request: web.Request) -> web.Response:
-        who = await self._bearer(request)
-        if isinstance(who, web.Response):
-            return who
-        fields, archive, error = await self._receive(request, want_csrf=False)
-        try:
-            if error:
-                return _json({"error": error}, 413 if "over" in error else 400)
-            assert archive is not None
-            answer = await self._submit(who, fields["bot"], archive)
-        finally:
-            if archive is not None:
-                archive.unlink(missing_ok=True)
-        return _json(answer, 400 if "error" in answer else 201)
-
-    async def upload_form(self, request: web.Request) -> web.Response:
-        signed = await self._db(lambda: self._session_team(request))
-        if signed is None or not self._same_origin(request):
-            return self._message(403, "Refused", "Upload from your team's page, signed in.")
-        fields, archive, error = await self._receive(request, want_csrf=True)
-        try:
-            if not hmac.compare_digest(fields.get("csrf", ""), self._csrf(signed[1])):
-                return self._message(403, "Refused", "The form's token is missing or stale.")
-            if error:
-                note = error
-            else:
-                assert archive is not None
-                answer = await self._submit(signed[0], fields["bot"], archive)
-                note = (
-                    f"Refused: {answer['error']}"
-                    if "error" in answer
-                    else f"{answer['label']} uploaded: it plays its validation match first."
-                )
-        finally:
-            if archive is not None:
-                archive.unlink(missing_ok=True)
-        raise web.HTTPSeeOther(f"/team?{_query(note=note)}")
-
-    async def api_team(self, request: web.Request) -> web.Response:
-        who = await self._bearer(request)
-        if isinstance(who, web.Response):
-            return who
-        return _json(await self._db(lambda: api.team_json(self.store, who.name)))
-
-
-_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
-_MATCH_ID = re.compile(r"L\d{7,12}-[0-9a-f]{1,16}-\d{1,2}")
-"""A ladder's match id (``MatchQueue.schedule``)."""
-
-
-def valid_match_id(text: str) -> bool:
-    return _MATCH_ID.fullmatch(text) is not None
-
-
-def _query(**values: str) -> str:
-    from urllib.parse import urlencode
-
-    return urlencode(values)
-
-
-def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.json_response(
-        data, status=status, headers=headers, dumps=lambda v: json.dumps(v, ensure_ascii=True)
-    )
 
 
 def serve_ladder(

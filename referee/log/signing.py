@@ -31,9 +31,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 from google.protobuf import json_format
 
-# Their old home: create_private_file and replace_private_file live in referee.log.private.
-from referee.log.private import create_private_file as create_private_file
-from referee.log.private import replace_private_file as replace_private_file
+from referee.files import create_private_file
 from referee.log.writer import line_hash
 from referee.protocol import common
 

@@ -22,8 +22,8 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import BinaryIO
 
+from referee.files import create_private_file
 from referee.log.fastjson import timestamp_json, to_json
-from referee.log.private import create_private_file
 from referee.protocol import LOG_SCHEMA_VERSION, common
 
 

@@ -2,7 +2,7 @@
 
 The environments do not write logs, so this records what a log would hold, as log
 events, and shows them through the one text replay (``referee replay --seat``:
-``referee.view.text``, on the viewer's fold): what the seat knew, its legal plays at each
+``referee.view.seat_replay``, on the viewer's fold): what the seat knew, its legal plays at each
 of its turns, every public play. Recording costs a protobuf event per move, so it is on
 only when a render mode asks for it.
 """
@@ -18,7 +18,7 @@ from referee.protocol import common
 from referee.protocol.convert import KIND_TO_PB, card_list, seat_cards, standings_pb
 from referee.rules import HandResult, MatchState, Outcome, Rules, card_text, seed_commitment
 from referee.view.fold import Folder, Op
-from referee.view.text import seat_lines
+from referee.view.seat_replay import seat_lines
 
 
 class TextRecord:

@@ -27,7 +27,6 @@ from referee.rules.errors import (
     RulesError,
 )
 from referee.rules.hand import PASS, SEATS, Action, HandState, Outcome, SeatView
-from referee.rules.match import HandResult, MatchState
 from referee.rules.moves import LegalPlays
 from referee.rules.options import (
     OPTION_NAMES,
@@ -42,6 +41,7 @@ from referee.rules.options import (
     TieBreak,
 )
 from referee.rules.scoring import Standing, card_cost, score_hand, standings
+from referee.rules.series import HandResult, MatchState
 
 __all__ = [
     "HAND_SIZE",

@@ -6,7 +6,7 @@ network namespaces where 127.0.0.1:PORT is the referee and nothing else is reach
 and is held to limits on memory, CPU time, processes and open files; breaking one kills
 it, and the cause is reported (``Breach``). See docs/tournaments.md, "Sandbox".
 
-- ``limits``: what a bot may use (``Limits``) and the breaches;
+- ``limits``: what a bot may use (``SandboxLimits``) and the breaches;
 - ``cgroups``: the bot's control groups (v1: memory, pids, cpu, cpuacct, cpuset);
 - ``bwrap``: the command that runs a bot in bubblewrap;
 - ``jail``: one bot's sandbox for one match, from creation to its report;
@@ -21,7 +21,7 @@ from referee.sandbox.bridge import CoreAllocator, RefereeSocket
 from referee.sandbox.bwrap import JailSpec, Level
 from referee.sandbox.cgroups import CgroupError, Cgroups
 from referee.sandbox.jail import Jail, Jailer, JailReport
-from referee.sandbox.limits import LIMIT_FIELDS, Breach, Limits
+from referee.sandbox.limits import LIMIT_FIELDS, Breach, SandboxLimits
 from referee.sandbox.probe import SandboxUnavailable, Support, probe, probe_light
 
 __all__ = [
@@ -35,8 +35,8 @@ __all__ = [
     "JailSpec",
     "Jailer",
     "Level",
-    "Limits",
     "RefereeSocket",
+    "SandboxLimits",
     "SandboxUnavailable",
     "Support",
     "probe",

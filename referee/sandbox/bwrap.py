@@ -52,7 +52,7 @@ import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from referee.sandbox.limits import HELPER_TASKS, Limits
+from referee.sandbox.limits import HELPER_TASKS, SandboxLimits
 
 SOCKET_INSIDE = "/run/pusoy/referee.sock"
 SYSTEM_DIRS = ("/usr", "/etc", "/opt")
@@ -188,7 +188,7 @@ class JailSpec:
     uid: int = NOBODY
     """The bot's user and group: nobody (socat serves connections as nobody too)."""
     gid: int = NOBODY
-    limits: Limits = dataclasses.field(default_factory=Limits)
+    limits: SandboxLimits = dataclasses.field(default_factory=SandboxLimits)
     hostname: str = "bot"
     level: Level = Level.FULL
     """FULL or LIGHT (``LIGHT_SCRIPT``); a light jail run by an ordinary user keeps the

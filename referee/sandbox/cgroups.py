@@ -27,7 +27,7 @@ import signal
 import time
 from pathlib import Path
 
-from referee.sandbox.limits import HELPER_TASKS, Breach, Limits
+from referee.sandbox.limits import HELPER_TASKS, Breach, SandboxLimits
 
 REQUIRED = ("memory", "pids", "cpu", "cpuacct")
 """Controllers every sandbox needs; ``cpuset`` only for bots with cores of their own."""
@@ -105,7 +105,7 @@ class BotCgroup:
     """One bot's groups, one per controller (co-mounted controllers share one)."""
 
     dirs: dict[str, Path]
-    limits: Limits
+    limits: SandboxLimits
 
     @property
     def unique_dirs(self) -> list[Path]:
@@ -215,7 +215,7 @@ class Cgroups:
     def has_cpuset(self) -> bool:
         return "cpuset" in self.dirs
 
-    def create(self, limits: Limits, *, cpus: str = "", cpu_cores: float = 0.0) -> BotCgroup:
+    def create(self, limits: SandboxLimits, *, cpus: str = "", cpu_cores: float = 0.0) -> BotCgroup:
         """New groups for one bot, limits set, nobody in them yet. ``cpus`` (a cpuset
         list such as "2" or "2-3") pins the bot; empty: any core."""
         self._count += 1
@@ -262,7 +262,7 @@ class Cgroups:
                         continue
                     if alive and not child.name.startswith(mine):
                         continue  # another runner's bots, still playing
-                    group = BotCgroup({"pids": child}, Limits())
+                    group = BotCgroup({"pids": child}, SandboxLimits())
                     group.kill()
                     group.remove()
                     removed += 1

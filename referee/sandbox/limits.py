@@ -7,7 +7,7 @@ import enum
 
 HELPER_TASKS = 12
 """Processes and threads the sandbox itself runs in a bot's cgroup (its launcher, the
-output cap, bubblewrap, the referee forwarder), added on top of ``Limits.processes``."""
+output cap, bubblewrap, the referee forwarder), added on top of ``SandboxLimits.processes``."""
 
 
 class Breach(enum.StrEnum):
@@ -19,10 +19,10 @@ class Breach(enum.StrEnum):
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Limits:
+class SandboxLimits:
     """One bot's limits for one match.
 
-    >>> Limits(memory_mb=256).memory_bytes
+    >>> SandboxLimits(memory_mb=256).memory_bytes
     268435456
     """
 
@@ -51,11 +51,11 @@ class Limits:
     def stderr_bytes(self) -> int:
         return self.stderr_kb * 1024
 
-    def merged(self, overrides: dict[str, float | int]) -> Limits:
+    def merged(self, overrides: dict[str, float | int]) -> SandboxLimits:
         """These limits with some fields replaced (a bot's own limits over the defaults)."""
         return dataclasses.replace(self, **overrides)  # type: ignore[arg-type]
 
 
-LIMIT_FIELDS = tuple(f.name for f in dataclasses.fields(Limits))
+LIMIT_FIELDS = tuple(f.name for f in dataclasses.fields(SandboxLimits))
 
-__all__ = ["HELPER_TASKS", "LIMIT_FIELDS", "Breach", "Limits"]
+__all__ = ["HELPER_TASKS", "LIMIT_FIELDS", "Breach", "SandboxLimits"]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from referee.client.tokens import TokenError, read_token
-from referee.log.signing import create_private_file
+from referee.files import create_private_file
 from referee.server.throttle import limited_log
 
 if TYPE_CHECKING:

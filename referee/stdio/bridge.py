@@ -62,7 +62,7 @@ class Exit(enum.IntEnum):
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Limits:
+class BridgeLimits:
     max_line_bytes: int = 4096
     """The longest answer line; a longer one is a malformed action."""
     max_pending_bytes: int = 1 << 20
@@ -101,7 +101,7 @@ class StdioBridge(SeatPlayer):
         *,
         name: str = "",
         want_legal_plays: bool = True,
-        limits: Limits = Limits(),
+        limits: BridgeLimits = BridgeLimits(),
         stderr: TextIO | None = None,
         tls: ClientTls | None = None,
     ) -> None:
@@ -409,7 +409,7 @@ async def run_bridge(
     *,
     name: str = "",
     want_legal_plays: bool = True,
-    limits: Limits = Limits(),
+    limits: BridgeLimits = BridgeLimits(),
     tls: ClientTls | None = None,
 ) -> Exit:
     """Run the bridge until the match ends; SIGTERM stops the bot and leaves the seat."""
@@ -433,4 +433,4 @@ async def run_bridge(
             loop.remove_signal_handler(signal.SIGTERM)
 
 
-__all__ = ["Counts", "Exit", "Limits", "StdioBridge", "run_bridge"]
+__all__ = ["BridgeLimits", "Counts", "Exit", "StdioBridge", "run_bridge"]

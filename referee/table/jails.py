@@ -31,8 +31,8 @@ from referee.sandbox import (
     Jail,
     JailSpec,
     Level,
-    Limits,
     RefereeSocket,
+    SandboxLimits,
     SandboxUnavailable,
     Support,
     probe,
@@ -215,7 +215,7 @@ class MatchJails:
         seats: Sequence[Seat],
         *,
         hidden: Sequence[Path],
-        limits: Limits | None = None,
+        limits: SandboxLimits | None = None,
     ) -> None:
         if level is Level.NONE:
             raise ValueError("MatchJails makes jails; a bare bot needs none")
@@ -223,7 +223,7 @@ class MatchJails:
             raise SandboxUnavailable(f"no full jail here: {support.why_not(Level.FULL)}")
         self.support = support
         self.level = level
-        self.limits = limits or Limits()
+        self.limits = limits or SandboxLimits()
         self.socket: RefereeSocket | None = None
         self.port = 0
         self.uid, self.gid = bot_identity(level)

@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from referee.log.private import replace_private_file
+from referee.files import replace_private_file
 
 FORMAT = "pusoy-output-times"
 VERSION = 1

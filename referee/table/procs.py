@@ -27,7 +27,7 @@ import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from referee.log.private import replace_private_file
+from referee.files import replace_private_file
 from referee.sandbox import Jail, JailReport
 from referee.table.output import DEFAULT_LIMIT, BotOutput
 

@@ -39,7 +39,7 @@ import structlog
 from referee import text
 from referee.bots import builtin_bot, play_seat
 from referee.client.tls import ClientTls
-from referee.log.private import replace_private_file
+from referee.files import replace_private_file
 from referee.log.signing import LogSigner
 from referee.log.summary import SeatSummary, summarize_log
 from referee.match.settings import MatchSettings
@@ -187,10 +187,10 @@ def describe_exit(code: int) -> str:
     return f"exited with status {code}"
 
 
-def printable(line: str) -> str:
+def output_line_shown(line: str) -> str:
     """A line of a bot's output made safe for a terminal: control characters escaped.
 
-    >>> printable("ok\\x1b[2J\\tdone")
+    >>> output_line_shown("ok\\x1b[2J\\tdone")
     'ok\\\\x1b[2J\\tdone'
     """
     out = "\t".join(text.printable(part) for part in line[:MAX_TAIL_LINE_CHARS].split("\t"))
@@ -205,7 +205,7 @@ def read_tail(path: Path, lines: int = TAIL_LINES, max_bytes: int = TAIL_BYTES) 
     found = data.decode("utf-8", "replace").splitlines()
     if cut and found:
         found = found[1:]  # cut somewhere in its middle
-    return tuple(printable(line) for line in found if line.strip())[-lines:]
+    return tuple(output_line_shown(line) for line in found if line.strip())[-lines:]
 
 
 class Table:

@@ -122,7 +122,7 @@ from referee.bots import BUILTIN_BOTS
 from referee.client.tls import ClientTls
 from referee.match.settings import SETTINGS, MatchSettings
 from referee.rules import Rules
-from referee.sandbox.limits import Limits
+from referee.sandbox.limits import SandboxLimits
 from referee.table.bots import PLACEHOLDERS, BuiltinBot, CommandBot, RemoteBot
 from referee.table.referees import ServerTls
 
@@ -301,7 +301,7 @@ class SandboxConfig:
     """``[sandbox]``: how spawned (command) bots are isolated (``referee.sandbox``)."""
 
     mode: SandboxMode = SandboxMode.AUTO
-    limits: Limits = dataclasses.field(default_factory=Limits)
+    limits: SandboxLimits = dataclasses.field(default_factory=SandboxLimits)
     """Every spawned bot's limits unless its own ``limits`` say otherwise."""
     read_only: tuple[Path, ...] = ()
     """More paths every sandboxed bot may read."""
@@ -313,7 +313,7 @@ class SandboxConfig:
     def identity(self) -> dict[str, Any]:
         """The settings that change how bots play, when not the defaults."""
         out: dict[str, Any] = {}
-        if self.limits != Limits():
+        if self.limits != SandboxLimits():
             out["limits"] = dataclasses.asdict(self.limits)
         if self.cpu_cores:
             out["cpu_cores"] = self.cpu_cores
@@ -429,7 +429,7 @@ class TournamentConfig:
     def remote_bots(self) -> tuple[BotConfig, ...]:
         return tuple(b for b in self.bots if b.kind is BotKind.REMOTE)
 
-    def limits_for(self, bot: BotConfig) -> Limits:
+    def limits_for(self, bot: BotConfig) -> SandboxLimits:
         """A spawned bot's sandbox limits: its own over the ``[sandbox]`` ones."""
         return self.sandbox.limits.merged(dict(bot.limits))
 

@@ -43,6 +43,7 @@ from typing import Any
 import structlog
 
 from referee.client.tokens import TokenError, read_token
+from referee.files import write_atomic
 from referee.rules import new_seed
 from referee.table.procs import ProcessLedger
 from referee.table.referees import (
@@ -83,7 +84,6 @@ from referee.tournament.results import (
     MatchResult,
     ResultsFiles,
     timestamp,
-    write_atomic,
 )
 from referee.tournament.schedule import MatchSpec, build_schedule
 from referee.tournament.sprt import SequentialTest, for_schedule

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from referee.log.private import create_private_file, replace_private_file
+from referee.files import create_private_file, write_atomic
 from referee.log.summary import SeatSummary
 
 if TYPE_CHECKING:
@@ -422,14 +422,6 @@ def _csv_text(rows: Iterable[Sequence[Any]]) -> str:
     return buf.getvalue()
 
 
-def write_atomic(path: Path, text: str, *, sync: bool = True) -> None:
-    """Replace a file's contents in one step (write a sibling, rename over the file).
-
-    ``sync=False`` skips the fsync, for files that are rebuilt from results.jsonl on the
-    next start anyway (standings, results.csv)."""
-    replace_private_file(path, text.encode("utf-8"), sync=sync)
-
-
 class ResultsFiles:
     """results.jsonl and results.csv: read what is there, then append one match at a time."""
 
@@ -513,5 +505,4 @@ __all__ = [
     "result_of",
     "seat_results",
     "timestamp",
-    "write_atomic",
 ]

@@ -30,7 +30,7 @@ from referee.match.settings import (
     settings_from_values,
 )
 from referee.rules import Rules
-from referee.sandbox.limits import LIMIT_FIELDS, Limits
+from referee.sandbox.limits import LIMIT_FIELDS, SandboxLimits
 from referee.stdio import bridge_argv
 from referee.table.bots import check_program, unknown_placeholder
 from referee.tournament.config import (
@@ -373,7 +373,7 @@ def _mode(t: TomlTable, key: str) -> SandboxMode:
 
 
 def _parse_sandbox(t: TomlTable, base: Path) -> SandboxConfig:
-    limits = Limits().merged(parse_limits(t, LIMIT_FIELDS))
+    limits = SandboxLimits().merged(parse_limits(t, LIMIT_FIELDS))
     config = SandboxConfig(
         mode=_mode(t, "enabled"),
         limits=limits,

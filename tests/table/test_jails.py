@@ -32,8 +32,8 @@ from referee.sandbox import (
     Jail,
     JailSpec,
     Level,
-    Limits,
     RefereeSocket,
+    SandboxLimits,
     SandboxUnavailable,
     Support,
     probe_light,
@@ -277,7 +277,7 @@ async def test_the_light_jail_holds_its_bot_to_rlimits(tmp_path):
     listener = socket.socket(socket.AF_UNIX)  # the referee's end, bridged into the jail
     listener.bind(str(sock.path))
     try:
-        limits = Limits(cpu_s=1, processes=20, memory_mb=512, tmp_mb=8)
+        limits = SandboxLimits(cpu_s=1, processes=20, memory_mb=512, tmp_mb=8)
         spin = "import time\nprint(open('/proc/self/limits').read(), flush=True)\nwhile 1: pass"
         spec = JailSpec(
             argv=["/usr/bin/python3", "-c", spin],  # the system's: visible in any jail

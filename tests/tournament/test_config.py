@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.sandbox import Limits
+from referee.sandbox import SandboxLimits
 from referee.tournament.config import (
     ConfigError,
     Format,
@@ -245,7 +245,7 @@ def test_sandbox_limits_and_disqualification_parse(tmp_path):
     assert cfg.sandbox.mode is SandboxMode.ON and cfg.sandbox.cpu_cores == 0.5
     mine = cfg.limits_for(cfg.bot("mine"))
     assert (mine.memory_mb, mine.cpu_s, mine.processes, mine.tmp_mb) == (2048, 30, 64, 16)
-    assert cfg.limits_for(cfg.bot("a")).memory_mb == Limits().memory_mb
+    assert cfg.limits_for(cfg.bot("a")).memory_mb == SandboxLimits().memory_mb
     assert cfg.bot("mine").read_only == ((tmp_path / "data").resolve(),)
     assert cfg.disqualify.active and cfg.disqualify.replacement is Replacement.FORFEIT
     assert cfg.remote_deals is RemoteDeals.UNSEEN

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.sandbox import JailSpec, Level, Limits, Support
+from referee.sandbox import JailSpec, Level, SandboxLimits, Support
 from referee.sandbox.bwrap import mount_args
 from referee.sandbox.cgroups import Cgroups
 from referee.tournament import isolation
@@ -62,7 +62,7 @@ def test_the_mounts_hide_inside_what_is_visible_and_make_readable_parents(tmp_pa
         visible=[mine, Path("/"), Path("/tmp")],
         hidden=[other, mine / "secret.toml", Path("/nonexistent/x"), tmp_path / "elsewhere"],
         referee_socket=tmp_path / "ref.sock",
-        limits=Limits(tmp_mb=8),
+        limits=SandboxLimits(tmp_mb=8),
     )
     args = mount_args(spec)
     text = " ".join(args)

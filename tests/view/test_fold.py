@@ -13,7 +13,7 @@ from referee.log.reader import MAX_LOG_BYTES, LogTooLarge
 from referee.rules import Rules, context_for, parse_cards
 from referee.view.fold import Folder, fold_log
 from referee.view.page import embed_json, render_page
-from referee.view.text import printable, seat_lines
+from referee.view.seat_replay import seat_lines, terminal_text
 
 from .conftest import PROFILES, ROOT, entries, moment
 
@@ -179,9 +179,9 @@ def test_seat_replay_text_shows_only_what_the_seat_knew(match_logs):
     assert list(seat_lines(ops, 0, 99))[-1].startswith("  seed:")
 
 
-def test_printable_escapes_terminal_controls():
+def test_terminal_text_escapes_terminal_controls():
     # U+202E (right-to-left override) is shown as \u202e, not as \x20 followed by "2e".
-    assert printable("a\x1b[2Jb\u202ec\x00") == "a\\x1b[2Jb\\u202ec\\x00"
+    assert terminal_text("a\x1b[2Jb\u202ec\x00") == "a\\x1b[2Jb\\u202ec\\x00"
 
 
 def test_view_cli_writes_next_to_the_log(match_logs, tmp_path):

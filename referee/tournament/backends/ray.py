@@ -38,7 +38,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
-from referee.log.private import replace_private_file
+from referee.files import replace_private_file
 from referee.log.reader import read_bounded
 from referee.log.signing import LogSigner, resign
 from referee.sandbox import Jailer

@@ -1,4 +1,5 @@
-"""A match: a sequence of hands, who leads each, totals, the end and the standings."""
+"""A series of hands (a match, as the rules see it): who leads each, totals, the end and
+the standings. Named apart from `referee.match`, the referee's match machine."""
 
 from __future__ import annotations
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from referee.client.serving import SERVING_FILE, Serving, ServingError, read_serving
 from referee.client.tokens import TokenError
-from referee.log.signing import KEY_FILE, LogSigner, SigningKeyError, replace_private_file
+from referee.files import replace_private_file
+from referee.log.signing import KEY_FILE, LogSigner, SigningKeyError
 from referee.server.auth import load_or_create_token
 
 DEFAULT_STATE_DIR = Path(".referee")
@@ -29,7 +30,7 @@ TOKEN_FILE = "organiser-token"
 PUBLIC_KEY_FILE = "signing-key.pub"
 
 
-class StateError(ValueError):
+class SecretsError(ValueError):
     """The state folder, token or key cannot be used; the message says why."""
 
 
@@ -54,7 +55,7 @@ def load_signer(state_dir: Path, log_dir: Path) -> tuple[LogSigner, Path]:
     """The signing key of ``state_dir`` (folder and key created when absent), and where
     its public key is; for an embedded referee that needs no organiser token."""
     if _within(state_dir, log_dir):
-        raise StateError(
+        raise SecretsError(
             f"the state folder {state_dir} is the log folder {log_dir} or inside it: "
             "publishing the logs would publish the signing key. Give another --state-dir"
         )
@@ -67,9 +68,9 @@ def load_signer(state_dir: Path, log_dir: Path) -> tuple[LogSigner, Path]:
         public = state_dir / PUBLIC_KEY_FILE
         public.write_text(signer.public_key_text + "\n", encoding="ascii")
     except OSError as exc:
-        raise StateError(f"cannot use the state folder {state_dir}: {exc}") from None
+        raise SecretsError(f"cannot use the state folder {state_dir}: {exc}") from None
     except SigningKeyError as exc:
-        raise StateError(str(exc)) from None
+        raise SecretsError(str(exc)) from None
     return signer, public
 
 
@@ -81,13 +82,13 @@ def load_server_secrets(
 ) -> ServerSecrets:
     """Create the state folder (0700) if needed, then load or create the token and key."""
     if _within(state_dir, log_dir):
-        raise StateError(
+        raise SecretsError(
             f"the state folder {state_dir} is the log folder {log_dir} or inside it: "
             "publishing the logs would publish the signing key. Give another --state-dir"
         )
     for what, path in (("organiser token file", token_file), ("signing key", signing_key)):
         if path is not None and _within(path, log_dir):
-            raise StateError(f"the {what} {path} is inside the log folder {log_dir}")
+            raise SecretsError(f"the {what} {path} is inside the log folder {log_dir}")
     needs_dir = token_file is None or signing_key is None
     if needs_dir:
         existed = state_dir.exists()
@@ -96,7 +97,7 @@ def load_server_secrets(
             if not existed:
                 os.chmod(state_dir, 0o700)  # mkdir's mode is masked by the umask
         except OSError as exc:
-            raise StateError(f"cannot create the state folder {state_dir}: {exc}") from None
+            raise SecretsError(f"cannot create the state folder {state_dir}: {exc}") from None
     token_path = token_file or state_dir / TOKEN_FILE
     key_path = signing_key or state_dir / KEY_FILE
     try:
@@ -106,14 +107,14 @@ def load_server_secrets(
         else:
             signer, key_created = LogSigner.load_or_create(key_path)
     except (TokenError, SigningKeyError) as exc:
-        raise StateError(str(exc)) from None
+        raise SecretsError(str(exc)) from None
     public_path: Path | None = None
     if signing_key is None:
         public_path = state_dir / PUBLIC_KEY_FILE
         try:
             public_path.write_text(signer.public_key_text + "\n", encoding="ascii")
         except OSError as exc:
-            raise StateError(f"cannot write {public_path}: {exc}") from None
+            raise SecretsError(f"cannot write {public_path}: {exc}") from None
     return ServerSecrets(
         token, token_path, token_created, signer, key_path, key_created, public_path
     )

@@ -1,7 +1,8 @@
-"""Private files: written whole, mode 0600 whatever the umask.
+"""Files written whole: private (mode 0600 whatever the umask) and replaced in one step.
 
 Secrets (keys, tokens, seeds) and whatever holds hidden cards while a match runs (live
-logs, bots' output, a tournament's files) are made with these two, and nothing else.
+logs, bots' output, a tournament's files) are made with these, and nothing else. A room
+of its own because the log, the server, the table and the tournament all write them.
 """
 
 from __future__ import annotations
@@ -59,4 +60,12 @@ def replace_private_file(path: Path, data: bytes, *, sync: bool = False) -> None
         raise
 
 
-__all__ = ["create_private_file", "replace_private_file"]
+def write_atomic(path: Path, text: str, *, sync: bool = True) -> None:
+    """Replace a text file's contents in one step (``replace_private_file``, UTF-8).
+
+    ``sync=False`` skips the fsync, for files that are rebuilt on the next start anyway
+    (a tournament's standings, results.csv)."""
+    replace_private_file(path, text.encode("utf-8"), sync=sync)
+
+
+__all__ = ["create_private_file", "replace_private_file", "write_atomic"]

@@ -16,17 +16,17 @@ from referee.protocol.names import cause_phrase
 from referee.view.fold import Op
 
 
-def printable(value: object) -> str:
+def terminal_text(value: object) -> str:
     """Text safe for a terminal: control and direction characters become escapes.
 
-    >>> printable("bot\\x1b[2J")
+    >>> terminal_text("bot\\x1b[2J")
     'bot\\\\x1b[2J'
     """
     return text.printable(str(value))
 
 
 def _cards(cards: Sequence[str]) -> str:
-    return printable(" ".join(cards)) or "(no cards)"
+    return terminal_text(" ".join(cards)) or "(no cards)"
 
 
 def _decode(bits: int, cards: Sequence[str]) -> list[str]:
@@ -70,7 +70,7 @@ class SeatText:
                 first = self._retold.disconnect(op["seat"], at)
                 if first is not None:  # told again, with the reason: shown once, with it
                     if first >= 0:
-                        cause = printable(op.get("cause"))
+                        cause = terminal_text(op.get("cause"))
                         self.lines[first] = f"  [{self.names(op['seat'])} disconnected: {cause}]"
                     return
         self.lines.extend(self._text(op))
@@ -81,11 +81,13 @@ class SeatText:
         pending = self.pending
         t = op.get("t")
         if t == "match":
-            names = self.names = _Names(f"{s}:{printable(n)}" for s, n in enumerate(op["seats"]))
-            yield f"Match {printable(op['id'])} ({printable(op['profile'])})"
+            names = self.names = _Names(
+                f"{s}:{terminal_text(n)}" for s, n in enumerate(op["seats"])
+            )
+            yield f"Match {terminal_text(op['id'])} ({terminal_text(op['profile'])})"
             yield f"  seats: {', '.join(names)}"
             yield f"  the view of seat {names[seat]}: its cards, public plays, its legal plays"
-            yield f"  seed commitment: {printable(op['commitment'])}"
+            yield f"  seed commitment: {terminal_text(op['commitment'])}"
         elif t == "deal":
             showing = self.showing = hand is None or op["hand"] == hand
             dealt = op.get("cards")
@@ -122,20 +124,24 @@ class SeatText:
             yield f"  scores: {by_seat(names, op['scores'])}"
             yield f"  totals: {by_seat(names, op['totals'])}"
         elif t == "seat" and showing and _is_connection(op):
-            what = "connected" if op.get("on") else f"disconnected: {printable(op.get('cause'))}"
+            what = (
+                "connected" if op.get("on") else f"disconnected: {terminal_text(op.get('cause'))}"
+            )
             yield f"  [{names(op['seat'])} {what}]"
         elif t == "end":
-            status = printable(op["status"])
+            status = terminal_text(op["status"])
             yield ""
-            yield f"Match {status}" + (f": {printable(op['reason'])}" if op.get("reason") else "")
+            yield f"Match {status}" + (
+                f": {terminal_text(op['reason'])}" if op.get("reason") else ""
+            )
             for st in op["standings"]:
                 who = " + ".join(names(s) for s in st["seats"])
                 yield f"  {st['place']}. {who}  total {st['total']}, hands won {st['won']}"
-            yield f"  seed: {printable(op['seed'])}"
+            yield f"  seed: {terminal_text(op['seed'])}"
         elif t == "restart" and showing:
-            yield f"  [the referee restarted here ({printable(op['software'])})]"
+            yield f"  [the referee restarted here ({terminal_text(op['software'])})]"
         elif t in ("other", "bad") and showing:
-            yield f"  [line {op['seq']}: {printable(op.get('kind') or op.get('problem'))}]"
+            yield f"  [line {op['seq']}: {terminal_text(op.get('kind') or op.get('problem'))}]"
 
 
 def _is_connection(op: Op) -> bool:
@@ -171,10 +177,10 @@ def _move_lines(
     for rj in rejects:
         tried = "pass" if rj.get("pass") else _cards(rj.get("cards", []))
         yield (
-            f"      tried {tried}: rejected, {printable(rj['reason']).replace('_', ' ')} "
-            f"({printable(rj['message'])}), {rj['ms']} ms"
+            f"      tried {tried}: rejected, {terminal_text(rj['reason']).replace('_', ' ')} "
+            f"({terminal_text(rj['message'])}), {rj['ms']} ms"
         )
     yours = what.replace("plays", "play", 1).replace("passes", "pass", 1)
     yield f"      you {yours}, {op['ms']} ms{note}"
     if op.get("illegal"):
-        yield f"      (the rules engine does not accept this move: {printable(op['illegal'])})"
+        yield f"      (the rules engine does not accept this move: {terminal_text(op['illegal'])})"
