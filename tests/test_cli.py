@@ -41,7 +41,10 @@ def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         ["stdio-bot"],
         ["dataset"],
         ["ladder"],
-        *(["ladder", c] for c in ("init", "team", "submit", "run", "serve", "status", "backup")),
+        *(
+            ["ladder", c]
+            for c in ("init", "team", "submit", "run", "serve", "status", "retire", "backup")
+        ),
     ],
 )
 def test_every_command_has_help_with_an_example(command):

@@ -30,6 +30,7 @@ examples:
   referee ladder serve examples/ladder.toml --http 127.0.0.1:8080
   PUSOY_LADDER_KEY=pdl_... referee ladder submit --url http://127.0.0.1:8080 mybot ./mybot/
   referee ladder status examples/ladder.toml
+  referee ladder retire examples/ladder.toml alpha mybot   # its active version leaves
   referee ladder backup examples/ladder.toml ladder-backup.db
 
 See docs/ladder.md: from nothing to a running ladder, and from a key to a ranked bot.
@@ -138,6 +139,26 @@ def add_parser(sub: Any) -> None:
     status.add_argument("config", help="the ladder's TOML file")
     status.add_argument("--json", action="store_true", help="as JSON (the web's /api/status)")
     status.set_defaults(func=run_ladder_command, ladder_func=_cmd_status)
+
+    retire = command(
+        "retire",
+        "take a version off the ladder: its queued matches are cancelled, its page, "
+        "results and rating history stay (by default the bot's active version)",
+        'referee ladder retire examples/ladder.toml alpha mybot --reason "breaks the rules"',
+    )
+    retire.add_argument("config", help="the ladder's TOML file")
+    retire.add_argument("team", help="the team's name")
+    retire.add_argument("bot", help="the bot's name under that team")
+    retire.add_argument(
+        "--version", type=int, metavar="N", help="its version N (default: the active one)"
+    )
+    retire.add_argument(
+        "--reason",
+        metavar="TEXT",
+        default="retired by the ladder's organiser",
+        help="shown on the bot's page (one line, at most 300 characters)",
+    )
+    retire.set_defaults(func=run_ladder_command, ladder_func=_cmd_retire)
 
     backup = command(
         "backup",
@@ -454,6 +475,27 @@ def _cmd_status(args: argparse.Namespace) -> int:
     for problem in status["problems"]:
         print(f"inconsistent: {problem}", file=sys.stderr)
     return 1 if status["problems"] else 0
+
+
+def _cmd_retire(args: argparse.Namespace) -> int:
+    from referee.ladder.store import LadderStore, check_name, check_reason
+
+    check_name("team", args.team)
+    check_name("bot", args.bot)
+    reason = check_reason(args.reason)  # all before the database is opened
+    config = _config(args.config)
+    store = LadderStore.open(config.database, migrate=False)
+    try:
+        version = store.find_version(args.team, args.bot, args.version)
+        retired = store.retire(version.id, reason)
+    finally:
+        store.close()
+    print(
+        f"{retired.label}: retired ({retired.reason}). Its queued matches are cancelled "
+        f"(running ones finish); its results and history stay on /bots/{retired.team}/"
+        f"{retired.bot}."
+    )
+    return 0
 
 
 def _cmd_backup(args: argparse.Namespace) -> int:

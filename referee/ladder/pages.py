@@ -318,11 +318,31 @@ def _matches_table(matches: Sequence[Mapping[str, Any]], *, stderr: bool = False
     )
 
 
-def _versions_table(versions: Sequence[Mapping[str, Any]], *, private: bool = False) -> str:
+def _retire_form(v: Mapping[str, Any], csrf: str) -> str:
+    """The team page's retire button for an active version, folded away (no script to
+    ask "are you sure?": retiring cannot be undone)."""
+    return (
+        '<details class="retire"><summary>retire…</summary>'
+        '<form method="post" action="/team/retire" class="stack">'
+        f'<input type="hidden" name="csrf" value="{esc(csrf)}">'
+        f'<input type="hidden" name="version" value="{esc(v["id"])}">'
+        '<label>Reason, shown on its page <input name="reason" maxlength="300" '
+        'placeholder="retired by its team"></label>'
+        f'<button type="submit">Retire #{esc(v["number"])}</button></form>'
+        '<p class="muted small">It stops playing; its results and history stay.</p></details>'
+    )
+
+
+def _versions_table(
+    versions: Sequence[Mapping[str, Any]], *, private: bool = False, csrf: str = ""
+) -> str:
+    """A bot's versions; on its team's page (``csrf``) with a retire button each active one."""
     rows = []
     for v in versions:
         state = esc(v["state"])
         reason = f'<div class="reason">{esc(v["reason"])}</div>' if v.get("reason") else ""
+        if csrf and v["state"] == "active":
+            reason += _retire_form(v, csrf)
         tail = ""
         if private and v.get("stderr_tail"):
             tail = (
@@ -478,7 +498,7 @@ def team_page(ladder: str, data: Mapping[str, Any], csrf: str, note: str = "") -
     for bot, versions in bots.items():
         sections.append(
             f'<section class="card"><h2><a href="{bot_href(data["team"], bot)}">{esc(bot)}</a>'
-            f"</h2>{_versions_table(versions, private=True)}</section>"
+            f"</h2>{_versions_table(versions, private=True, csrf=csrf)}</section>"
         )
     body = (
         f"<header><h1>Team {esc(data['team'])}</h1>"

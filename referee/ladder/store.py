@@ -65,6 +65,31 @@ def check_name(kind: str, name: str) -> str:
     return name
 
 
+REASON_CHARS = 300
+"""A retirement's reason is shown on the bot's public page: one short line."""
+
+
+def check_reason(text: str) -> str:
+    """A reason given for retiring a version, stripped, or LadderError: printable, one
+    line, at most ``REASON_CHARS`` characters (it is shown to anyone).
+
+    >>> check_reason("  superseded by mybot2 ")
+    'superseded by mybot2'
+    >>> check_reason("a\\nb")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    referee.ladder.errors.LadderError: a reason is one line of printable text...
+    """
+    text = text.strip()
+    if not text:
+        raise LadderError("give a reason")
+    if len(text) > REASON_CHARS:
+        raise LadderError(f"a reason is at most {REASON_CHARS} characters, not {len(text)}")
+    if not text.isprintable():
+        raise LadderError("a reason is one line of printable text (no control characters)")
+    return text
+
+
 class LadderStore(MatchQueue):
     """The ladder's database. ``open`` migrates it to the newest schema first."""
 
@@ -399,15 +424,53 @@ class LadderStore(MatchQueue):
         self._write(body)
         return self.version(version_id)
 
-    def retire(self, version_id: int, reason: str) -> Version:
-        """An active version leaves the ladder (its team asked, or an organiser)."""
+    def retire(self, version_id: int, reason: str, *, team: str | None = None) -> Version:
+        """An active version leaves the ladder (its team asked, or an organiser): its
+        queued matches are cancelled, its history and its page stay. With ``team``, only
+        a version of that team: another's is NotFound, worded as a missing one, so a key
+        learns nothing of other teams' versions. The house's anchors are the config's
+        (``[ladder] anchors``), never retired here: validation matches need them."""
+        reason = check_reason(reason)
 
         def body(conn: Connection) -> None:
             row = self._version_row(conn, version_id, lock=True)
+            owner = conn.execute(
+                select(teams.c.name.label("team"), teams.c.house, bots.c.name.label("bot"))
+                .select_from(bots.join(teams))
+                .where(bots.c.id == row.bot_id)
+            ).one()
+            if team is not None and owner.team != team:
+                raise NotFound(f"no version {version_id}")
+            label = f"{owner.team}/{owner.bot}#{row.number}"
+            if owner.house:
+                raise Conflict(f"{label} is a house bot: take it out of [ladder] anchors instead")
+            if row.state != VersionState.ACTIVE:
+                raise Conflict(f"{label} is {row.state}: only an active version can be retired")
             self._move(conn, row, VersionState.ACTIVE, VersionState.RETIRED, reason)
 
         self._write(body)
         return self.version(version_id)
+
+    def find_version(self, team: str, bot: str, number: int | None = None) -> Version:
+        """``team/bot#number``, or without a number the bot's active version: how an
+        organiser names a version. NotFound says which part is missing."""
+        with db.reading(self.engine) as conn:
+            team_id = self._team_row(conn, team).id
+            bot_id = conn.execute(
+                select(bots.c.id).where(bots.c.team_id == team_id, bots.c.name == bot)
+            ).scalar()
+            if bot_id is None:
+                raise NotFound(f"team {team!r} has no bot {bot!r}")
+            query = select(versions.c.id).where(versions.c.bot_id == bot_id)
+            if number is None:
+                query = query.where(versions.c.state == VersionState.ACTIVE)
+            else:
+                query = query.where(versions.c.number == number)
+            found = conn.execute(query.order_by(versions.c.number.desc())).scalar()
+            if found is None:
+                which = "active version" if number is None else f"version {number}"
+                raise NotFound(f"{team}/{bot} has no {which}")
+            return version_of(self._version_row(conn, int(found), full=True))
 
     def _move(
         self,

@@ -28,7 +28,7 @@ from sqlalchemy import select
 
 from referee.ladder import api, pages
 from referee.ladder.config import LadderConfig
-from referee.ladder.errors import KeyRefused, LadderError, NotFound, TooManyGuesses
+from referee.ladder.errors import Conflict, KeyRefused, LadderError, NotFound, TooManyGuesses
 from referee.ladder.keys import KeyGuard
 from referee.ladder.schema import (
     bots,
@@ -59,6 +59,8 @@ def loopback(host: str) -> bool:
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 _MATCH_ID = re.compile(r"L\d{7,12}-[0-9a-f]{1,16}-\d{1,2}")
 """A ladder's match id (``MatchQueue.schedule``)."""
+_VERSION_ID = re.compile(r"[0-9]{1,12}")
+"""A version's id in a path or a form: ASCII digits only (``str.isdigit`` takes others)."""
 
 
 def valid_match_id(text: str) -> bool:
@@ -371,3 +373,62 @@ class TeamSide:
         if isinstance(who, web.Response):
             return who
         return json_response(await self._db(lambda: api.team_json(self.store, who.name)))
+
+    # -- retiring a version -------------------------------------------------------------
+
+    async def _retire(self, team: Team, version_text: str, reason: str) -> tuple[int, Any]:
+        """Retire one of ``team``'s versions: (HTTP status, the version's JSON or an
+        error text). Another team's version reads as a missing one."""
+        if not _VERSION_ID.fullmatch(version_text):
+            return 404, "no such version"
+        try:
+            version = await self._db(
+                lambda: self.store.retire(
+                    int(version_text), reason or "retired by its team", team=team.name
+                )
+            )
+        except NotFound as exc:
+            return 404, str(exc)
+        except Conflict as exc:
+            return 409, str(exc)
+        except LadderError as exc:
+            return 400, str(exc)
+        log.info("version retired", version=version.label, by="team")
+        return 200, api.version_json(version)
+
+    async def api_retire(self, request: web.Request) -> web.Response:
+        """``POST /api/versions/{id}/retire``, with an optional JSON body
+        ``{"reason": "..."}``."""
+        who = await self._bearer(request)
+        if isinstance(who, web.Response):
+            return who
+        reason = ""
+        body = await request.read()  # at most the app's client_max_size
+        if body.strip():
+            try:
+                data = json.loads(body)
+            except (ValueError, RecursionError):  # not JSON; nested past the parser
+                return json_response({"error": 'send no body, or JSON {"reason": "..."}'}, 400)
+            if not isinstance(data, dict) or set(data) - {"reason"}:
+                return json_response({"error": 'send no body, or JSON {"reason": "..."}'}, 400)
+            if not isinstance(data.get("reason", ""), str):
+                return json_response({"error": "the reason is a string"}, 400)
+            reason = data.get("reason", "")
+        status, answer = await self._retire(who, request.match_info["id"], reason)
+        return json_response(answer if status == 200 else {"error": answer}, status)
+
+    async def retire_form(self, request: web.Request) -> web.Response:
+        """The team page's retire button: signed in, same origin, the form's token."""
+        form = await request.post()
+        fields = {k: form.get(k) for k in ("csrf", "version", "reason")}
+        text = {k: v if isinstance(v, str) else "" for k, v in fields.items()}
+        signed = await self._form_session(request, text["csrf"])
+        if signed is None:
+            return self._message(403, "Refused", "Retire from your team's page, signed in.")
+        status, answer = await self._retire(signed[0], text["version"], text["reason"])
+        note = (
+            f"{answer['label']} retired: its queued matches are cancelled, its history stays."
+            if status == 200
+            else f"Refused: {answer}"
+        )
+        raise web.HTTPSeeOther(f"/team?{query_string(note=note[:300])}")

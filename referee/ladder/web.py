@@ -12,13 +12,15 @@ A team's, behind its API key (``referee.ladder.keys``; refused keys throttled pe
 address by the ``KeyGuard``, and a key accepted only over TLS or from this machine):
 
 - scripts send ``Authorization: Bearer <key>``: ``POST /api/versions`` (multipart
-  ``bot`` and ``archive``: what ``referee ladder submit --url`` does), ``GET /api/team``.
-  No cookie is involved, so another site's page cannot make a browser do it;
+  ``bot`` and ``archive``: what ``referee ladder submit --url`` does), ``GET /api/team``,
+  ``POST /api/versions/ID/retire`` (optional JSON ``{"reason": ...}``; another team's
+  version answers as a missing one). No cookie is involved, so another site's page
+  cannot make a browser do it;
 - a browser signs in at ``/team`` with a form that posts the key, and gets a session
   cookie (``HttpOnly``, ``SameSite=Strict``) holding an HMAC of the team and its key's
   public id under the web's own secret (``state/web-session.key``): a new key ends every
-  session. Its forms (upload, sign out) carry a CSRF token derived from the session and
-  are refused without it, or from another origin. Its bots' output files are served
+  session. Its forms (upload, retire, sign out) carry a CSRF token derived from the
+  session and are refused without it, or from another origin. Its bots' output files are served
   from ``/team/stderr/MATCH/SEAT``, to that team only.
 
 An upload is streamed to a private file, never past ``[limits] archive_mb``, then goes
@@ -125,6 +127,7 @@ class LadderWeb(TeamSide):
         r.add_post("/team/login", self.login)
         r.add_post("/team/logout", self.logout)
         r.add_post("/team/upload", self.upload_form)
+        r.add_post("/team/retire", self.retire_form)
         r.add_get("/team/stderr/{match_id}/{seat}", self.stderr)
         r.add_get("/api/leaderboard", self.api(lambda _: {"leaderboard": self._board()}))
         r.add_get("/api/status", self.api(lambda _: api.status_json(self.store)))
@@ -134,6 +137,7 @@ class LadderWeb(TeamSide):
         r.add_get("/api/versions/{id}", self.api(self._version_json))
         r.add_get("/api/team", self.api_team)
         r.add_post("/api/versions", self.api_upload)
+        r.add_post("/api/versions/{id}/retire", self.api_retire)
         self.runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         self._server: asyncio.AbstractServer | None = None
         self.port = 0
