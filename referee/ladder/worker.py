@@ -332,9 +332,6 @@ async def serve(config: LadderConfig, name: str, slots: int = 0) -> None:
     support = ladder_support(config.folder)  # refuses where no jail can be made
     store = LadderStore.open(config.database, migrate=False)
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     tables: LocalTables | None = None
     backend: MatchBackend
     if config.backend == "ray":
@@ -351,6 +348,11 @@ async def serve(config: LadderConfig, name: str, slots: int = 0) -> None:
             backend = tables.backend
         else:
             await backend.start()
+        # After the backend: Ray's driver installs a SIGTERM handler that ends the process
+        # at once; the matches being played must go back to the queue first.
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
         address = tables.address if tables is not None else ""
         log.info("worker started", worker=name, referee=address, pid=os.getpid(), slots=slots)
         worker = Worker(name, config, store, backend, live_address=address, slots=slots)
