@@ -27,8 +27,10 @@ them once. A configuration, in full (every table optional)::
     validation_hands = 1          # hands of an upload's validation match
 
     [workers]
-    count = 0                     # worker processes; 0: one per core
+    count = 0                     # worker processes (ray: matches at once); 0: one per core
     lease_s = 30                  # a dead worker's match is played again after this
+    backend = "local"             # local (worker processes here) | ray (tasks on a Ray cluster)
+    # address = "auto"            # ray: "auto", a cluster's host:port; unset: a Ray of its own
 
     [lobby]
     address = ""                  # "127.0.0.1:50070": remote bots join here with a key
@@ -76,6 +78,7 @@ from referee.tournament.toml_table import TomlTable
 
 MIB = 1024 * 1024
 SEATINGS = ("rotations", "none")
+BACKENDS = ("local", "ray")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -106,6 +109,10 @@ class LadderConfig:
     validation_hands: int
     workers: int
     lease_s: float
+    backend: str
+    """Where the workers play: ``local`` (a referee in each worker process) or ``ray``."""
+    ray_address: str
+    """ray: the cluster's address (``auto``, ``host:port``); empty: a Ray of its own."""
     lobby_address: str
     lobby_wait_s: float
     lobby_insecure: bool
@@ -216,6 +223,12 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
     wk = top.table("workers")
     workers = wk.whole("count", 0, high=256)
     lease_s = wk.number("lease_s", 30.0, low=2.0)
+    backend = wk.text("backend", "local") or ""
+    if backend not in BACKENDS:
+        raise ConfigError("workers.backend", f"{backend!r} is not one of {BACKENDS}")
+    ray_address = wk.text("address", "") or ""
+    if ray_address and backend != "ray":
+        raise ConfigError("workers.address", 'is the Ray cluster\'s: only with backend = "ray"')
     wk.done()
 
     lb = top.table("lobby")
@@ -257,6 +270,8 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
         validation_hands=validation_hands,
         workers=workers,
         lease_s=lease_s,
+        backend=backend,
+        ray_address=ray_address,
         lobby_address=lobby_address,
         lobby_wait_s=lobby_wait_s,
         lobby_insecure=lobby_insecure,

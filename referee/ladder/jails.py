@@ -12,6 +12,10 @@ tournament's bots, a version's visible paths are not read from its command (an a
 could name anything there, or hold a ``pyvenv.cfg`` pointing elsewhere): they are
 exactly its folder and the runtime. A ladder folder inside the runtime's folders would
 be visible through them, so that is refused too.
+
+A worker's jails (``LadderJails``, one per referee) serve every match it plays here;
+on a Ray node a match's task makes its own (``NodeJails``, from a picklable recipe),
+for its referee of one match.
 """
 
 from __future__ import annotations
@@ -125,4 +129,59 @@ class MatchJails:
         pass
 
 
-__all__ = ["LadderJails", "MatchJails", "SandboxUnavailable", "ladder_support"]
+class NodeJails:
+    """The jails of one match on a Ray node: a ``WorkerSandbox`` of the Ray backend,
+    made there (``check`` probes the node) for that node's referee of one match.
+
+    Picklable until ``check``: the task carries the limits and each seat's folder."""
+
+    active = True
+    """Never bare: a node that cannot jail fails the match (``check``)."""
+
+    def __init__(self, limits: SandboxLimits, folders: Mapping[str, Path]) -> None:
+        self.limits = limits
+        self.folders = dict(folders)
+        self.jails: LadderJails | None = None
+        self.match: MatchJails | None = None
+
+    def check(self) -> list[str]:
+        """SandboxUnavailable when this node cannot make a jail."""
+        support = probe()
+        if support.level is Level.NONE:
+            raise SandboxUnavailable(
+                f"no jail can be made for uploaded bots on this Ray node ({support.explain()})"
+            )
+        self.jails = LadderJails(support, self.limits)
+        self.match = self.jails.for_match(self.folders)
+        return []
+
+    def listen_addresses(self) -> list[str]:
+        assert self.jails is not None, "check() first"
+        return self.jails.listen_addresses()
+
+    async def start(self, referee_address: str, *, local: bool) -> None:
+        assert self.jails is not None, "check() first"
+        self.jails.opened(referee_address)
+
+    async def close(self) -> None:
+        if self.jails is not None:
+            self.jails.close()
+
+    @property
+    def address(self) -> str:
+        assert self.match is not None, "check() first"
+        return self.match.address
+
+    @property
+    def counts_cpu(self) -> bool:
+        return self.match is not None and self.match.counts_cpu
+
+    def jail(self, name: str, argv: Sequence[str], env: Mapping[str, str]) -> Jail:
+        assert self.match is not None, "check() first"
+        return self.match.jail(name, argv, env)
+
+    def release(self, jail: Jail) -> None:
+        pass
+
+
+__all__ = ["LadderJails", "MatchJails", "NodeJails", "SandboxUnavailable", "ladder_support"]

@@ -1,35 +1,38 @@
-"""Where a ladder's match is played: the one place that turns a claimed match into a
-played one. When the match core changes, this module is the one to re-point.
+"""Where a ladder's matches are played: the tournament's match backends, opened for it.
 
-A ``LadderJob`` is a claimed match as plain, picklable values (the deal's seed, the
-settings, what sits in each seat, where its log and its bots' output go); a player
-plays it and returns the table's ``MatchReport``. Today's player is ``LocalPlayer``: one
-referee embedded in the worker's process, a table per match (``referee.table``), every
-spawned bot in a jail (``referee.ladder.jails``). A player for the tournaments' backends
-(issue 22: local and Ray behind one interface) implements the same ``MatchPlayer``
-protocol; the worker loop (``referee.ladder.worker``: claim, renew, play, record) does
-not change. For Ray, the versions' folders (``versions/``) must be at the same path on
-every node, as tournaments' bot programs must.
+A claimed match becomes a ``MatchJob`` (``referee.tournament.backends``): its versions
+are seats (``seat_plans``), its settings carry the deal group's seed. The worker
+(``referee.ladder.worker``: claim, renew, play, record) plays it with
+``await backend.play(job)``, whichever backend that is:
+
+- ``LocalTables``: a referee embedded in the worker's process and a ``LocalBackend``
+  around it, each uploaded version jailed by ``referee.ladder.jails`` in its own folder
+  (the backend's ``sandbox(job)`` hook), the live match watchable at the referee's
+  address; the process that holds the lobby plays remote bots' matches this way too;
+- ``ray_backend``: each match a Ray task with a referee of its own (``[workers] backend
+  = "ray"``), its log signed again with the ladder's key and written where the job says
+  on arrival; the node jails its spawned bots (``jails.NodeJails``). The versions'
+  folders (``versions/``) must be at the same path on every node, as a tournament's bot
+  programs must.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+import functools
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
-from referee.ladder.jails import LadderJails
+from referee.ladder.config import LadderConfig
+from referee.ladder.jails import LadderJails, NodeJails
 from referee.ladder.types import Version
 from referee.log.signing import LogSigner
-from referee.match.settings import MatchSettings
-from referee.sandbox import SandboxLimits, Support
+from referee.sandbox import RefereeSocket, SandboxLimits, Support
 from referee.table.bots import BuiltinBot, CommandBot, RemoteBot, Seat, distinct_names
 from referee.table.procs import ProcessLedger
 from referee.table.referees import LocalReferee
-from referee.table.table import MatchReport, Table
+from referee.tournament.backends import LocalBackend, MatchJob, RayBackend
+from referee.tournament.backends.ray import SandboxRecipe
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -58,20 +61,6 @@ class SeatPlan:
         return Seat(self.name, CommandBot(self.argv, cwd=self.folder))
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class LadderJob:
-    match_id: str
-    attempt: int
-    settings: MatchSettings
-    """With the deal group's seed: every seating of the group plays the same deals."""
-    seats: tuple[SeatPlan, ...]
-    time_limit_s: float
-    log_path: Path
-    """Where the log goes (one file per attempt: only the recorded one is indexed)."""
-    stderr_dir: Path
-    """Each spawned bot's output, ``seat<N>.txt``."""
-
-
 def seat_plans(
     versions: Sequence[Version], versions_dir: Path, lobby_names: dict[int, str]
 ) -> tuple[SeatPlan, ...]:
@@ -92,27 +81,20 @@ def seat_plans(
     return tuple(plans)
 
 
-class MatchPlayer(Protocol):
-    """What a worker plays its matches with."""
-
-    @property
-    def address(self) -> str:
-        """The referee's public address (its SpectatorService: live matches are
-        relayed from there), once started; empty when it cannot be watched."""
-
-    async def start(self) -> None: ...
-
-    async def stop(self) -> None: ...
-
-    async def play(
-        self, job: LadderJob, created: Callable[[str], Awaitable[None]] | None = None
-    ) -> MatchReport:
-        """Play the job's match to its end; ``created`` hears the referee's id for it as
-        soon as it exists. Raises what the table raises (a referee that cannot play)."""
+def folders_of(job: MatchJob) -> dict[str, Path]:
+    """Seat name -> the folder its spawned version runs in (its only visible files)."""
+    folders = {}
+    for seat in job.seats:
+        if isinstance(seat.bot, CommandBot):
+            if seat.bot.cwd is None:  # a ladder's spawned seat always has its folder
+                raise ValueError(f"seat {seat.name!r} is a command without its folder")
+            folders[seat.name] = Path(seat.bot.cwd)
+    return folders
 
 
-class LocalPlayer:
-    """A referee in this process, a table per match, spawned bots jailed."""
+class LocalTables:
+    """A worker's means to play here: a referee in this process, its jails, the process
+    ledger of its spawned bots, and a ``LocalBackend`` around them (``backend``)."""
 
     def __init__(
         self,
@@ -121,6 +103,8 @@ class LocalPlayer:
         signer: LogSigner,
         support: Support,
         limits: SandboxLimits,
+        *,
+        slots: int = 1,
     ) -> None:
         self.listen = listen
         self.work_dir = work_dir
@@ -129,19 +113,25 @@ class LocalPlayer:
         self.jails = LadderJails(support, limits)
         self.ledger = ProcessLedger(work_dir / "processes.json")
         self.referee: LocalReferee | None = None
+        self.slots = slots
+        self._backend: LocalBackend | None = None
 
     @property
     def address(self) -> str:
+        """The referee's public address (live matches are relayed from there)."""
         return self.referee.address if self.referee is not None else ""
+
+    @property
+    def backend(self) -> LocalBackend:
+        assert self._backend is not None, "start() first"
+        return self._backend
 
     async def start(self) -> None:
         """Stop what a killed run of this worker left (its bots, their cgroups and
-        sockets), then start the referee."""
+        sockets), then start the referee and the backend."""
         self.ledger.reap_leftovers()
         if self.support.cgroups is not None:
             self.support.cgroups.reap()
-        from referee.sandbox import RefereeSocket
-
         RefereeSocket.reap_stale()
         listen = self.jails.listen_addresses()
         self.work_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -154,50 +144,41 @@ class LocalPlayer:
         )
         await self.referee.start()
         self.jails.opened(self.referee.address)
+        self._backend = LocalBackend(
+            self.referee,
+            concurrency=self.slots,
+            # As before the backend: this process's referee wrote and signed the log.
+            verify=False,
+            sandbox=lambda job: self.jails.for_match(folders_of(job)),
+            ledger=self.ledger,
+        )
+        await self._backend.start()
 
     async def stop(self) -> None:
+        if self._backend is not None:
+            await self._backend.stop()
         if self.referee is not None:
             await self.referee.stop()
         self.jails.close()
 
-    async def play(
-        self, job: LadderJob, created: Callable[[str], Awaitable[None]] | None = None
-    ) -> MatchReport:
-        assert self.referee is not None, "start() first"
-        folders = {p.name: p.folder for p in job.seats if p.folder is not None}
-        table = Table(self.referee, ledger=self.ledger, sandbox=self.jails.for_match(folders))
-        play = asyncio.create_task(
-            table.play(
-                job.settings,
-                [p.seat() for p in job.seats],
-                label=job.match_id,
-                log_path=lambda _: job.log_path,
-                stderr_path=lambda _, seat, __: job.stderr_dir / f"seat{seat}.txt",
-                time_limit_s=job.time_limit_s,
-            )
-        )
-        if created is not None:
-            announce = asyncio.create_task(_announce(table, play, created))
-        try:
-            return await play
-        finally:
-            if created is not None:
-                announce.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await announce
-            if not play.done():
-                play.cancel()
+
+def node_jails(limits: SandboxLimits, job: MatchJob) -> SandboxRecipe | None:
+    """The Ray backend's ``sandbox(job)``: the recipe of the job's jails on its node, or
+    None when it spawns no bot (built-in and remote seats need none)."""
+    folders = folders_of(job)
+    return functools.partial(NodeJails, limits, folders) if folders else None
 
 
-async def _announce(
-    table: Table, play: asyncio.Task[MatchReport], created: Callable[[str], Awaitable[None]]
-) -> None:
-    """Tell ``created`` the referee's id for the match once the table has it."""
-    # The table has its match id as an attribute only, set once the referee made it.
-    while not table.match_id and not play.done():  # noqa: ASYNC110
-        await asyncio.sleep(0.02)
-    if table.match_id:
-        await created(table.match_id)
+def ray_backend(config: LadderConfig, signer: LogSigner, *, slots: int) -> RayBackend:
+    """The backend of ``[workers] backend = "ray"``: ``slots`` matches in flight on the
+    cluster at ``[workers] address`` (empty: a Ray of this machine alone), each log
+    signed with ``signer`` (the ladder's key) when it arrives."""
+    return RayBackend(
+        signer=signer,
+        address=config.ray_address,
+        concurrency=slots,
+        sandbox=functools.partial(node_jails, config.bot_limits),
+    )
 
 
-__all__ = ["LadderJob", "LocalPlayer", "MatchPlayer", "SeatPlan", "seat_plans"]
+__all__ = ["LocalTables", "SeatPlan", "folders_of", "node_jails", "ray_backend", "seat_plans"]

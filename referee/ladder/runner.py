@@ -3,9 +3,11 @@
 One process keeps the queue (``referee.ladder.matchmaker``) and starts the workers, one
 per core by default, each a process of its own with its own embedded referee
 (``python -m referee.ladder.worker``): a match's referee, its built-in bots and its
-log's writing stay on that worker's core, so one ladder uses every core. A worker that
-dies is started again; the matches it held come back to the queue when their leases run
-out. Each worker dies with this process (``PR_SET_PDEATHSIG``), so a ladder killed
+log's writing stay on that worker's core, so one ladder uses every core. With
+``[workers] backend = "ray"`` there is one worker process, Ray's driver: it plays
+``count`` matches at once as Ray tasks (``referee.ladder.play.ray_backend``). A worker
+that dies is started again; the matches it held come back to the queue when their leases
+run out. Each worker dies with this process (``PR_SET_PDEATHSIG``), so a ladder killed
 outright leaves nothing playing; started again, it goes on where the database says.
 
 With ``[lobby] address``, this process also holds a referee with the lobby there:
@@ -28,15 +30,17 @@ import sys
 import structlog
 
 from referee.ladder.config import LadderConfig
+from referee.ladder.errors import LadderError
 from referee.ladder.jails import ladder_support
 from referee.ladder.keys import KeyGuard
 from referee.ladder.lobby import LadderLobby
 from referee.ladder.matchmaker import Matchmaker
-from referee.ladder.play import LocalPlayer
+from referee.ladder.play import LocalTables
 from referee.ladder.store import LadderStore
 from referee.ladder.worker import Worker
 from referee.sandbox import Support
 from referee.table.referees import state_signer
+from referee.tournament.backends import RayNotInstalled, require_ray
 
 log = structlog.get_logger("referee.ladder.run")
 
@@ -62,12 +66,14 @@ def prepare(config: LadderConfig) -> LadderStore:
 
 
 class WorkerProcess:
-    """One worker process, started again when it dies."""
+    """One worker process, started again when it dies (``slots``: a Ray worker's
+    matches at once)."""
 
-    def __init__(self, config: LadderConfig, name: str, log_level: str) -> None:
+    def __init__(self, config: LadderConfig, name: str, log_level: str, slots: int = 0) -> None:
         self.config = config
         self.name = name
         self.log_level = log_level
+        self.slots = slots
         self.proc: asyncio.subprocess.Process | None = None
         self.starts = 0
 
@@ -82,6 +88,8 @@ class WorkerProcess:
             str(os.getpid()),
             "--log-level",
             self.log_level,
+            "--slots",
+            str(self.slots),
         ]
 
     async def keep(self, stop: asyncio.Event) -> None:
@@ -143,6 +151,12 @@ class LadderRun:
         self.matchmaking = matchmaker
         self.log_level = log_level
         self.support = ladder_support(config.folder, support)  # refuses without a jail
+        self.on_ray = config.backend == "ray"
+        if self.on_ray:
+            try:
+                require_ray('[workers] backend = "ray"')
+            except RayNotInstalled as exc:
+                raise LadderError(str(exc)) from None
         self.rng = random.Random(seed)
         self.store: LadderStore | None = None
         self.lobby: LadderLobby | None = None
@@ -153,36 +167,44 @@ class LadderRun:
     async def run(self, stop: asyncio.Event) -> None:
         store = self.store = await asyncio.to_thread(prepare, self.config)
         tasks: list[asyncio.Task[None]] = []
-        player: LocalPlayer | None = None
+        tables: LocalTables | None = None
         try:
-            prefix = f"{os.uname().nodename.split('.')[0][:40]}-w"
-            for i in range(self.workers):
-                process = WorkerProcess(self.config, f"{prefix}{i + 1}", self.log_level)
-                self.processes.append(process)
-                tasks.append(asyncio.create_task(process.keep(stop)))
+            host = os.uname().nodename.split(".")[0][:40]
+            if self.on_ray:  # one driver, every match a Ray task
+                self.processes.append(
+                    WorkerProcess(self.config, f"{host}-ray", self.log_level, self.workers)
+                )
+            else:
+                for i in range(self.workers):
+                    self.processes.append(
+                        WorkerProcess(self.config, f"{host}-w{i + 1}", self.log_level)
+                    )
+            tasks.extend(asyncio.create_task(p.keep(stop)) for p in self.processes)
             if self.config.lobby_address:
-                player = LocalPlayer(
+                tables = LocalTables(
                     self.config.lobby_address,
                     self.config.work_dir / "lobby",
                     state_signer(self.config.state_dir),
                     self.support,
                     self.config.bot_limits,
+                    slots=LOBBY_SLOTS,
                 )
-                await player.start()
-                assert player.referee is not None and player.referee.lobby is not None
+                await tables.start()
+                assert tables.referee is not None and tables.referee.lobby is not None
                 self.lobby = LadderLobby(
                     store,
-                    player.referee.lobby,
+                    tables.referee.lobby,
                     KeyGuard(),
                     self.config.team_limits,
                     insecure=self.config.lobby_insecure,
                 )
-                self.lobby_address = player.address
+                self.lobby_address = tables.address
                 worker = Worker(
                     "lobby",
                     self.config,
                     store,
-                    player,
+                    tables.backend,
+                    live_address=tables.address,
                     slots=LOBBY_SLOTS,
                     online=self.lobby.online,
                     lobby_names=self.lobby.names,
@@ -198,8 +220,8 @@ class LadderRun:
                 if not task.done():
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await asyncio.wait_for(task, STOP_GRACE_S + 5)
-            if player is not None:
-                await player.stop()
+            if tables is not None:
+                await tables.stop()
             store.close()
 
     async def _matchmake(self, stop: asyncio.Event) -> None:
@@ -250,9 +272,13 @@ def run_ladder(
             await endpoint.start()
         lobby = f"; remote bots join at {ladder.lobby_address}" if ladder.lobby_address else ""
         shown = f"; metrics at http://{endpoint.address}/metrics" if endpoint else ""
+        where = (
+            f"matches on Ray ({config.ray_address or 'a Ray of its own'}), {ladder.workers} at once"
+            if ladder.on_ray
+            else f"{ladder.workers} worker process{'es' * (ladder.workers != 1)}"
+        )
         print(
-            f"Ladder {config.name!r} running: {ladder.workers} worker process"
-            f"{'es' * (ladder.workers != 1)}, jails: {ladder.support.level.describe()}"
+            f"Ladder {config.name!r} running: {where}, jails: {ladder.support.level.describe()}"
             f"{lobby}{shown}. Stop with Ctrl-C.",
             flush=True,
         )

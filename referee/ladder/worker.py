@@ -1,11 +1,13 @@
 """A ladder's worker: claim a match from the queue, play it, record it; again.
 
-``Worker`` is the loop, the same whatever plays the match (``referee.ladder.play``): a
-worker process (``python -m referee.ladder.worker``, started by ``referee ladder run``,
-one per core) with its own embedded referee, or the process that holds the lobby for
-the matches of remote bots. Each claimed match:
+``Worker`` is the loop, the same whatever plays the match: a tournament's match backend
+(``referee.ladder.play``), ``await backend.play(job)``. A worker process (``python -m
+referee.ladder.worker``, started by ``referee ladder run``) plays with a referee of its
+own (one process per core), or, with ``[workers] backend = "ray"``, sends its matches
+to a Ray cluster (one process, ``count`` matches at once); the process that holds the
+lobby plays the matches of remote bots at its own referee. Each claimed match:
 
-1. its versions become seats (``play.seat_plans``) and the job names where its log
+1. its versions become seats (``play.seat_plans``) and its ``MatchJob`` names where its log
    (``logs/<match>-a<attempt>-<claim>.jsonl``) and its bots' output
    (``stderr/<match>-a<attempt>-<claim>/``) go, ``<claim>`` a digest of this claim's
    lease token: one set of files per claim, so a claim whose lease ran out (or that was
@@ -13,8 +15,9 @@ the matches of remote bots. Each claimed match:
    that is recorded;
 2. while it plays, the lease is renewed every third of ``lease_s``; a lease lost (the
    worker stalled and another took the match over) stops the play and drops its files;
-3. its result is recorded (``LadderStore.record``, idempotent, all in one transaction):
-   seats' results, log path and final hash, or the cause of a failure; a validation
+3. its result is recorded (``LadderStore.record``, idempotent, all in one transaction)
+   from the backend's ``FinishedMatch``: seats' results, log path, final hash and
+   signer, or the cause of a failure (its ``error``); a validation
    match then decides its version (``referee.ladder.validation.settle``).
 
 Database calls run in a thread, so the event loop (the referee, its built-in bots) never
@@ -34,7 +37,6 @@ import shutil
 import signal
 import socket
 import sys
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -42,15 +44,15 @@ import structlog
 
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import LadderError, LeaseLost
-from referee.ladder.play import LadderJob, MatchPlayer, seat_plans
+from referee.ladder.play import seat_plans
 from referee.ladder.schema import GroupPurpose
 from referee.ladder.store import LadderStore
 from referee.ladder.types import Claim, MatchOutcome, SeatOutcome
 from referee.ladder.validation import settle
-from referee.match.settings import SettingsError
 from referee.sandbox import SandboxUnavailable
 from referee.table.referees import RefereeUnavailable
 from referee.table.table import MatchReport, SeatReport
+from referee.tournament.backends import FinishedMatch, LocalBackend, MatchBackend, MatchJob
 
 log = structlog.get_logger("referee.ladder.worker")
 
@@ -116,16 +118,35 @@ def failure(cause: str, detail: str) -> MatchOutcome:
     return MatchOutcome(finished=False, failure=cause, failure_detail=detail[:4000])
 
 
+def finished_outcome(match: FinishedMatch, folder: Path) -> MatchOutcome:
+    """What a backend's finished match comes to: ``outcome_of`` its report, or the
+    failure its ``error`` (``Type: message``) names; a log that does not verify (the
+    backend checked it) is not ranked."""
+    if match.report is None:
+        kind, _, detail = match.error.partition(": ")
+        if "SettingsError" in kind:  # raised here, or on a Ray node (RayTaskError(...))
+            return failure("settings", f"the referee refused the match: {detail}")
+        return failure("error", match.error)
+    if match.verified is False and match.report.finished:
+        return failure("error", f"the log {match.report.log_path} does not verify")
+    return outcome_of(match.report, folder, match.duration_s)
+
+
 class Worker:
-    """Claims, plays and records matches with ``player`` (``slots`` at once)."""
+    """Claims, plays and records matches with ``backend`` (``slots`` at once).
+
+    ``live_address``: where the backend's referee can be watched (its public address;
+    empty: nowhere, as on Ray); the referee's id of each match is then recorded as
+    soon as it exists (the web relays the live match)."""
 
     def __init__(
         self,
         name: str,
         config: LadderConfig,
         store: LadderStore,
-        player: MatchPlayer,
+        backend: MatchBackend,
         *,
+        live_address: str = "",
         slots: int = 1,
         online: Callable[[], Mapping[int, int]] | None = None,
         lobby_names: Mapping[int, str] | None = None,
@@ -137,12 +158,18 @@ class Worker:
         self.name = name
         self.config = config
         self.store = store
-        self.player = player
+        self.backend = backend
+        self.live_address = live_address
         self.slots = slots
         self.online = online
         self.lobby_names = lobby_names if lobby_names is not None else {}
         self.on_recorded = on_recorded
         self.played = 0
+        self._tokens: dict[str, str] = {}
+        """The lease token of each match being played, by match id (``job.label``)."""
+        self._announcing: set[asyncio.Task[None]] = set()
+        if live_address and isinstance(backend, LocalBackend):
+            backend.on_created = self._created
 
     async def run(self, stop: asyncio.Event) -> None:
         """Until ``stop`` is set; the matches being played then go back to the queue."""
@@ -211,45 +238,34 @@ class Worker:
             [p.name for p in plans],
             hands=self.config.validation_hands if validating else 0,
         )
-        job = LadderJob(
-            match_id=claim.match_id,
-            attempt=claim.attempt,
+        job = MatchJob(
+            label=claim.match_id,
             settings=settings,
-            seats=plans,
-            time_limit_s=self.config.match_timeout_s,
+            seats=tuple(p.seat() for p in plans),
             log_path=log_path,
-            stderr_dir=stderr_dir,
+            output_dir=stderr_dir,
+            time_limit_s=self.config.match_timeout_s,
         )
         lost = asyncio.Event()
-
-        async def created(live_id: str) -> None:
-            if self.player.address:
-                with contextlib.suppress(LadderError):
-                    await asyncio.to_thread(
-                        store.playing, claim.match_id, claim.token, self.player.address, live_id
-                    )
-
-        started = time.monotonic()
-        playing = asyncio.create_task(self.player.play(job, created))
+        self._tokens[claim.match_id] = claim.token
+        playing = asyncio.create_task(self.backend.play(job))
         keeper = asyncio.create_task(self._keep_lease(claim, playing, lost))
         try:
-            report = await playing
-            outcome = outcome_of(report, self.config.folder, time.monotonic() - started)
+            outcome = finished_outcome(await playing, self.config.folder)
         except asyncio.CancelledError:
             if not lost.is_set():
                 raise
             self._drop_files(claim)
             log.warning("lease lost: the match is another worker's now", match_id=claim.match_id)
             return
-        except SettingsError as exc:
-            outcome = failure("settings", f"the referee refused the match: {exc}")
-        except RefereeUnavailable as exc:
+        except RefereeUnavailable as exc:  # the referee or the cluster is gone
             outcome = failure("referee", str(exc))
-        except Exception as exc:
+        except Exception as exc:  # the job could not be made (the backend raises no other)
             log.exception("match failed", match_id=claim.match_id)
             outcome = failure("error", f"{type(exc).__name__}: {exc}")
         finally:
             keeper.cancel()
+            self._tokens.pop(claim.match_id, None)
         try:
             await asyncio.to_thread(store.record, claim.match_id, claim.token, outcome)
         except LeaseLost:
@@ -262,8 +278,21 @@ class Worker:
         if validating:
             await asyncio.to_thread(settle, store, self.config.folder, versions[0])
 
+    def _created(self, job: MatchJob, live_id: str) -> None:
+        """The backend's ``on_created``: record where the match can be watched."""
+        token = self._tokens.get(job.label)
+        if token is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._announce(job.label, token, live_id))
+        self._announcing.add(task)
+        task.add_done_callback(self._announcing.discard)
+
+    async def _announce(self, match_id: str, token: str, live_id: str) -> None:
+        with contextlib.suppress(LadderError):
+            await asyncio.to_thread(self.store.playing, match_id, token, self.live_address, live_id)
+
     async def _keep_lease(
-        self, claim: Claim, playing: asyncio.Task[MatchReport], lost: asyncio.Event
+        self, claim: Claim, playing: asyncio.Task[FinishedMatch], lost: asyncio.Event
     ) -> None:
         every = self.config.lease_s / 3
         while True:
@@ -292,42 +321,61 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-async def serve(config: LadderConfig, name: str) -> None:
-    """A worker process's life: its referee and jails, then the loop until SIGTERM."""
+async def serve(config: LadderConfig, name: str, slots: int = 0) -> None:
+    """A worker process's life: its backend (a referee and jails here, or the Ray
+    cluster, ``slots`` matches at once), then the loop until SIGTERM."""
     from referee.ladder.jails import ladder_support
-    from referee.ladder.play import LocalPlayer
+    from referee.ladder.play import LocalTables, ray_backend
     from referee.table.referees import state_signer
 
+    signer = state_signer(config.state_dir)
+    support = ladder_support(config.folder)  # refuses where no jail can be made
     store = LadderStore.open(config.database, migrate=False)
-    player = LocalPlayer(
-        "127.0.0.1:0",
-        config.work_dir / name,
-        state_signer(config.state_dir),
-        ladder_support(config.folder),
-        config.bot_limits,
-    )
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await player.start()
-    log.info("worker started", worker=name, referee=player.address, pid=os.getpid())
+    tables: LocalTables | None = None
+    backend: MatchBackend
+    if config.backend == "ray":
+        slots = slots or config.worker_count()
+        backend = ray_backend(config, signer, slots=slots)
+    else:
+        slots = 1
+        tables = LocalTables(
+            "127.0.0.1:0", config.work_dir / name, signer, support, config.bot_limits
+        )
     try:
-        await Worker(name, config, store, player).run(stop)
+        if tables is not None:
+            await tables.start()
+            backend = tables.backend
+        else:
+            await backend.start()
+        # After the backend: Ray's driver installs a SIGTERM handler that ends the process
+        # at once; the matches being played must go back to the queue first.
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        address = tables.address if tables is not None else ""
+        log.info("worker started", worker=name, referee=address, pid=os.getpid(), slots=slots)
+        worker = Worker(name, config, store, backend, live_address=address, slots=slots)
+        await worker.run(stop)
     finally:
-        await player.stop()
+        if tables is not None:
+            await tables.stop()
+        else:
+            await backend.stop()
         store.close()
 
 
 def main(argv: list[str] | None = None) -> int:
     from referee.ladder.config import ConfigError, load_ladder_config
     from referee.server.logging import configure_logging
+    from referee.tournament.backends import RayNotInstalled
 
     parser = argparse.ArgumentParser(description="A ladder's worker (referee ladder run starts it)")
     parser.add_argument("config")
     parser.add_argument("name")
     parser.add_argument("--parent", type=int, default=0)
     parser.add_argument("--log-level", default="info")
+    parser.add_argument("--slots", type=int, default=0, help="ray: matches at once")
     args = parser.parse_args(argv)
     if args.parent:
         die_with_parent(args.parent)
@@ -342,8 +390,8 @@ def main(argv: list[str] | None = None) -> int:
         configure_logging("json", args.log_level, out)
         structlog.contextvars.bind_contextvars(worker=args.name, host=socket.gethostname())
         try:
-            asyncio.run(serve(config, args.name))
-        except (LadderError, SandboxUnavailable) as exc:
+            asyncio.run(serve(config, args.name, args.slots))
+        except (LadderError, SandboxUnavailable, RayNotInstalled, RefereeUnavailable) as exc:
             print(f"ladder worker {args.name}: {exc}", file=sys.stderr)
             return 2
     return 0

@@ -435,6 +435,7 @@ class Tournament:
             raise TournamentError(str(exc)) from None
         self.public_key = signer.public_key_text
         write_atomic(self.folder / "signing-key.pub", self.public_key + "\n", sync=False)
+        recipe = functools.partial(Isolation, self.config, self.folder, 1)
         backend = RayBackend(
             signer=signer,
             address=execution.address or "",
@@ -442,7 +443,7 @@ class Tournament:
             max_attempts=execution.max_attempts,
             concurrency=self.concurrency,
             # The workers jail spawned bots as a local run does, one match at a time.
-            sandbox=functools.partial(Isolation, self.config, self.folder, 1),
+            sandbox=lambda _: recipe,
             on_retry=self._retry_notice,
             on_bot_exit=self._bot_exited,
         )

@@ -2,7 +2,7 @@
 
 A backend knows how to play one match (``_attempt``: at a table in this process, or as
 a Ray task on a cluster) and nothing of why it is played: no schedule, ratings or
-results files. Its caller (a tournament's director; the ladder's worker tomorrow) hands
+results files. Its caller (a tournament's director, a ladder's worker) hands
 it jobs as an async iterable and gets each match back as it ends:
 
     async with contextlib.aclosing(backend.run(jobs)) as finished:
@@ -33,6 +33,7 @@ import asyncio
 import base64
 import dataclasses
 import multiprocessing
+import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -69,7 +70,16 @@ class MatchJob:
     """A match still running after this long is cancelled (None: no limit)."""
 
     def output_path(self, seat: int, name: str) -> Path:
-        return self.output_dir / f"seat{seat}-{name}.txt"
+        return self.output_dir / output_name(seat, name)
+
+
+UNSAFE_IN_NAMES = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def output_name(seat: int, name: str) -> str:
+    """The file name of a seat's output: its bot's name with what a file name cannot
+    hold as ``_`` (a ladder's ``team/bot#1``; a tournament's names need none)."""
+    return f"seat{seat}-{UNSAFE_IN_NAMES.sub('_', name)}.txt"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -285,4 +295,5 @@ __all__ = [
     "OnCreated",
     "OnRetry",
     "Playing",
+    "output_name",
 ]

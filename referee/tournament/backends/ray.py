@@ -3,8 +3,8 @@
 Each match becomes a Ray task (``play_here``) that does on a worker node exactly what the
 local backend does here: it starts a referee in the worker's process, seats the match's
 four bots at a table there (built-in bots in the worker, commands spawned on the
-worker's machine, sandboxed as the caller's ``sandbox`` recipe says) and plays the
-match. The task returns the log's bytes and the table's report; the driver (this
+worker's machine, sandboxed as the recipe the caller's ``sandbox(job)`` gives says) and
+plays the match. The task returns the log's bytes and the table's report; the driver (this
 process) checks them, signs the log again with the caller's key (the worker's referee
 signs with a key of its own, published nowhere) and writes it, and the bots' output,
 where the job says, byte for byte (``place_files``); ``MatchBackend`` then verifies it as
@@ -45,7 +45,14 @@ from referee.sandbox import Jailer
 from referee.table.output import tail_bytes
 from referee.table.referees import LocalReferee, RefereeUnavailable
 from referee.table.table import BOT_EXIT_GRACE_S, MatchReport, Table
-from referee.tournament.backends.base import MatchBackend, MatchJob, OnBotExit, OnRetry, Playing
+from referee.tournament.backends.base import (
+    MatchBackend,
+    MatchJob,
+    OnBotExit,
+    OnRetry,
+    Playing,
+    output_name,
+)
 
 RAY_INSTALL_HINT = "pip install 'pusoy-referee[ray]'"
 MAX_OUTPUT_BYTES = 1 << 20
@@ -95,21 +102,22 @@ def restore_settings(saved: dict[str, str | None]) -> None:
             os.environ[name] = value
 
 
-def require_ray() -> ModuleType:
-    """The ``ray`` module; RayNotInstalled (saying how to install it) when it is missing."""
+def require_ray(setting: str = '[execution] backend = "ray"') -> ModuleType:
+    """The ``ray`` module; RayNotInstalled (naming the ``setting`` that asks for Ray and
+    how to install it) when it is missing."""
     try:
         ray = importlib.import_module("ray")
     except ImportError as exc:
         raise RayNotInstalled(
-            f'[execution] backend = "ray" needs Ray, which is not installed here ({exc}): '
-            f"{RAY_INSTALL_HINT}"
+            f"{setting} needs Ray, which is not installed here ({exc}): {RAY_INSTALL_HINT}"
         ) from None
     return ray
 
 
 class WorkerSandbox(Jailer, Protocol):
     """The sandboxes of one match on a worker (a tournament's ``Isolation`` for one match
-    at a time): decided there, with a socket of the worker's own referee."""
+    at a time, a ladder's jails for the folders of the match's versions): decided there,
+    with a socket of the worker's own referee."""
 
     @property
     def active(self) -> bool: ...
@@ -127,8 +135,11 @@ class WorkerSandbox(Jailer, Protocol):
 
 
 SandboxRecipe = Callable[[], WorkerSandbox]
-"""Makes the sandboxes of one match on a worker; picklable (each task gets it), such as
+"""Makes the sandboxes of one match on a worker; picklable (its task gets it), such as
 ``functools.partial(Isolation, config, folder, 1)``."""
+SandboxFor = Callable[[MatchJob], SandboxRecipe | None]
+"""The backend's hook, on the driver: the recipe of a job's sandboxes (None: bare), as
+``LocalBackend``'s ``sandbox(job)`` gives a job's started jails."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -174,7 +185,7 @@ async def _play_here(job: MatchJob, recipe: SandboxRecipe | None) -> PlayedMatch
                 job.seats,
                 label=job.label,
                 log_path=lambda _: root / "match.jsonl",
-                stderr_path=lambda _, seat, name: root / "output" / f"seat{seat}-{name}.txt",
+                stderr_path=lambda _, seat, name: root / "output" / output_name(seat, name),
                 time_limit_s=job.time_limit_s,
             )
         finally:
@@ -243,7 +254,7 @@ class RayBackend(MatchBackend):
 
     ``address``: the cluster's (``auto``, ``host:port``), or empty: a Ray started on
     this machine alone; ``signer``: the key every log is signed with on arrival;
-    ``sandbox``: how the workers jail spawned bots (None: bare)."""
+    ``sandbox(job)``: how the workers jail the job's spawned bots (None: bare)."""
 
     def __init__(
         self,
@@ -253,7 +264,7 @@ class RayBackend(MatchBackend):
         cpus_per_match: float = 1.0,
         max_attempts: int = 3,
         concurrency: int,
-        sandbox: SandboxRecipe | None = None,
+        sandbox: SandboxFor | None = None,
         on_retry: OnRetry | None = None,
         on_bot_exit: OnBotExit | None = None,
     ) -> None:
@@ -325,9 +336,10 @@ class RayBackend(MatchBackend):
         if ray is None:
             raise RuntimeError("RayBackend.start() first")
         job = playing.job
+        recipe = self.sandbox(job) if self.sandbox is not None else None
         retries: list[str] = []
         for attempt in range(1, self.max_attempts + 1):
-            ref = self._task.remote(job, self.sandbox)
+            ref = self._task.remote(job, recipe)
             try:
                 played: PlayedMatch = await ref
                 report = await asyncio.to_thread(place_files, played, job, self.signer)
@@ -365,6 +377,7 @@ __all__ = [
     "PlayedMatch",
     "RayBackend",
     "RayNotInstalled",
+    "SandboxFor",
     "SandboxRecipe",
     "WorkerMismatch",
     "WorkerSandbox",
