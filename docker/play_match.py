@@ -22,7 +22,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from referee.log.signing import replace_private_file
+from referee.files import replace_private_file
 from referee.log.verify import verify_log
 from referee.protocol import (
     common,

@@ -1,5 +1,6 @@
-"""The container step's engine and images, made once for both of its test modules, and
-its timings, shown in pytest's summary (output is captured)."""
+"""The container step's engine and images, made once for its test modules (each builds
+only the images it needs), and its timings, shown in pytest's summary (output is
+captured)."""
 
 from __future__ import annotations
 
@@ -19,13 +20,27 @@ def note() -> Callable[[str], None]:
 
 
 @pytest.fixture(scope="session")
-def images(note: Callable[[str], None]) -> Iterator[Engine]:
-    """A private dockerd with every image of docker/compose.yaml built: the referee and
-    the four kits' sample bots (the compiled kits built on the host). Stopped, daemon
-    included, at the end of the session."""
+def engine(note: Callable[[str], None]) -> Iterator[Engine]:
+    """A private dockerd (with docker-compose), shared by the session's container tests;
+    stopped, daemon included, at the end of the session."""
     with private_engine(note, compose=True) as engine:
-        build_images(engine, note, ",".join(("referee", *KITS)))
         yield engine
+
+
+@pytest.fixture(scope="session")
+def images(engine: Engine, note: Callable[[str], None]) -> Engine:
+    """Every image of docker/compose.yaml's match built: the referee and the four kits'
+    sample bots (the compiled kits built on the host)."""
+    build_images(engine, note, ",".join(("referee", *KITS)))
+    return engine
+
+
+@pytest.fixture(scope="session")
+def ladder_image(engine: Engine, note: Callable[[str], None]) -> Engine:
+    """The ladder service's image alone (no kit is built for it); its build reuses the
+    referee image's stages when those were built first."""
+    build_images(engine, note, "ladder")
+    return engine
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
