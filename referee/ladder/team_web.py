@@ -57,14 +57,18 @@ def loopback(host: str) -> bool:
 
 
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
-_MATCH_ID = re.compile(r"L\d{7,12}-[0-9a-f]{1,16}-\d{1,2}")
-"""A ladder's match id (``MatchQueue.schedule``)."""
+_MATCH_ID = re.compile(r"L[0-9]{7,12}-[0-9a-f]{1,16}-[0-9]{1,2}")
+"""A ladder's match id (``MatchQueue.schedule``), in ASCII (``\\d`` takes any script's digits)."""
 _VERSION_ID = re.compile(r"[0-9]{1,12}")
 """A version's id in a path or a form: ASCII digits only (``str.isdigit`` takes others)."""
 
 
 def valid_match_id(text: str) -> bool:
     return _MATCH_ID.fullmatch(text) is not None
+
+
+def valid_version_id(text: str) -> bool:
+    return _VERSION_ID.fullmatch(text) is not None
 
 
 def query_string(**values: str) -> str:
@@ -379,7 +383,7 @@ class TeamSide:
     async def _retire(self, team: Team, version_text: str, reason: str) -> tuple[int, Any]:
         """Retire one of ``team``'s versions: (HTTP status, the version's JSON or an
         error text). Another team's version reads as a missing one."""
-        if not _VERSION_ID.fullmatch(version_text):
+        if not valid_version_id(version_text):
             return 404, "no such version"
         try:
             version = await self._db(

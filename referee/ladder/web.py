@@ -54,7 +54,14 @@ from referee.ladder.schema import (
     matches,
 )
 from referee.ladder.store import LadderStore
-from referee.ladder.team_web import COOKIE, NAME_PATTERN, TeamSide, loopback, valid_match_id
+from referee.ladder.team_web import (
+    COOKIE,
+    NAME_PATTERN,
+    TeamSide,
+    loopback,
+    valid_match_id,
+    valid_version_id,
+)
 from referee.log.reader import LogTooLarge
 from referee.view.page import live_page, replay_page
 from referee.web.app import (
@@ -185,7 +192,7 @@ class LadderWeb(TeamSide):
 
     def _version_json(self, request: web.Request) -> dict[str, Any]:
         text = request.match_info["id"]
-        if not text.isdigit() or len(text) > 12:
+        if not valid_version_id(text):
             raise NotFound("no such version")
         return api.version_json(self.store.version(int(text)))
 
