@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -74,7 +73,7 @@ from referee.rules import Rules
 from referee.sandbox import LIMIT_FIELDS, SandboxLimits
 from referee.tournament.config import ConfigError
 from referee.tournament.toml_reader import parse_limits, parse_match_tables, parse_rules
-from referee.tournament.toml_table import TomlTable
+from referee.tournament.toml_table import TomlTable, read_toml
 
 MIB = 1024 * 1024
 SEATINGS = ("rotations", "none")
@@ -184,15 +183,7 @@ class LadderConfig:
 def load_ladder_config(path: Path) -> LadderConfig:
     """Read and check a ladder's configuration file; raises ConfigError."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError("", f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError("", f"{path} is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError("", f"{path} is not valid TOML: {exc}") from None
-    return parse_ladder_config(data, path)
+    return parse_ladder_config(read_toml(path), path)
 
 
 def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:

@@ -13,7 +13,6 @@ import enum
 import math
 import re
 import shlex
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -55,7 +54,7 @@ from referee.tournament.config import (
     SprtConfig,
     TournamentConfig,
 )
-from referee.tournament.toml_table import TomlTable
+from referee.tournament.toml_table import TomlTable, read_toml
 
 TOURNAMENT_DEFAULTS = {
     "turn_time_ms": TOURNAMENT_TURN_TIME_MS,
@@ -69,15 +68,7 @@ _E = TypeVar("_E", bound=enum.StrEnum)
 def load_config(path: Path) -> TournamentConfig:
     """Read and check a configuration file; raises ConfigError."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError("", f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError("", f"{path} is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError("", f"{path} is not valid TOML: {exc}") from None
-    return parse_config(data, path)
+    return parse_config(read_toml(path), path)
 
 
 def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:

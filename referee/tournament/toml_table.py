@@ -5,9 +5,24 @@ table's unknown keys are named once it is read (``done``), so a mistake in a fil
 from __future__ import annotations
 
 import math
+import tomllib
+from pathlib import Path
 from typing import Any
 
 from referee.tournament.config import ConfigError
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A configuration file's TOML document (a tournament's or a ladder's); ConfigError
+    when it cannot be read or is not TOML."""
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError("", f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError("", f"{path} is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError("", f"{path} is not valid TOML: {exc}") from None
 
 
 class TomlTable:

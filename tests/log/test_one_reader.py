@@ -39,7 +39,6 @@ READER = "referee/log/reader.py"
 
 NOT_LOGS = {
     ("referee/cli/ladder.py", "_submit_http.post"): "a bot's archive, to upload",
-    ("referee/ladder/config.py", "load_ladder_config"): "a ladder's TOML",
     ("referee/ladder/submit.py", "pack"): "a bot's files, to pack",
     ("referee/ladder/submit.py", "submit"): "a bot's archive",
     ("referee/ladder/web.py", "session_secret"): "the web's session key",
@@ -62,7 +61,7 @@ NOT_LOGS = {
     ("referee/table/procs.py", "_stat_fields"): "/proc/PID/stat",
     ("referee/table/procs.py", "BotProcess.spawn"): "the sandbox (jail.open())",
     ("referee/table/procs.py", "ProcessLedger.reap_leftovers"): "the process ledger",
-    ("referee/tournament/toml_reader.py", "load_config"): "a tournament's TOML",
+    ("referee/tournament/toml_table.py", "read_toml"): "a tournament's or a ladder's TOML",
     ("referee/tournament/director.py", "Tournament.run"): "results files (files.open())",
     ("referee/tournament/director.py", "Tournament._check_folder"): "tournament.json",
     ("referee/tournament/results.py", "ResultsFiles.read"): "results.jsonl",
