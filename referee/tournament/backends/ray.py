@@ -28,7 +28,6 @@ import asyncio
 import dataclasses
 import hashlib
 import importlib
-import ipaddress
 import logging
 import os
 import secrets
@@ -249,20 +248,6 @@ def place_files(played: PlayedMatch, job: MatchJob, signer: LogSigner | None = N
     return dataclasses.replace(report, log_path=job.log_path, seats=tuple(seats))
 
 
-def on_this_machine_only(address: str) -> bool:
-    """Whether a Ray address is this machine's alone: a Ray of its own ("local") or a
-    cluster reached on a loopback address."""
-    if address == "local":
-        return True
-    host = address.rpartition(":")[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 class RayBackend(MatchBackend):
     """Plays matches as Ray tasks, ``concurrency`` in flight (Ray queues what the
     cluster cannot run yet), and checks, signs and verifies each log here as it arrives.
@@ -314,11 +299,6 @@ class RayBackend(MatchBackend):
         if address == "local":
             options["include_dashboard"] = False
             self._settings = token_for_a_ray_of_its_own()
-        if on_this_machine_only(address):
-            # Ray takes this process's node address from the interface of its default
-            # route, which a container network started meanwhile can change: a cluster
-            # reached on loopback is on loopback.
-            options["_node_ip_address"] = "127.0.0.1"
         try:
             ray.init(**options)
         except (ConnectionError, RuntimeError, ValueError) as exc:
