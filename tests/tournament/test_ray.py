@@ -1,10 +1,11 @@
 """Tournaments on Ray: the configuration, and a real two-node Ray cluster on this machine.
 
 The cluster test plays one small tournament twice with the same master seed: at tables
-in this process (the local backend), then as Ray tasks on a head node and a second node,
-and kills the second node outright while it plays a match. The match is played again on
-the head from scratch, the retry is noted, and results.jsonl and the standings come out
-the same as the local run's (timing fields and the referee's random match ids aside).
+in this process (the local backend), then with ``referee tournament`` as Ray tasks on a
+head node and a second node, and kills the second node outright while it plays a match.
+The match is played again on the head from scratch, the retry is noted, and
+results.jsonl and the standings come out the same as the local run's (timing fields and
+the referee's random match ids aside).
 A second tournament on the same cluster has its runner (Ray's driver) SIGKILLed
 mid-run, and the next run resumes it as a local tournament resumes. The cluster and its
 drivers use token authentication as docs/tournaments.md sets it up, with a token of their
@@ -197,7 +198,8 @@ def nodes():
 
 @pytest.fixture
 def cluster(nodes, monkeypatch):
-    """The cluster, with this process (and what it starts) as its driver."""
+    """The cluster, with its settings in this process's environment for the runners it
+    starts (Ray's driver is always a process of its own, with them from its start)."""
     for name in RAY_SETTINGS:
         monkeypatch.delenv(name, raising=False)
     for name, value in nodes[0].auth_env().items():
@@ -205,35 +207,52 @@ def cluster(nodes, monkeypatch):
     return nodes
 
 
-async def test_same_results_on_ray_when_a_node_dies_mid_run(tmp_path, cluster):
+def test_same_results_on_ray_when_a_node_dies_mid_run(tmp_path, cluster):
     c, second = cluster
-    local = await Tournament(
-        load_config(config(tmp_path, name="local.toml")),
-        progress=Progress(io.StringIO(), tty=False),
-    ).run()
+    local = asyncio.run(
+        Tournament(
+            load_config(config(tmp_path, name="local.toml")),
+            progress=Progress(io.StringIO(), tty=False),
+        ).run()
+    )
     assert local.complete and local.failed == 0
 
-    out = io.StringIO()
-    tournament = Tournament(
-        load_config(config(tmp_path, {"backend": "ray", "address": c.address}, "ray.toml")),
-        progress=Progress(out, tty=False),
-    )
-    run = asyncio.create_task(tournament.run())
-    # Kill the second node while it plays a match (its worker is titled ray::play_here).
-    while not second.running("ray::play_here"):
-        assert not run.done(), out.getvalue()
-        await asyncio.sleep(0.1)
-    await asyncio.sleep(0.5)
-    second.kill()
-    summary = await asyncio.wait_for(run, 240)
+    # The runner is its own process, with the cluster's settings in its environment from
+    # the start, as a user runs it: Ray reads RAY_AUTH_MODE once per process, so a driver
+    # in this process would depend on whether an earlier test had imported ray.
+    path = config(tmp_path, {"backend": "ray", "address": c.address}, "ray.toml")
+    output = tmp_path / "ray-run.txt"
+    with open(output, "wb") as sink:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "referee.cli", "tournament", str(path)],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            # Kill the second node while it plays a match (its worker is ray::play_here).
+            deadline = time.monotonic() + 180
+            while not second.running("ray::play_here"):
+                assert run.poll() is None, output.read_text()
+                assert time.monotonic() < deadline, output.read_text()
+                time.sleep(0.1)
+            time.sleep(0.5)
+            second.kill()
+            assert run.wait(240) == 0, output.read_text()
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+    printed = output.read_text()
 
     folder = tmp_path / "ray"
-    assert summary.complete and summary.failed == 0, out.getvalue()
     results = read_results(folder)
+    assert f"{len(results)}/{len(results)} matches recorded (0 failed)" in printed, printed
     retried = [r for r in results if r["retries"]]
-    assert len(retried) == 1, out.getvalue()
+    assert len(retried) == 1, printed
     assert "lost" in retried[0]["retries"][0]
-    assert f"{retried[0]['match_id']}: attempt 1 was lost" in out.getvalue()
+    assert f"{retried[0]['match_id']}: attempt 1 was lost" in printed
     # Verified on arrival: the entries byte for byte what the worker's referee wrote.
     assert all(r["verified"] is True for r in results)
     # Every log is signed with the tournament's own key (not a worker's), as locally.
