@@ -16,9 +16,11 @@ counts no match twice:
 3. ``record(match_id, token, outcome)`` writes the result, the seats' results, the
    versions' counters and, when it is the last match of its deal group, the group's
    rating, all in one transaction: either all of it is in the database or none of it is.
-   It is idempotent by match id: a second record of a finished match changes nothing and
-   says so (``Recorded.already``). Only the holder of the current lease records; a worker
-   whose lease was taken over gets ``LeaseLost`` and drops its result.
+   It is idempotent: the same attempt recording again (a worker retrying after a commit
+   whose answer it lost) changes nothing and says so (``Recorded.already``). Only the
+   holder of the current lease records; a worker whose lease was taken over gets
+   ``LeaseLost`` and drops its result, before the match is recorded by its new holder or
+   after (the match keeps the token of the attempt that recorded it).
 
 Times come from ``clock`` (seconds since the epoch), so tests move time instead of
 sleeping; on several machines the clocks must agree to well within a lease (NTP).
@@ -342,8 +344,9 @@ class MatchQueue:
         self._write(body)
 
     def record(self, match_id: str, token: str, outcome: MatchOutcome) -> Recorded:
-        """Record a played match (finished, or failed with its cause). Idempotent: a
-        match already recorded stays as it was (``Recorded.already``)."""
+        """Record a played match (finished, or failed with its cause). Idempotent: this
+        attempt's result, recorded already, stays as it was (``Recorded.already``);
+        LeaseLost when the match is another attempt's, recorded or not, or cancelled."""
         outcome.check()
 
         def body(conn: Connection) -> Recorded:
@@ -352,7 +355,7 @@ class MatchQueue:
             ).first()
             if row is None:
                 raise NotFound(f"no match {match_id}")
-            if row.state in DONE:
+            if row.state in DONE and row.lease_token == token:  # this attempt's, again
                 return Recorded(match_id, MatchState(row.state), already=True, group_rated=False)
             if row.state != MatchState.RUNNING or row.lease_token != token:
                 raise LeaseLost(f"match {match_id} is no longer this worker's")
@@ -362,20 +365,29 @@ class MatchQueue:
                     [{"match_id": match_id, **s.row()} for s in outcome.seats],
                 )
             state = MatchState.FINISHED if outcome.finished else MatchState.FAILED
-            rated = self._close(conn, row, state, self.clock(), **outcome.match_values())
+            now = self.clock()
+            rated = self._close(conn, row, state, now, token=token, **outcome.match_values())
             return Recorded(match_id, state, already=False, group_rated=rated)
 
         return self._write(body)
 
     def _close(
-        self, conn: Connection, row: Row[Any], state: MatchState, now: float, **values: Any
+        self,
+        conn: Connection,
+        row: Row[Any],
+        state: MatchState,
+        now: float,
+        token: str | None = None,
+        **values: Any,
     ) -> bool:
         """End a match in ``state``: its versions' counters (a ranked match that was
-        played, to its end or not), its group rated if it was the last; True if so."""
+        played, to its end or not), its group rated if it was the last; True if so. A
+        recorded match keeps the ``token`` of the attempt that recorded it, so that only
+        that attempt's worker hears ``already`` (renewals need a running match)."""
         conn.execute(
             update(matches_t)
             .where(matches_t.c.id == row.id)
-            .values(state=state, finished_at=now, lease_token=None, lease_expires_at=None)
+            .values(state=state, finished_at=now, lease_token=token, lease_expires_at=None)
             .values(live_address=None, live_id=None, **values)
         )
         purpose = conn.execute(

@@ -216,6 +216,7 @@ matches = Table(
     Column("queued_at", Double, nullable=False),
     # The worker holding (or that last held) its lease.
     Column("worker", String(100)),
+    # The current lease's; a recorded match keeps the token of the attempt that recorded it.
     Column("lease_token", String(64)),
     Column("lease_expires_at", Double),
     # Claims so far: a match whose worker died this many times is given up on.

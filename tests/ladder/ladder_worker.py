@@ -7,7 +7,9 @@ It opens the store (``upgrade head``, as every ladder process does at start), sa
 ``started NAME`` in JOURNAL, and waits for the file ``JOURNAL.go-NAME`` before its first
 claim (so a test pays for the start-ups of its workers at once, not one at a time).
 After each record commits it appends ``recorded <match id> NAME`` to JOURNAL and fsyncs it:
-whatever a test finds there, the database must have, whenever the worker was killed.
+whatever a test finds there, the database must have, whenever the worker was killed. A
+worker slower than its lease (a busy machine) may find its match taken over: it says
+``lost <match id> NAME`` and goes on.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import sys
 import time
 
 from referee.ladder import views
+from referee.ladder.errors import LeaseLost
 from referee.ladder.store import LadderStore
 from referee.ladder.types import MatchOutcome, SeatOutcome
 
@@ -55,7 +58,11 @@ def main() -> None:
                 time.sleep(lease_s / 4)
                 continue
             time.sleep(rng.uniform(0, 0.01))
-            store.record(claim.match_id, claim.token, outcome(claim.match_id, rng))
+            try:
+                store.record(claim.match_id, claim.token, outcome(claim.match_id, rng))
+            except LeaseLost:  # slower than its lease: another worker took the match
+                print(f"lost {claim.match_id} {name}", file=out, flush=True)
+                continue
             print(f"recorded {claim.match_id} {name}", file=out, flush=True)
             os.fsync(out.fileno())
         print(f"drained {name}", file=out, flush=True)

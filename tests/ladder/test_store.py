@@ -290,6 +290,10 @@ def test_a_killed_workers_match_is_played_again_and_recorded_once(store, four, c
         store.record(match_id, lost.token, finished(match_id=match_id))
     done = store.record(match_id, again.token, finished(match_id=match_id))
     assert (done.state, done.already, done.group_rated) == (MatchState.FINISHED, False, True)
+    # The first worker was only slow, and records after the second: still not its match.
+    with pytest.raises(LeaseLost):
+        store.record(match_id, lost.token, finished(match_id=match_id))
+    assert store.record(match_id, again.token, finished(match_id=match_id)).already
     assert views.check(store) == []
     assert store.version(four[0]).matches == 1
 
