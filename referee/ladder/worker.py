@@ -348,8 +348,8 @@ async def serve(config: LadderConfig, name: str, slots: int = 0) -> None:
             backend = tables.backend
         else:
             await backend.start()
-        # After the backend: Ray's driver installs a SIGTERM handler that ends the process
-        # at once; the matches being played must go back to the queue first.
+        # After the backend (which puts back what ray.init replaces): a SIGTERM gives the
+        # matches being played back to the queue before the process ends.
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)

@@ -154,34 +154,54 @@ async def test_ray_not_installed_is_a_clear_error(tmp_path, monkeypatch):
         await tournament.run()
 
 
-def test_a_ray_of_its_own_leaves_no_token_behind(tmp_path):
+def test_a_ray_of_its_own_stops_in_order_and_leaves_no_token_behind(tmp_path):
     """``backend = "ray"`` without an address: the tournament's Ray has a token of its own,
     kept out of the home folder. (Ray's default left it in ~/.ray/auth_token, after which
     the next ``ray start --head`` on the machine turned authentication on by itself and its
-    other nodes and drivers failed with InvalidAuthToken.)"""
+    other nodes and drivers failed with InvalidAuthToken.) SIGTERM stops it as it stops a
+    local tournament (ray.init installs a handler that exits at once; the backend puts the
+    runner's back), and the same command finishes it."""
     home = tmp_path / "home"
     home.mkdir()
     names = ("greedy", "random", "greedy-2", "random-2")
+    rounds = 20
     path = write_config(
         tmp_path,
         [bot_entry(name, builtin=name.split("-")[0]) for name in names],
-        tournament={"format": "fixed", "seatings": "none"},
+        tournament={"format": "fixed", "seatings": "none", "rounds": rounds},
         rules={"hands": 1},
         time={"turn_time_ms": 5000, "connect_timeout_ms": 30000},
     )
     path.write_text(path.read_text() + '\n[execution]\nbackend = "ray"\n')
     env = {k: v for k, v in os.environ.items() if k not in RAY_SETTINGS}
-    done = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "tournament", str(path)],
-        cwd=ROOT,
-        env={**env, "HOME": str(home), "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    env = {**env, "HOME": str(home), "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "referee.cli", "tournament", str(path)]
+    results = tmp_path / "out" / "results.jsonl"
+    printed = tmp_path / "first-run.txt"
+    with open(printed, "wb") as sink:
+        first = subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=sink)
+        try:
+            deadline = time.monotonic() + 240
+            while not (results.exists() and results.read_text().strip()):
+                assert first.poll() is None, printed.read_text()
+                assert time.monotonic() < deadline, printed.read_text()
+                time.sleep(0.02)
+            first.send_signal(signal.SIGTERM)
+            assert first.wait(120) == 130, printed.read_text()
+        finally:
+            if first.poll() is None:
+                first.kill()
+                first.wait()
+    done = len(results.read_text().splitlines())
+    assert 1 <= done < rounds
+    assert f"Stopped after {done} of {rounds} matches" in printed.read_text()
+
+    again = subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False
     )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "1/1 matches recorded (0 failed)" in done.stdout
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"Resuming: {done} matches already recorded" in again.stdout
+    assert f"{rounds}/{rounds} matches recorded (0 failed)" in again.stdout
     assert not (home / ".ray").exists()
 
 

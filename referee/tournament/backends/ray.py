@@ -31,8 +31,10 @@ import importlib
 import logging
 import os
 import secrets
+import signal
 import socket
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -100,6 +102,14 @@ def restore_settings(saved: dict[str, str | None]) -> None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+def put_back_sigterm(handler: Any) -> None:
+    """Undo what ``ray.init`` does to SIGTERM: it installs a handler that exits the
+    process at once, in place of the process's own (``referee tournament`` stops in
+    order: "Stopped after N of M matches", exit 130, resumable)."""
+    if handler is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handler)
 
 
 def require_ray(setting: str = '[execution] backend = "ray"') -> ModuleType:
@@ -299,6 +309,7 @@ class RayBackend(MatchBackend):
         if address == "local":
             options["include_dashboard"] = False
             self._settings = token_for_a_ray_of_its_own()
+        own_handler = signal.getsignal(signal.SIGTERM)
         try:
             ray.init(**options)
         except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -312,6 +323,8 @@ class RayBackend(MatchBackend):
             raise ClusterUnavailable(
                 f"cannot reach the Ray cluster at {address}: {exc}{hint}"
             ) from None
+        finally:
+            put_back_sigterm(own_handler)
         self._ray = ray
         self._task = ray.remote(num_cpus=self.cpus_per_match, max_retries=0)(play_here)
         await super().start()
