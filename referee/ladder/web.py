@@ -64,15 +64,14 @@ from referee.ladder.team_web import (
 )
 from referee.log.reader import LogTooLarge
 from referee.view.page import live_page, replay_page
-from referee.web.app import (
-    _LOOK_S,
-    MatchChannel,
-    WebLimits,
-    _address,
-    _clock,
-    _gone,
-    _last_event_id,
-    _security_headers,
+from referee.web.app import MatchChannel, WebLimits
+from referee.web.common import (
+    LOOK_S,
+    clock_event,
+    last_event_id,
+    listen_address,
+    security_headers,
+    viewer_gone,
 )
 from referee.web.feed import ViewerTooSlow
 
@@ -121,7 +120,7 @@ class LadderWeb(TeamSide):
         self._channels: dict[str, MatchChannel] = {}
         self.viewers: dict[str, int] = {}
         self._replays = asyncio.Semaphore(self.limits.replay_builds)
-        app = web.Application(middlewares=[_security_headers], client_max_size=MAX_FORM_BYTES)
+        app = web.Application(middlewares=[security_headers], client_max_size=MAX_FORM_BYTES)
         r = app.router
         r.add_get("/", self.leaderboard)
         r.add_get("/queue", self.queue)
@@ -151,12 +150,12 @@ class LadderWeb(TeamSide):
 
     @property
     def url(self) -> str:
-        host, _ = _address(self.requested)
+        host, _ = listen_address(self.requested)
         host = f"[{host}]" if ":" in host else host
         return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
 
     async def start(self) -> None:
-        host, port = _address(self.requested)
+        host, port = listen_address(self.requested)
         await self.runner.setup()
         site = web.TCPSite(self.runner, host, port, ssl_context=self.tls, reuse_address=True)
         try:
@@ -227,7 +226,7 @@ class LadderWeb(TeamSide):
         quiet = time.monotonic()
         try:
             await response.write(b"retry: 2000\n\n")
-            while not _gone(request):
+            while not viewer_gone(request):
                 data = await self._db(lambda: api.queue_json(self.store))
                 text = json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
                 if text != last or time.monotonic() - quiet > self.limits.heartbeat_s:
@@ -314,19 +313,19 @@ class LadderWeb(TeamSide):
             channel = self._channels[match_id] = MatchChannel(match_id, relay)
         self.viewers[match_id] = self.viewers.get(match_id, 0) + 1
         timeout = self.limits.write_timeout_s
-        last = _last_event_id(request)
+        last = last_event_id(request)
         sent = 0
         try:
-            await asyncio.wait_for(response.write(b"retry: 2000\n\n" + _clock()), timeout)
+            await asyncio.wait_for(response.write(b"retry: 2000\n\n" + clock_event()), timeout)
             while True:
                 batch = [msg for seq, msg in channel.messages[sent:] if seq > last]
                 sent = len(channel.messages)
                 if batch:
                     await asyncio.wait_for(response.write(b"".join(batch)), timeout)
                     continue
-                if channel.ended or channel.failed or _gone(request):
+                if channel.ended or channel.failed or viewer_gone(request):
                     break
-                await channel.wait(sent, _LOOK_S)
+                await channel.wait(sent, LOOK_S)
         except (TimeoutError, ConnectionResetError, ViewerTooSlow):
             pass
         finally:

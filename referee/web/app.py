@@ -43,6 +43,14 @@ from referee.view.page import live_page as viewer_live_page
 from referee.view.page import replay_page
 from referee.view.standings import esc
 from referee.web.access import OrganiserOnly
+from referee.web.common import (
+    LOOK_S,
+    clock_event,
+    last_event_id,
+    listen_address,
+    security_headers,
+    viewer_gone,
+)
 from referee.web.errors import RequestErrors
 from referee.web.feed import (
     EventSource,
@@ -105,29 +113,6 @@ class _Busy(asyncio.Protocol):
         transport.close()
 
 
-_HEADERS = {
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
-}
-
-
-@web.middleware
-async def _security_headers(request: web.Request, handler: Any) -> web.StreamResponse:
-    response: web.StreamResponse = await handler(request)
-    for key, value in _HEADERS.items():
-        response.headers.setdefault(key, value)
-    return response
-
-
-def _address(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise OSError(f"--http wants HOST:PORT, got {text!r}")
-    return host.strip("[]") or "127.0.0.1", int(port)
-
-
 class WebFront:
     """The spectators' web server: ``await start()``, then ``await stop()``."""
 
@@ -151,7 +136,7 @@ class WebFront:
         self._streams: set[asyncio.Task[Any]] = set()
         self._channels: dict[str, MatchChannel] = {}
         self._list: ListChannel | None = None
-        middlewares = [_security_headers] + ([access.middleware] if access else [])
+        middlewares = [security_headers] + ([access.middleware] if access else [])
         app = web.Application(middlewares=middlewares, client_max_size=1024)
         if access is not None:
             access.add_routes(app)
@@ -173,13 +158,13 @@ class WebFront:
 
     @property
     def url(self) -> str:
-        host, _ = _address(self.requested)
+        host, _ = listen_address(self.requested)
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}"
 
     async def start(self) -> None:
         """Listen; OSError when the address cannot be used."""
-        host, port = _address(self.requested)
+        host, port = listen_address(self.requested)
         await self.runner.setup()
         handler = self.runner.server
         assert handler is not None
@@ -323,7 +308,7 @@ class WebFront:
             kind = "over" if refusal == "over" else "refused"
             await response.write(f"event: {kind}\ndata: {refusal}\n\n".encode())
             return response
-        last = _last_event_id(request)
+        last = last_event_id(request)
         self.viewers[match_id] += 1
         task = asyncio.current_task()
         if task is not None:
@@ -332,18 +317,18 @@ class WebFront:
         sent = 0
         quiet = time.monotonic()
         try:
-            await asyncio.wait_for(response.write(b"retry: 2000\n\n" + _clock()), timeout)
+            await asyncio.wait_for(response.write(b"retry: 2000\n\n" + clock_event()), timeout)
             while True:
                 batch = [msg for seq, msg in channel.messages[sent:] if seq > last]
                 sent = len(channel.messages)
                 if batch:
                     await asyncio.wait_for(response.write(b"".join(batch)), timeout)
                     continue
-                if channel.ended or channel.failed or _gone(request):
+                if channel.ended or channel.failed or viewer_gone(request):
                     break
-                if not await channel.wait(sent, _LOOK_S):
+                if not await channel.wait(sent, LOOK_S):
                     if time.monotonic() - quiet > self.limits.heartbeat_s:
-                        await asyncio.wait_for(response.write(_clock()), timeout)
+                        await asyncio.wait_for(response.write(clock_event()), timeout)
                         quiet = time.monotonic()
                 else:
                     quiet = time.monotonic()
@@ -382,13 +367,13 @@ class WebFront:
         quiet = time.monotonic()
         try:
             await asyncio.wait_for(response.write(b"retry: 2000\n\n"), timeout)
-            while not _gone(request):
+            while not viewer_gone(request):
                 if channel.version != seen and channel.message:
                     seen = channel.version
                     await asyncio.wait_for(response.write(channel.message), timeout)
                     quiet = time.monotonic()
                     continue
-                idle = not await channel.wait(seen, _LOOK_S)
+                idle = not await channel.wait(seen, LOOK_S)
                 if idle and time.monotonic() - quiet > self.limits.heartbeat_s:
                     await asyncio.wait_for(response.write(b": ping\n\n"), timeout)
                     quiet = time.monotonic()
@@ -512,27 +497,6 @@ class MatchChannel:
 
     def close(self) -> None:
         self._task.cancel()
-
-
-def _last_event_id(request: web.Request) -> int:
-    text = request.headers.get("Last-Event-ID", "")
-    return int(text) if text.isdigit() and len(text) < 19 else 0
-
-
-_LOOK_S = 1.0
-"""How often an idle stream looks whether its viewer has gone (its slot is then free)."""
-
-
-def _gone(request: web.Request) -> bool:
-    """The viewer closed its connection (noticed without writing to it)."""
-    transport = request.transport
-    return transport is None or transport.is_closing()
-
-
-def _clock() -> bytes:
-    """The server's time (ms since the epoch), for a page to count a turn's deadline down
-    in the server's clock whatever its own says."""
-    return f"event: clock\ndata: {time.time_ns() // 1_000_000}\n\n".encode()
 
 
 def _list_row(m: MatchFacts) -> str:

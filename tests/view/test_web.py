@@ -19,6 +19,7 @@ from referee.server.app import RefereeServer
 from referee.server.metrics import Metrics
 from referee.web.access import OrganiserOnly
 from referee.web.app import WebFront, WebLimits
+from referee.web.common import listen_address
 from referee.web.feed import PublicFeed, ViewerTooSlow
 
 from .conftest import ROOT, Paced, create_match
@@ -245,6 +246,15 @@ def test_serve_http_from_the_command_line(tmp_path):
         check=False,
     )
     assert taken.returncode == 2 and "HOST:PORT" in taken.stderr
+
+
+def test_the_http_address_is_host_and_ascii_port():
+    assert listen_address(":8080") == ("127.0.0.1", 8080)
+    assert listen_address("[::1]:0") == ("::1", 0)
+    assert listen_address("0.0.0.0:80") == ("0.0.0.0", 80)
+    for bad in ("8080", "host:", "host:65536", "host:\u0668\u0660", "host:+80", "host:8 0"):
+        with pytest.raises(OSError, match="HOST:PORT"):
+            listen_address(bad)
 
 
 async def test_viewers_of_a_match_share_one_feed(tmp_path):
