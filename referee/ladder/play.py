@@ -147,8 +147,9 @@ class LocalTables:
         self._backend = LocalBackend(
             self.referee,
             concurrency=self.slots,
-            # As before the backend: this process's referee wrote and signed the log.
-            verify=False,
+            # Every log verified (rules and signature) before its result is recorded, as
+            # a tournament's and as the Ray backend's on arrival.
+            verify=True,
             sandbox=lambda job: self.jails.for_match(folders_of(job)),
             ledger=self.ledger,
         )
