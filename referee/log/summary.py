@@ -48,6 +48,9 @@ class SeatSummary:
     disconnects: int = 0
     """Streams that ended while the bot was connected (not the news that the bot of a
     seat that was not connected is gone)."""
+    left: bool = False
+    """The bot had connected and was gone when the match ended (its stream had ended
+    and it had not come back)."""
     late: int = 0
     """Answers that came after their turn had timed out (not counted as rejected)."""
     turns: int = 0
@@ -100,6 +103,7 @@ class Summarizer:
         self.match_id = ""
         self.names: tuple[str, ...] = ()
         self.ended: common.MatchEnded | None = None
+        self.left = [False] * SEATS
         self.hands = 0
 
     def _seat(self, seat: int) -> _Counts:
@@ -145,6 +149,7 @@ class Summarizer:
             self.names = tuple(ev.match_created.config.seat_names)
         elif kind == "match_ended":
             self.ended = ev.match_ended
+            self.left = [c.connected and not c.live for c in self.counts]
 
     def summary(self) -> LogSummary:
         """The counts; ValueError when the log ended before the match did."""
@@ -170,6 +175,7 @@ class Summarizer:
                     if k not in ("scores", "live")
                 },
                 scores=tuple(self.counts[s].scores),
+                left=self.left[s],
             )
             for s in range(SEATS)
         )

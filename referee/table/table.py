@@ -82,10 +82,14 @@ class BotExit:
     """False for a bot that could not be started at all."""
     hint: str = ""
     """What may have made it end, when the table can tell (a file its jail cannot read)."""
+    after_leaving: bool = False
+    """It left its seat during the match, and its process ended after the last hand."""
 
     @property
     def headline(self) -> str:
         """``seat 2 (mybot) exited with status 1 before the match ended``."""
+        if self.after_leaving:
+            return f"seat {self.seat} ({self.name}) left the match, then {self.what}"
         when = " before the match ended" if self.started else ""
         return f"seat {self.seat} ({self.name}) {self.what}{when}"
 
@@ -157,6 +161,8 @@ class _Run:
     exits: dict[int, BotExit] = dataclasses.field(default_factory=dict)
     exit_codes: dict[int, int | None] = dataclasses.field(default_factory=dict)
     stderr: dict[int, Path] = dataclasses.field(default_factory=dict)
+    commands: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    """A spawned bot's name and command, by seat."""
     clock: TurnClock | None = None
 
     def cpu_ns(self, seat: int) -> int | None:
@@ -289,6 +295,8 @@ class Table:
             dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             await self.referee.collect_log(run.match_id, dest)
             summary = await asyncio.to_thread(summarize_log, dest)
+            for seat, proc in run.procs:
+                await self._left_then_ended(run, seat, proc, summary.seats[seat])
             return MatchReport(
                 match_id=run.match_id,
                 log_path=dest,
@@ -396,6 +404,7 @@ class Table:
         if self.ledger is not None:
             self.ledger.add(proc)
         run.procs.append((seat, proc))
+        run.commands[seat] = (spec.name, command)
         watcher = self._watch_process(run, seat, spec.name, command, proc)
         run.watchers.append(asyncio.create_task(watcher))
 
@@ -437,6 +446,21 @@ class Table:
         hint = proc.jail.hint(tail) if proc.jail is not None and not breach else ""
         ended = BotExit(seat, name, command, what, code, proc.stderr_path, tail, hint=hint)
         await self._gone(run, ended)
+
+    async def _left_then_ended(
+        self, run: _Run, seat: int, proc: BotProcess, seen: SeatSummary
+    ) -> None:
+        """A bot that left its seat during the match and then exited with a failure
+        crashed, also when its process ended after the last hand: the match may finish
+        without it before a slow exit (a bridge stopping its bot). Killed for not
+        exiting (SIGKILL, at the end) is the table's doing, not the bot's."""
+        code = run.exit_codes.get(seat)
+        if seat in run.exits or not seen.left or code in (None, 0, -signal.SIGKILL):
+            return
+        tail = await asyncio.to_thread(read_tail, proc.stderr_path)
+        name, command = run.commands[seat]
+        ended = BotExit(seat, name, command, describe_exit(code), code, proc.stderr_path, tail)
+        await self._gone(run, dataclasses.replace(ended, after_leaving=True))
 
     async def _watch_task(self, run: _Run, seat: int, spec: Seat, task: asyncio.Task[Any]) -> None:
         await asyncio.wait([task])

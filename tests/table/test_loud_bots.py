@@ -76,6 +76,24 @@ def test_a_bot_that_crashes_mid_match_is_reported_at_once_and_the_match_finishes
     assert verify_log(log_of(done)).ok
 
 
+def test_a_bot_that_leaves_mid_match_and_exits_after_its_end_crashed(tmp_path):
+    """Its stream ends mid-match; without it the match ends before its process does
+    (within the table's grace for exiting): it still left with a failure, exit 3."""
+    done, _ = match(
+        tmp_path,
+        *("--hands", "2", "--seed", "loud", *CONNECT_LIMIT),
+        *("--bot", "greedy", "--bot", f"{PY} {BOTS / 'leaving_bot.py'}", "--name", "leaving"),
+        *("--bot", "random", "--bot", "greedy"),
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "seat 1 (leaving) left the match, then exited with status 4" in done.stderr
+    assert "finished after 2 hands" in done.stdout
+    leaving = rows(done)["leaving"]
+    assert leaving.endswith("crashed: exited with status 4"), leaving
+    assert leaving.split()[8] == "1"  # its one disconnect
+    assert verify_log(log_of(done)).ok
+
+
 def test_bots_that_die_before_connecting_do_not_hold_the_match(tmp_path):
     missing = "import sys; print('Error: Cannot find module mybot', file=sys.stderr); sys.exit(1)"
     killed = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
