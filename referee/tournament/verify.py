@@ -25,13 +25,13 @@ import dataclasses
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from referee.log.reader import LogFormatError, read_log
 from referee.log.summary import summarize_log
 from referee.log.verify import VerifyReport, verify_log
+from referee.pools import process_pool
 from referee.tournament.config import Seatings, identity_hash
 from referee.tournament.results import MatchResult
 from referee.tournament.schedule import MatchSpec, plan
@@ -188,7 +188,7 @@ def _verify_all(logs: list[Path], jobs: int, key: bytes | None) -> list[VerifyRe
     keys = [key] * len(logs)
     if jobs <= 1 or len(logs) < 2:
         return [verify_log(p, key) for p in logs]
-    with ProcessPoolExecutor(min(jobs, len(logs))) as pool:
+    with process_pool(min(jobs, len(logs))) as pool:
         return list(pool.map(verify_log, logs, keys, chunksize=4))
 
 

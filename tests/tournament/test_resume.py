@@ -39,6 +39,21 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def pool_workers(parent: int) -> list[int]:
+    """The children of ``parent`` that Python's multiprocessing started (the verifiers,
+    their resource tracker)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            argv = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat.rpartition(")")[2].split()[1]) == parent and b"multiprocessing" in argv:
+            found.append(int(entry.name))
+    return found
+
+
 def config(tmp_path: Path, hands: int = 2) -> Path:
     bots = [
         bot_entry("greedy", builtin="greedy"),
@@ -75,12 +90,19 @@ def test_kill_the_runner_then_run_again(tmp_path):
             time.sleep(0.05)
         else:
             raise AssertionError("the first run recorded too few matches in time")
+        verifiers = pool_workers(first.pid)
+        assert verifiers, "the runner verifies in worker processes"
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait()
         log.close()
     before = results.read_text().splitlines()
     assert 5 <= len(before) < 16
+    # Its verifiers end with it (they would wait on the pool's queues for ever).
+    deadline = time.monotonic() + 10
+    while [pid for pid in verifiers if alive(pid)]:
+        assert time.monotonic() < deadline, "verifiers outlived their runner"
+        time.sleep(0.1)
     left_behind = [pid for pid, _ in json.loads((out / "work" / "processes.json").read_text())]
     # A crash in the middle of writing leaves a cut-short line; resuming drops it. A log
     # moved into logs/ without its results line, and the referee's working logs, are

@@ -32,7 +32,6 @@ import abc
 import asyncio
 import base64
 import dataclasses
-import multiprocessing
 import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
@@ -45,6 +44,7 @@ import structlog
 
 from referee.log.verify import verify_log
 from referee.match.settings import MatchSettings
+from referee.pools import process_pool
 from referee.table.bots import Seat
 from referee.table.referees import RefereeUnavailable
 from referee.table.table import BotExit, MatchReport
@@ -177,10 +177,7 @@ class MatchBackend(abc.ABC):
         """Ready what playing needs (the verification workers; a backend's own means).
         Raises RefereeUnavailable when those means cannot be had."""
         if self.verify:
-            # "spawn": never fork a process that runs gRPC threads.
-            self._pool = ProcessPoolExecutor(
-                self.verifiers, mp_context=multiprocessing.get_context("spawn")
-            )
+            self._pool = process_pool(self.verifiers)
 
     async def stop(self) -> None:
         if self._pool is not None:
