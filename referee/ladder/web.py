@@ -70,6 +70,7 @@ from referee.web.common import (
     clock_event,
     last_event_id,
     listen_address,
+    listen_url,
     security_headers,
     viewer_gone,
 )
@@ -150,9 +151,7 @@ class LadderWeb(TeamSide):
 
     @property
     def url(self) -> str:
-        host, _ = listen_address(self.requested)
-        host = f"[{host}]" if ":" in host else host
-        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
+        return listen_url(self.requested, self.port, "https" if self.tls else "http")
 
     async def start(self) -> None:
         host, port = listen_address(self.requested)

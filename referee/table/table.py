@@ -459,8 +459,9 @@ class Table:
             return
         tail = await asyncio.to_thread(read_tail, proc.stderr_path)
         name, command = run.commands[seat]
-        ended = BotExit(seat, name, command, describe_exit(code), code, proc.stderr_path, tail)
-        await self._gone(run, dataclasses.replace(ended, after_leaving=True))
+        what = describe_exit(code)
+        ended = BotExit(seat, name, command, what, code, proc.stderr_path, tail, after_leaving=True)
+        await self._gone(run, ended)
 
     async def _watch_task(self, run: _Run, seat: int, spec: Seat, task: asyncio.Task[Any]) -> None:
         await asyncio.wait([task])

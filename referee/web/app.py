@@ -48,6 +48,7 @@ from referee.web.common import (
     clock_event,
     last_event_id,
     listen_address,
+    listen_url,
     security_headers,
     viewer_gone,
 )
@@ -158,9 +159,7 @@ class WebFront:
 
     @property
     def url(self) -> str:
-        host, _ = listen_address(self.requested)
-        host = f"[{host}]" if ":" in host else host
-        return f"http://{host}:{self.port}"
+        return listen_url(self.requested, self.port)
 
     async def start(self) -> None:
         """Listen; OSError when the address cannot be used."""

@@ -36,6 +36,13 @@ def listen_address(text: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
+def listen_url(requested: str, port: int, scheme: str = "http") -> str:
+    """The URL of a front listening on ``requested`` (``--http``), bound to ``port``."""
+    host, _ = listen_address(requested)
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}:{port}"
+
+
 def last_event_id(request: web.Request) -> int:
     """Where a reconnecting viewer's stream resumes (its ``Last-Event-ID``; 0 if none)."""
     text = request.headers.get("Last-Event-ID", "")
