@@ -11,6 +11,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp.test_utils import make_mocked_request
 from referee_process import serve_argv
 
 from pusoy_client import run_bot
@@ -19,7 +20,7 @@ from referee.server.app import RefereeServer
 from referee.server.metrics import Metrics
 from referee.web.access import OrganiserOnly
 from referee.web.app import WebFront, WebLimits
-from referee.web.common import listen_address
+from referee.web.common import last_event_id, listen_address
 from referee.web.feed import PublicFeed, ViewerTooSlow
 
 from .conftest import ROOT, Paced, create_match
@@ -255,6 +256,15 @@ def test_the_http_address_is_host_and_ascii_port():
     for bad in ("8080", "host:", "host:65536", "host:\u0668\u0660", "host:+80", "host:8 0"):
         with pytest.raises(OSError, match="HOST:PORT"):
             listen_address(bad)
+
+
+def test_a_resume_point_is_ascii_digits_or_the_start():
+    def resume(value: str) -> int:
+        return last_event_id(make_mocked_request("GET", "/", headers={"Last-Event-ID": value}))
+
+    assert resume("42") == 42
+    for hostile in ("\u0664\u0662", "-1", "4 2", "1" * 19, "0x10", ""):
+        assert resume(hostile) == 0, hostile
 
 
 async def test_viewers_of_a_match_share_one_feed(tmp_path):
