@@ -2,7 +2,7 @@
 
 The parser is built here without importing the ladder (which needs the ``ladder``
 extra); each command imports what it uses when it runs, and a missing extra is one
-line saying how to install it.
+line saying how to install it (``referee.cli.main``, for every extra's commands).
 """
 
 from __future__ import annotations
@@ -173,16 +173,10 @@ def add_parser(sub: Any) -> None:
 
 def run_ladder_command(args: argparse.Namespace) -> int:
     """Run a ``referee ladder`` command; errors the ladder raises are one line each."""
-    try:
-        from referee.ladder.errors import LadderError
-        from referee.sandbox import SandboxUnavailable
-        from referee.tournament.config import ConfigError
-    except ModuleNotFoundError as exc:  # pragma: no cover - without the extra
-        print(
-            f"referee ladder needs the ladder extra: pip install 'pusoy-referee[ladder]' ({exc})",
-            file=sys.stderr,
-        )
-        return 2
+    from referee.ladder.errors import LadderError
+    from referee.sandbox import SandboxUnavailable
+    from referee.tournament.config import ConfigError
+
     try:
         code: int = args.ladder_func(args)
     except (LadderError, ConfigError, SandboxUnavailable, OSError) as exc:
