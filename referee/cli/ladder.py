@@ -11,6 +11,7 @@ import argparse
 import ipaddress
 import json
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -191,6 +192,23 @@ def _config(path: str) -> LadderConfig:
     return load_ladder_config(Path(path))
 
 
+def _made(path: str) -> LadderConfig:
+    """The config of a ladder that ``referee ladder init`` has made: every command but
+    ``init`` and ``run`` (which make what is missing) needs its database."""
+    from referee.ladder.db import sqlite_file
+    from referee.ladder.errors import LadderError
+    from referee.program import referee_program
+
+    config = _config(path)
+    database = sqlite_file(config.database)
+    if database is not None and not database.is_file():
+        raise LadderError(
+            f"{path} has no ladder yet (no database {database}): make it first with "
+            f"{referee_program()} ladder init {shlex.quote(path)}"
+        )
+    return config
+
+
 def _key(args: argparse.Namespace) -> str:
     key = args.key or os.environ.get(KEY_ENV, "")
     if not key:
@@ -299,7 +317,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         if args.url:
             answer = _submit_http(args.url, key, args.bot, archive)
         else:
-            answer = _submit_local(_config(args.config), key, args.bot, archive)
+            answer = _submit_local(_made(args.config), key, args.bot, archive)
     if "error" in answer:
         print(f"referee ladder submit: refused: {answer['error']}", file=sys.stderr)
         return 1
@@ -429,7 +447,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if bool(args.tls_cert) != bool(args.tls_key):
         raise SystemExit("referee ladder serve: give both --tls-cert and --tls-key")
     return serve_ladder(
-        _config(args.config),
+        _made(args.config),
         args.http,
         metrics=args.metrics,
         tls=(Path(args.tls_cert), Path(args.tls_key)) if args.tls_cert else None,
@@ -441,7 +459,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     from referee.ladder.api import status_json
     from referee.ladder.store import LadderStore
 
-    config = _config(args.config)
+    config = _made(args.config)
     store = LadderStore.open(config.database, migrate=False)
     try:
         status = status_json(store)
@@ -477,7 +495,7 @@ def _cmd_retire(args: argparse.Namespace) -> int:
     check_name("team", args.team)
     check_name("bot", args.bot)
     reason = check_reason(args.reason)  # all before the database is opened
-    config = _config(args.config)
+    config = _made(args.config)
     store = LadderStore.open(config.database, migrate=False)
     try:
         version = store.find_version(args.team, args.bot, args.version)
@@ -495,7 +513,7 @@ def _cmd_retire(args: argparse.Namespace) -> int:
 def _cmd_backup(args: argparse.Namespace) -> int:
     from referee.ladder.backup import backup
 
-    config = _config(args.config)
+    config = _made(args.config)
     out = Path(args.out)
     backup(config.database, out)
     print(

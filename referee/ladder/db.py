@@ -62,6 +62,17 @@ def make_engine(url: str) -> Engine:
     raise LadderError(f"the ladder's database is SQLite or PostgreSQL, not {backend!r}")
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The file of a ``sqlite:///FILE`` URL; None for another database."""
+    try:
+        parsed = make_url(url)
+    except Exception:  # sqlalchemy.exc.ArgumentError, ValueError: make_engine says why
+        return None
+    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+        return None
+    return Path(parsed.database)
+
+
 def _sqlite_engine(database: str | None) -> Engine:
     if not database or database == ":memory:":
         raise LadderError("a SQLite ladder is a file (sqlite:///path/ladder.db), not in memory")
