@@ -375,7 +375,7 @@ class Table:
             "name": spec.name,
             **{key: str(path or "") for key, (_, path) in files.items()},
         }
-        command = shlex.join(expand(bot.argv, values))  # {token} stays a placeholder
+        command = shlex.join(expand(bot.argv, values))  # the token left as its placeholder
         argv = expand(bot.argv, {**values, "token": token})
         env = {**dict(bot.env), "PUSOY_ADDRESS": address, "PUSOY_TOKEN": token}
         env.update({var: str(path) for var, path in files.values() if path})
