@@ -78,6 +78,7 @@ from referee.tournament.ratings import (
     StandingRow,
     Standings,
     pairwise_csv,
+    rank_notes_json,
     replay,
     table_csv,
 )
@@ -580,6 +581,7 @@ class Tournament:
             "bots": [r.to_json() for r in rows],
             "pairwise_unit": PAIRWISE_UNIT,
             "pairwise": [p.to_json() for p in pairs],
+            **rank_notes_json(rows, pairs, self.config.rules.scoring.value),
         }
         if self.test is not None:
             doc["sprt"] = self.test.to_json()
