@@ -7,9 +7,9 @@ The author's folder is a real one: a match already played in it (its log deals t
 cards again for the same seed), the state folder with the signing key, the seat tokens of
 ``organiser create --tokens-dir``, a tournament's folder, a key and a file the author's
 ``.pusoyignore`` lists. The hostile table seats a bot with busy loops in sessions of
-their own (120 in bench/bench_fairness.py), one holding memory in three processes, one holding connections open through
-its forwarder while filling its /tmp and writing to /, and a plain bot, whose turns must
-all be its own."""
+their own (120 in bench/bench_fairness.py), one holding memory in three processes, one
+holding connections open through its forwarder while filling its /tmp and writing to /,
+and a plain bot, whose turns must all be its own."""
 
 from __future__ import annotations
 
