@@ -256,7 +256,8 @@ class Jail:
         scratch = self.spec.limits.tmp_bytes
         if self.group is not None:
             g1 = self.group
-            return Usage(len(g1.pids()), g1.tasks(), g1.cpu_ns(), g1.memory_now())
+            tasks = g1.tasks()  # pids.current: one read, where cgroup.procs is one per hierarchy
+            return Usage(tasks, tasks, g1.cpu_ns(), g1.memory_now())
         ns = self.namespace
         if self.group2 is None:
             return ns.usage(limit, scratch) if ns is not None else None
@@ -346,7 +347,6 @@ class Jail:
         if active:
             self._resume()
         else:
-            self._measure()
             self._stop()
             self._next_breath = time.monotonic() + BREATH_EVERY_S
 

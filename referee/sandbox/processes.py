@@ -15,12 +15,14 @@ the tree to its limits on any host, root or not, with or without cgroups:
   processes counts 1/N to each, so nothing is counted twice), read only when the resident
   sizes together come near the limit (``statm``: cheaper, never less), plus what the
   jail's /tmp and /dev/shm hold (tmpfs lives in memory);
-- stopping (``SIGSTOP`` to every process, again until every one is stopped: one that was
-  running may have forked or woken another) and continuing (``SIGCONT``);
+- stopping (``SIGSTOP`` to every process, again while new ones turn up: one may have
+  forked before its signal came) and continuing (``SIGCONT``);
 - killing: SIGKILL to the namespace's init ends every process in it (the kernel's rule).
 
-The scan of ``/proc`` costs about a third of a millisecond on a quiet machine; it is made
-only for jails that run, every ``referee.sandbox.jail.POLL_S``.
+The scan of the host's ``/proc`` (a third of a millisecond on a quiet machine, more with
+many processes) is made again only when the jail's own /proc lists another number of
+processes than were found last time; measurements are made only while a jail runs,
+every ``referee.sandbox.jail.POLL_S``.
 """
 
 from __future__ import annotations
@@ -156,16 +158,18 @@ def usage_of(
 
 
 def stop_all(list_pids: Callable[[], list[int]]) -> bool:
-    """SIGSTOP every process until all are stopped at once (a running one may have
-    forked, or continued another); whether that was reached within ``STOP_ROUNDS``."""
+    """SIGSTOP every process, again while new ones turn up (one may have forked before
+    its signal came); whether none was new within ``STOP_ROUNDS``. A process signalled
+    runs no code of its own before it stops: it cannot continue a sibling."""
+    signalled: set[int] = set()
     for _ in range(STOP_ROUNDS):
-        pids = list_pids()
-        running = [p for p in pids if _state(p) not in ("T", "t", "Z", "X", "")]
-        if not running:
+        new = [p for p in list_pids() if p not in signalled]
+        if not new:
             return True
-        for pid in running:
+        for pid in new:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGSTOP)
+            signalled.add(pid)
     return False
 
 
@@ -175,11 +179,6 @@ def continue_all(pids: Sequence[int]) -> None:
             os.kill(pid, signal.SIGCONT)
 
 
-def _state(pid: int) -> str:
-    fields = _stat(pid)
-    return fields[0] if fields else ""
-
-
 class Namespace:
     """The processes of one jail's PID namespace, known by its init's pid on the host."""
 
@@ -187,15 +186,32 @@ class Namespace:
         self.init_pid = init_pid
         self.namespace = pid_namespace(init_pid)
         self._cpu_ns = 0
+        self._pids: list[int] = []
 
     @property
     def alive(self) -> bool:
         return self.namespace is not None and pid_namespace(self.init_pid) == self.namespace
 
     def pids(self) -> list[int]:
+        """Its processes' host pids. The jail's own /proc (seen through its init's root)
+        lists them by their pids inside, cheaply: while it lists as many as were found
+        last time, still there, the host's /proc is not scanned again."""
         if self.namespace is None:
             return []
-        return in_namespace(self.namespace)
+        inside = self._count_inside()
+        if inside is not None and self._pids:
+            alive = [p for p in self._pids if pid_namespace(p) == self.namespace]
+            if len(alive) == inside:
+                self._pids = alive
+                return alive
+        self._pids = in_namespace(self.namespace)
+        return self._pids
+
+    def _count_inside(self) -> int | None:
+        try:
+            return sum(1 for n in os.listdir(f"/proc/{self.init_pid}/root/proc") if n.isdigit())
+        except OSError:
+            return None
 
     def usage(self, memory_limit: int, scratch_size: int) -> Usage:
         """What the tree uses now (its CPU time never goes back)."""
