@@ -49,7 +49,7 @@ them once. A configuration, in full (every table optional)::
     memory_mb = 1024
 
     [[entry]]                     # bots `referee ladder init` uploads (examples/ladder.toml)
-    team = "examples"
+    team = "examples-weak"
     bot = "weak"
     files = ["weak_bot.py"]       # relative to this file, packed into the archive
     command = ["weak_bot.py"]     # runtime python: run by the referee's Python
