@@ -6,7 +6,8 @@ An upload is counted against its team's limits before its archive is looked at
 (``referee.ladder.archive``), kept as it came (``archives/<sha256>``, for the team's
 disk and a later look), and becomes a pending version, which the matchmaker validates
 by a match before it plays ranked matches. Every refusal is recorded with its reason
-(``uploads.refused``) and raised as the ``LadderError`` that says it.
+(``uploads.refused``) and raised as the ``LadderError`` that says it; an upload that
+fails for any other reason is recorded as refused too, so none is left unsettled.
 
 ``pack`` makes the archive of a folder or of some files (a ``bot.toml`` beside them),
 for those who would rather not make a ``.tar.gz`` by hand.
@@ -50,6 +51,9 @@ def submit(store: LadderStore, config: LadderConfig, team: str, bot: str, archiv
     except LadderError as exc:
         store.refuse_upload(upload_id, str(exc))
         raise
+    except Exception:  # a fault of the ladder's: the upload is settled all the same
+        store.refuse_upload(upload_id, "the ladder failed to unpack it (its fault, not yours)")
+        raise
     try:
         kept = config.archives_dir / unpacked.sha256
         if not kept.exists():
@@ -71,8 +75,9 @@ def submit(store: LadderStore, config: LadderConfig, team: str, bot: str, archiv
             runtime=unpacked.manifest.runtime,
             limits=config.team_limits,
         )
-    except LadderError as exc:
-        store.refuse_upload(upload_id, str(exc))
+    except Exception as exc:
+        why = str(exc) if isinstance(exc, LadderError) else "the ladder failed to keep it"
+        store.refuse_upload(upload_id, why)
         if not _used(store, unpacked.sha256):
             remove_tree(unpacked.folder)
             (config.archives_dir / unpacked.sha256).unlink(missing_ok=True)
