@@ -583,3 +583,90 @@ def test_sign_in_takes_this_sites_form_only_in_a_browser(fair: FairSite) -> None
         {"Content-Type": "application/x-www-form-urlencoded", "Origin": "null"},
     )  # fmt: skip
     assert status == 403 and "ladder_session" not in headers.get("set-cookie", "")
+
+
+# -- item 4: a submission carries only the bot -------------------------------------------------
+
+LOGS = ROOT / "tests" / "fixtures" / "logs" / "v2"
+SECRET = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIHNlY3JldC1zaWduaW5nLWtleQ==\n"
+
+
+def first_bot(folder: Path) -> Path:
+    """A bot's folder as an author's is after docs/first-bot.md and a few matches: the
+    bot, and beside it the state folder's signing key, match logs (one renamed), seats'
+    tokens, the bytecode cache, and a scratch folder its .pusoyignore lists."""
+    bot = folder / "firstbot"
+    (bot / "lib").mkdir(parents=True)
+    (bot / "bot.py").write_bytes((ROOT / "examples" / "greedy_bot.py").read_bytes())
+    (bot / "bot.toml").write_text(manifest_text("python", ["bot.py"]))
+    (bot / "lib" / "helper.py").write_text("DEPTH = 2\n")
+    (bot / ".pusoyignore").write_text("# my scratch space\nscratch/\n")
+    (bot / ".referee").mkdir()
+    (bot / ".referee" / "signing-key.pem").write_text(SECRET)
+    (bot / "matches").mkdir()
+    logs = sorted(LOGS.glob("*.jsonl"))
+    for log in logs[:2]:
+        (bot / "matches" / log.name).write_bytes(log.read_bytes())
+    (bot / "replay.json").write_bytes(logs[2].read_bytes())  # a log renamed
+    (bot / "seats").mkdir()
+    (bot / "seats" / "alice.token").write_text("seat-token-of-alice\n")
+    (bot / "scratch").mkdir()
+    (bot / "scratch" / "notes.txt").write_text("half-baked ideas\n")
+    (bot / "__pycache__").mkdir()
+    (bot / "__pycache__" / "bot.cpython-311.pyc").write_bytes(b"\0" * 64)
+    return bot
+
+
+def test_submit_packs_only_the_bot_and_the_ladder_refuses_an_authors_secrets(
+    fair: FairSite, tmp_path: Path
+) -> None:
+    """Issue 30: ``submit ~/firstbot/`` packed the signing key and every match log. Now
+    ``--dry-run`` shows what would go (files, total, what is left out and why) and sends
+    nothing; a real submit sends only that; and an archive made by hand that holds a
+    key or a match log is refused by the ladder, naming the file."""
+    key = fair.new_team("author")
+    bot = first_bot(tmp_path)
+    sent = {"bot.py", "bot.toml", "lib/helper.py", ".pusoyignore"}
+    dry = run_referee("ladder", "submit", "--dry-run", "mybot", str(bot))
+    assert dry.returncode == 0, dry.stderr
+    listed = dict(re.findall(r"^  (\S+)  ([\d,]+)$", dry.stdout, re.M))
+    assert set(listed) == sent, dry.stdout
+    total = sum((bot / name).stat().st_size for name in sent)
+    assert f"4 files, {total:,} bytes" in dry.stdout
+    left_out = dry.stdout.split("Left out (never sent):\n")[1]
+    for line in (
+        ".referee/  a state folder",
+        "matches/  a log folder (it holds ",
+        "replay.json  a match log",
+        "seats/  a tokens folder (it holds alice.token)",
+        "scratch/  listed in .pusoyignore",
+        "__pycache__/  a tool's folder, not the bot's",
+    ):
+        assert line in left_out, (line, dry.stdout)
+    assert "Dry run: nothing sent." in dry.stdout and "PRIVATE KEY" not in dry.stdout
+    assert fair.uploads_of("author") == []
+
+    env = {"PUSOY_LADDER_KEY": key}
+    done = run_referee("ladder", "submit", "--url", fair.url, "mybot", str(bot), env=env)
+    assert done.returncode == 0, done.stderr
+    assert "author/mybot#1: uploaded" in done.stdout
+    (version,) = fair.json("/api/team", bearer(key))["bots"]["mybot"]
+    unpacked = fair.ladder.versions_dir / version["archive_sha256"]
+    on_ladder = {p.relative_to(unpacked).as_posix() for p in unpacked.rglob("*") if p.is_file()}
+    assert on_ladder == sent
+
+    whole = tmp_path / "whole.tar.gz"  # what `tar czf whole.tar.gz -C firstbot .` makes
+    with tarfile.open(whole, "w:gz") as tar:
+        tar.add(bot, arcname=".")
+    refused = run_referee("ladder", "submit", "--url", fair.url, "mybot", str(whole), env=env)
+    assert refused.returncode == 1
+    assert "./.referee/signing-key.pem" in refused.stdout  # listed before it was sent
+    assert "'.referee/signing-key.pem' is a private key" in refused.stderr, refused.stderr
+    renamed = tmp_path / "renamed.tar.gz"
+    with tarfile.open(renamed, "w:gz") as tar:
+        for name in ("bot.py", "bot.toml", "replay.json"):
+            tar.add(bot / name, arcname=name)
+    status, answer = fair.upload(key, renamed.read_bytes(), bot="mybot")
+    assert status == 400 and "'replay.json' is a match log" in answer["error"]
+    refusals = [why for _, why in fair.uploads_of("author") if why]
+    assert len(refusals) == 2 and SECRET not in "".join(refusals)
