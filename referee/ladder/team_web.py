@@ -409,10 +409,12 @@ class TeamSide:
             del self._receiving[team.name], self._receiving_bytes[team.name]
 
     async def _receive(
-        self, request: web.Request, want_csrf: bool
+        self, request: web.Request, csrf: str | None
     ) -> tuple[dict[str, str], Path | None, str]:
         """The multipart fields (small) and the archive, streamed to a private file no
-        larger than the limit; an error text instead when the request is not one."""
+        larger than the limit; an error text instead when the request is not one.
+        ``csrf``: the form's token, which must come, and be right, before the file (so a
+        forged form writes nothing); None for the API (a key, no cookie)."""
         limit = self.config.archive_limits.max_archive_bytes
         fields: dict[str, str] = {}
         archive: Path | None = None
@@ -432,7 +434,9 @@ class TeamSide:
                 if part.name == "archive":
                     if archive is not None:
                         return fields, archive, "one archive per upload"
-                    if want_csrf and "csrf" not in fields:
+                    if csrf is not None and not hmac.compare_digest(
+                        fields.get("csrf", ""), csrf
+                    ):  # checked before a byte of the file is written
                         return fields, archive, "the form's token must come before the file"
                     fd, name = tempfile.mkstemp(dir=scratch, suffix=".upload")
                     archive = Path(name)
@@ -477,7 +481,7 @@ class TeamSide:
             return json_response({"error": slot.why}, slot.status, headers)
         archive: Path | None = None
         try:
-            fields, archive, error = await self._receive(request, want_csrf=False)
+            fields, archive, error = await self._receive(request, csrf=None)
             if error:
                 return json_response({"error": error}, 413 if "over" in error else 400)
             assert archive is not None
@@ -498,7 +502,7 @@ class TeamSide:
             raise web.HTTPSeeOther(self._team_url(session, f"Refused: {slot.why}"))
         archive: Path | None = None
         try:
-            fields, archive, error = await self._receive(request, want_csrf=True)
+            fields, archive, error = await self._receive(request, csrf=self._csrf(session))
             if not hmac.compare_digest(fields.get("csrf", ""), self._csrf(session)):
                 return self._message(403, "Refused", "The form's token is missing or stale.")
             if error:
