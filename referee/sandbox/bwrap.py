@@ -350,7 +350,16 @@ def mount_args(spec: JailSpec, seccomp_fd: int | None = None) -> list[str]:
             out += ["--remount-ro", str(path)]
         else:
             out += ["--ro-bind", "/dev/null", str(path)]
-    out += ["--chdir", str(spec.cwd) if _inside(spec.cwd, roots) else "/tmp"]
+    # Its working folder is where its command's relative paths point, shown or not (a
+    # home folder is never shown whole, /tmp is the jail's own): made if need be.
+    cwd = spec.cwd if spec.cwd.is_absolute() else Path("/tmp")
+    if not _inside(cwd, roots):
+        for folder in [*reversed(cwd.parents), cwd]:
+            if folder not in made and not _inside(folder, roots):
+                out += ["--perms", "0755", "--dir", str(folder)]
+                made.add(folder)
+    # Nothing but /tmp and /dev/shm (sized) is writable: the root's tmpfs has no size.
+    out += ["--remount-ro", "/", "--chdir", str(cwd)]
     return out
 
 

@@ -334,7 +334,7 @@ async def test_a_bot_with_a_core_of_its_own_runs_only_there(tmp_path):
     core = str(CoreAllocator.available()[-1])
     sock = RefereeSocket()
     server = await asyncio.start_unix_server(lambda r, w: w.close(), path=str(sock.path))
-    sock.opened()
+    sock.opened(40123)
     spec = JailSpec(
         argv=["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"],
         cwd=Path("/tmp"),
