@@ -253,17 +253,18 @@ class Jail:
         """What the bot's tree uses now: from its cgroup where it has one, else from
         its namespace (None until bubblewrap has said which that is)."""
         limit = self.spec.limits.memory_bytes
+        scratch = self.spec.limits.tmp_bytes
         if self.group is not None:
             g1 = self.group
             return Usage(len(g1.pids()), g1.tasks(), g1.cpu_ns(), g1.memory_now())
         ns = self.namespace
         if self.group2 is None:
-            return ns.usage(limit) if ns is not None else None
+            return ns.usage(limit, scratch) if ns is not None else None
         g2 = self.group2
         pids = g2.pids()
         memory = g2.memory()
         if memory is None:
-            memory = memory_of(pids, limit, ns.init_pid if ns is not None else None)
+            memory = memory_of(pids, limit, ns.init_pid if ns is not None else None, scratch)
         return Usage(len(pids), g2.tasks(), g2.cpu_ns(), memory)
 
     def _measure(self) -> None:

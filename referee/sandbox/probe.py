@@ -36,7 +36,7 @@ PROGRAMS = {
     "prlimit": "util-linux",
 }
 FULL_PROGRAMS = ("bwrap", "socat", "setpriv")
-LIGHT_PROGRAMS = ("bwrap", "socat")
+LIGHT_PROGRAMS = ("bwrap", "socat", "setpriv")
 ROOT_LIGHT_PROGRAMS = ("bwrap", "socat", "setpriv", "unshare", "prlimit")
 TRIAL_TIMEOUT_S = 20.0
 TRIAL_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}

@@ -122,30 +122,37 @@ def proportional_bytes(pids: Iterable[int]) -> int:
     return total
 
 
-def scratch_bytes(init_pid: int) -> int:
-    """What the jail's tmpfs folders hold, seen through its init's root."""
+def scratch_bytes(init_pid: int, size: int) -> int:
+    """What the jail's tmpfs folders hold, seen through its init's root; only a file
+    system of the jail's own size counts (before bubblewrap has changed its root, the
+    init's /tmp is the host's)."""
     total = 0
     for folder in SCRATCH:
         with contextlib.suppress(OSError):
             st = os.statvfs(f"/proc/{init_pid}/root/{folder}")
-            total += (st.f_blocks - st.f_bfree) * st.f_frsize
+            if st.f_blocks * st.f_frsize == size:
+                total += (st.f_blocks - st.f_bfree) * st.f_frsize
     return total
 
 
-def memory_of(pids: Sequence[int], memory_limit: int, init_pid: int | None) -> int:
-    """Bytes the processes hold, with their jail's tmpfs folders (seen through
-    ``init_pid``'s root): resident sizes, or, from three quarters of ``memory_limit``
-    on, proportional ones (never more, dearer to read)."""
-    held = scratch_bytes(init_pid) if init_pid is not None else 0
+def memory_of(
+    pids: Sequence[int], memory_limit: int, init_pid: int | None, scratch_size: int
+) -> int:
+    """Bytes the processes hold, with their jail's tmpfs folders (``scratch_size`` each,
+    seen through ``init_pid``'s root): resident sizes, or, from three quarters of
+    ``memory_limit`` on, proportional ones (never more, dearer to read)."""
+    held = scratch_bytes(init_pid, scratch_size) if init_pid is not None else 0
     memory = resident_bytes(pids) + held
     if memory > memory_limit * 3 // 4:
         memory = proportional_bytes(pids) + held
     return memory
 
 
-def usage_of(pids: Sequence[int], memory_limit: int, init_pid: int | None) -> Usage:
+def usage_of(
+    pids: Sequence[int], memory_limit: int, init_pid: int | None, scratch_size: int
+) -> Usage:
     cpu, processes, tasks = cpu_ns_of(pids)
-    return Usage(processes, tasks, cpu, memory_of(pids, memory_limit, init_pid))
+    return Usage(processes, tasks, cpu, memory_of(pids, memory_limit, init_pid, scratch_size))
 
 
 def stop_all(list_pids: Callable[[], list[int]]) -> bool:
@@ -190,9 +197,9 @@ class Namespace:
             return []
         return in_namespace(self.namespace)
 
-    def usage(self, memory_limit: int) -> Usage:
+    def usage(self, memory_limit: int, scratch_size: int) -> Usage:
         """What the tree uses now (its CPU time never goes back)."""
-        found = usage_of(self.pids(), memory_limit, self.init_pid)
+        found = usage_of(self.pids(), memory_limit, self.init_pid, scratch_size)
         self._cpu_ns = max(self._cpu_ns, found.cpu_ns)
         return dataclasses.replace(found, cpu_ns=self._cpu_ns)
 

@@ -8,8 +8,8 @@ view is built from what it needs, and every match, tournament and ladder builds 
 - its command's own paths (``named_paths``): its working folder, the folder of its
   program and of every file its command names; a home folder or / is never shown whole,
   only the files named in it;
-- the runtime (``runtime_paths``): the Python that runs the referee with the Python kit,
-  so that ``{python} bot.py`` works;
+- the runtime (``runtime_paths``): the Python that runs the referee with its packages and
+  the Python kit, so that ``{python} bot.py`` works;
 - hidden even there (``bot_view``): what the caller names (this run's log and state
   folders, a tournament's folder), the other bots' folders and files, and whatever
   ``referee.sandbox.private_files`` finds private in the bot's own folders (every log,
@@ -54,12 +54,15 @@ class BotView:
 
 def runtime_paths() -> list[Path]:
     """The Python running the referee with its import path (its packages, wherever a
-    ``.pth`` file put them), and the SDK a ``{python}`` bot imports."""
+    ``.pth`` file put them), and the SDK a ``{python}`` bot imports. Not the folders of
+    the referee's PYTHONPATH, nor its working folder: a bot gets no PYTHONPATH, and
+    such a folder may be a checkout holding logs."""
     paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
-    here = Path.cwd().resolve()
+    given = {Path.cwd().resolve()}
+    given |= {Path(p).resolve() for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
     for entry in sys.path:
-        path = Path(entry).resolve() if entry else here
-        if path != here and path.is_dir() and not broad(path):
+        path = Path(entry).resolve() if entry else None
+        if path is not None and path not in given and path.is_dir():
             paths.add(path)
     # Found, not imported: the SDK has its own generated modules, which cannot share a
     # process with the referee's.
@@ -67,7 +70,7 @@ def runtime_paths() -> list[Path]:
     if sdk is not None and sdk.origin:
         paths.add(Path(sdk.origin).resolve().parent)
     paths.add(Path(referee.__file__).resolve().parent)  # stdio bots run referee's bridge
-    return sorted(paths)
+    return sorted(p for p in paths if not broad(p))
 
 
 def broad(folder: Path) -> bool:
@@ -221,7 +224,10 @@ def describe(view: BotView, level: Level) -> list[str]:
     if inside:
         why = {h.path: h.why for h in view.private}
         lines.append("  hidden from it:")
-        lines += [f"    {h}" + (f" ({why[h]})" if h in why else "") for h in inside]
+        lines += [
+            f"    {h}: {why.get(h, 'the log, state or tournament folder, or another bot')}"
+            for h in inside
+        ]
     lines += [f"  note: {note}" for note in view.notes]
     named, rest = cannot_read(view, level)
     for what, paths in (("cannot read (it cannot run)", named), ("cannot read", rest)):

@@ -115,6 +115,7 @@ def plan_jails(
     log_dir: Path,
     state_dir: Path,
     support: Support | None = None,
+    limits: SandboxLimits | None = None,
 ) -> JailPlan:
     """Decide the jails of a match's spawned bots (``--sandbox``: auto, on, off); raises
     SandboxUnavailable for ``on`` where no jail can be made."""
@@ -125,7 +126,7 @@ def plan_jails(
     if level is Level.NONE:
         warning = bare_warning(support, log_dir.resolve(), chosen=mode == "off")
         return JailPlan(mode, level, support, seats, None, [warning], [])
-    jails = match_jailer(support, level, seats, hidden=[log_dir, state_dir])
+    jails = match_jailer(support, level, seats, hidden=[log_dir, state_dir], limits=limits)
     blocking = []
     for seat, spec in enumerate(seats):
         if isinstance(spec.bot, CommandBot):

@@ -443,7 +443,9 @@ class Table:
             return
         await proc.output.closed(OUTPUT_DRAIN_S)  # its last words, a traceback
         tail = await asyncio.to_thread(read_tail, proc.stderr_path)
-        what = f"was killed for breaking its {breach}" if breach else describe_exit(code)
+        what = describe_exit(code)
+        if breach and proc.jail is not None:
+            what = f"was stopped by its jail for breaking its {breach} ({proc.jail.cause})"
         hint = proc.jail.hint(tail) if proc.jail is not None and not breach else ""
         ended = BotExit(seat, name, command, what, code, proc.stderr_path, tail, hint=hint)
         await self._gone(run, ended)
