@@ -55,6 +55,8 @@ def assert_one_line(result: dict, extra: str) -> None:
 def test_every_ladder_command_without_the_ladder_extra_is_one_line(tmp_path):
     work = tmp_path / "work"
     shutil.copytree(ROOT / "examples", work / "examples")
+    (work / "mybot").mkdir()  # submit's example sends ./mybot/
+    shutil.copy(ROOT / "examples" / "weak_bot.py", work / "mybot" / "bot.py")
     commands = examples_of("ladder")
     named = {c[1] for c in commands}
     assert named >= {"init", "team", "submit", "run", "serve", "status", "retire", "backup"}

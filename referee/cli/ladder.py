@@ -8,15 +8,14 @@ line saying how to install it (``referee.cli.main``, for every extra's commands)
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import os
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+
+from referee.cli.ladder_client import check_key_url, wait_verdict
 
 if TYPE_CHECKING:
     from referee.ladder.config import LadderConfig
@@ -391,7 +390,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         return 1
     print(f"{answer['label']}: uploaded ({answer['state']}); it plays a validation match first")
     if args.wait:
-        return _wait_verdict(args, key, answer)
+        database = None if args.url else _config(args.config).database
+        return wait_verdict(int(answer["id"]), url=args.url, database=database, key=key)
     return 0
 
 
@@ -411,23 +411,6 @@ def _submit_local(config: LadderConfig, key: str, bot: str, archive: Path) -> di
         return version_json(version)
     finally:
         store.close()
-
-
-def check_key_url(url: str) -> None:
-    """A key goes over TLS, or to this machine: never in clear over a network."""
-    parts = urlsplit(url)
-    if parts.scheme == "https":
-        return
-    host = parts.hostname or ""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if parts.scheme != "http" or not loopback:
-        raise SystemExit(
-            f"referee ladder: {url} is not https (or http on this machine): a key is never "
-            "sent in clear"
-        )
 
 
 def _submit_http(url: str, key: str, bot: str, archive: Path) -> dict[str, Any]:
@@ -458,87 +441,6 @@ def _submit_http(url: str, key: str, bot: str, archive: Path) -> dict[str, Any]:
                 return answer
 
     return asyncio.run(post())
-
-
-SHOWN_OUTPUT_LINES = 20
-"""Of a rejected version's output in its validation match, the last lines ``--wait`` shows
-(the team page has them all)."""
-
-
-def _wait_verdict(args: argparse.Namespace, key: str, answer: dict[str, Any]) -> int:
-    """Poll the version until it is active or rejected; a rejected one's reason and the
-    last lines of its output, which only its team may see (the key fetches them)."""
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        time.sleep(2)
-        if args.url:
-            state = _get_json(args.url, f"/api/versions/{answer['id']}")
-        else:
-            from referee.ladder.api import version_json
-            from referee.ladder.store import LadderStore
-
-            store = LadderStore.open(_config(args.config).database, migrate=False)
-            try:
-                version = store.version(int(answer["id"]))
-                state = {**version_json(version), "stderr_tail": version.stderr_tail}
-            finally:
-                store.close()
-        if state.get("state") in ("active", "rejected"):
-            from referee.text import printable
-
-            print(
-                printable(
-                    f"{state['label']}: {state['state']}"
-                    + (f": {state['reason']}" if state.get("reason") else "")
-                )
-            )
-            if state["state"] == "active":
-                return 0
-            if args.url:
-                state["stderr_tail"] = _own_output(args.url, key, int(answer["id"]))
-            _print_output(state.get("stderr_tail") or "")
-            return 1
-    print("no verdict after 10 minutes: is the ladder running?", file=sys.stderr)
-    return 1
-
-
-def _own_output(url: str, key: str, version_id: int) -> str:
-    """A version's validation output from its team's own page (``/api/team``); empty
-    when that page cannot be read (a ladder of an older version, say)."""
-    try:
-        team = _get_json(url, "/api/team", key=key)
-    except (OSError, ValueError):
-        return ""
-    for versions in team.get("bots", {}).values():
-        for v in versions:
-            if v.get("id") == version_id:
-                return str(v.get("stderr_tail") or "")
-    return ""
-
-
-def _print_output(tail: str) -> None:
-    from referee.text import printable
-
-    lines = tail.rstrip("\n").splitlines()[-SHOWN_OUTPUT_LINES:]
-    if not lines:
-        print("  its output in the validation match: none here (see your team page)")
-        return
-    last = "its last line" if len(lines) == 1 else f"its last {len(lines)} lines"
-    print(f"  its output in the validation match, {last} (all of it on your team page):")
-    for line in lines:
-        print(f"  | {printable(line)}")
-
-
-def _get_json(url: str, path: str, *, key: str = "") -> dict[str, Any]:
-    import urllib.request
-
-    request = urllib.request.Request(url.rstrip("/") + path)
-    if key:
-        check_key_url(url)
-        request.add_header("Authorization", f"Bearer {key}")
-    with urllib.request.urlopen(request, timeout=30) as response:
-        data: dict[str, Any] = json.loads(response.read(1 << 20))
-    return data
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

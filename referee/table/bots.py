@@ -14,7 +14,7 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from referee.bots import BUILTIN_BOTS
@@ -319,6 +319,7 @@ __all__ = [
     "bot_name",
     "check_name",
     "check_program",
+    "command_warnings",
     "distinct_names",
     "expand",
     "parse_bot",
@@ -326,6 +327,12 @@ __all__ = [
     "token_warning",
     "unknown_placeholder",
 ]
+
+
+def command_warnings(bots: Iterable[tuple[str, Sequence[str]]]) -> list[str]:
+    """What to tell the organiser of a tournament's bots, by (name, command): one line per
+    bot that puts its seat token on its command line."""
+    return [f"bot {name}: {said}" for name, argv in bots if (said := token_warning(argv))]
 
 
 def seat_warnings(seats: Sequence[Seat]) -> list[str]:

@@ -45,7 +45,7 @@ import structlog
 from referee.client.tokens import TokenError, read_token
 from referee.files import write_atomic
 from referee.rules import new_seed
-from referee.table.bots import token_warning
+from referee.table.bots import command_warnings
 from referee.table.procs import ProcessLedger
 from referee.table.referees import (
     LocalReferee,
@@ -282,11 +282,7 @@ class Tournament:
         """hook: the warnings to print before anything starts (remote bots and duplicate
         deals, a sandbox that cannot work here); TournamentError when the configuration
         requires what this machine cannot do. Touches no file."""
-        tokens = [
-            f"bot {bot.name}: {said}"
-            for bot in self.config.bots
-            if (said := token_warning(bot.argv)) is not None
-        ]
+        tokens = command_warnings((bot.name, bot.argv) for bot in self.config.bots)
         try:
             return remote_warnings(self.config) + tokens + self.isolation.check()
         except SandboxUnavailable as exc:
