@@ -39,7 +39,7 @@ from referee.ladder import views
 from referee.ladder.config import load_ladder_config
 from referee.ladder.schema import GroupPurpose, MatchState, deal_groups, matches
 from referee.ladder.store import LadderStore
-from referee.server.logging import configure_logging
+from referee.service.logging import configure_logging
 
 LADDER = """
 [ladder]

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "tests" / "tournament"))
 
 from ray_cluster import LocalCluster  # noqa: E402
 
-from referee.server.logging import configure_logging  # noqa: E402
+from referee.service.logging import configure_logging  # noqa: E402
 from referee.tournament.director import Tournament  # noqa: E402
 from referee.tournament.progress import Progress  # noqa: E402
 from referee.tournament.toml_reader import load_config  # noqa: E402

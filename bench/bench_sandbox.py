@@ -119,7 +119,7 @@ def matches(n: int, sandbox: str) -> tuple[float, float, float | None]:
 
     from bench_tournament import spawned, write_config
 
-    from referee.server.logging import configure_logging
+    from referee.service.logging import configure_logging
     from referee.tournament.director import Tournament
     from referee.tournament.progress import Progress
     from referee.tournament.toml_reader import load_config

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from referee.server.logging import configure_logging
+from referee.service.logging import configure_logging
 from referee.tournament.director import Tournament
 from referee.tournament.progress import Progress
 from referee.tournament.toml_reader import load_config

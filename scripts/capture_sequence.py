@@ -47,7 +47,7 @@ from referee.protocol import (
     play_service_grpc,
 )
 from referee.server.app import RefereeServer
-from referee.server.logging import configure_logging
+from referee.service.logging import configure_logging
 
 DEFAULT_SEED = "protocol-guide"
 

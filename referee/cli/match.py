@@ -114,8 +114,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
     from referee.match.settings import SettingsError
     from referee.rules import new_seed
     from referee.sandbox import SandboxLimits, SandboxUnavailable
-    from referee.server.logging import configure_logging
     from referee.server.secrets import SecretsError, load_signer
+    from referee.service.logging import configure_logging
     from referee.table.bots import match_seats, seat_warnings
     from referee.table.jails import plan_jails
     from referee.table.readout import (

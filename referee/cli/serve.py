@@ -82,7 +82,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from referee.log.writer import FsyncPolicy
     from referee.rules.options import MAX_HANDS_CAP
     from referee.server.app import RefereeServer
-    from referee.server.logging import configure_logging
     from referee.server.secrets import (
         SecretsError,
         forget_serving,
@@ -91,6 +90,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         record_serving,
     )
     from referee.server.tls import check_plaintext_http, server_tls
+    from referee.service.logging import configure_logging
 
     # Server logs on one stream, these lines for people on the other, so that a log
     # collector reading JSON from stdout (--log-stream stdout) reads nothing else.
@@ -113,8 +113,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         print(f"referee serve: {exc}", file=sys.stderr)
         return 2
     from referee.server.app import ORGANISER_CONNECTIONS
-    from referee.server.metrics import MAX_CONNECTIONS as METRICS_CONNECTIONS
     from referee.server.openfiles import connection_budget, open_files_warning
+    from referee.service.endpoint import MAX_CONNECTIONS as METRICS_CONNECTIONS
 
     server_limits = _serve_limits(args)
     short = open_files_warning(server_limits, args.http_max_connections if args.http else 0)

@@ -23,11 +23,12 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     import asyncio
     import signal
 
+    from referee.durations import format_duration
     from referee.files import create_private_file
-    from referee.server.logging import configure_logging
+    from referee.service.logging import configure_logging
     from referee.tournament.config import ConfigError
     from referee.tournament.director import Tournament, TournamentError, TournamentSummary
-    from referee.tournament.progress import Progress, format_duration
+    from referee.tournament.progress import Progress
     from referee.tournament.report import (
         format_pairwise,
         format_rank_notes,

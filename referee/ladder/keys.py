@@ -15,7 +15,7 @@ id, unique per key, plays that part (and binds a hash to its row: a hash copied 
 another team's row matches no key). No server-side secret (pepper) is mixed in: the
 database alone is then a complete backup, and a leaked database still gives away no key.
 
-Throttling counts refused keys per client address (``referee.server.throttle``'s
+Throttling counts refused keys per client address (``referee.service.rates``'s
 sliding window, the same as the gRPC server's failed hellos), never per key id: a key id
 is public, and a limit on it would let anyone lock a team out. It holds back failures
 only: past the limit a wrong key is answered "wait" instead of "wrong", but a right key
@@ -35,7 +35,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from referee.ladder.errors import KeyRefused, TooManyGuesses
-from referee.server.throttle import LimitedLog, WindowCounter, limited_log
+from referee.service.rates import LimitedLog, WindowCounter, limited_log
 
 PREFIX = "pdl"
 _SCHEME = "sha256$"

@@ -29,7 +29,7 @@ from referee.ladder.store import LadderStore, check_name
 from referee.ladder.types import TeamLimits
 from referee.protocol import lobby_service
 from referee.server.lobby import Lobby
-from referee.server.throttle import peer_host
+from referee.service.rates import peer_host
 from referee.text import printable
 
 log = structlog.get_logger("referee.ladder.lobby")

@@ -4,7 +4,7 @@ The figures are the database's (``views.figures``), so every process of a ladder
 the same ones and a restart loses none: the queue's length, running matches, matches
 finished (in all, and in the last minute), failed matches by cause, bots' faults by
 kind, versions by state; and, from the process that serves them, refused API keys. They
-are served by the referee's own small endpoint (``referee.server.metrics``), on its own
+are served by the referee's own small endpoint (``referee.service.endpoint``), on its own
 address (``referee ladder run --metrics`` or ``serve --metrics``). Every label value
 comes from a closed set (a cause the ladder's code writes, a state, a kind), never a
 team's or a bot's name.

@@ -260,7 +260,7 @@ def run_ladder(
 ) -> int:
     """The command's body: runs until SIGTERM or SIGINT."""
     from referee.ladder.metrics import LadderMetrics
-    from referee.server.metrics import MetricsEndpoint
+    from referee.service.endpoint import MetricsEndpoint
 
     async def main() -> None:
         stop = asyncio.Event()

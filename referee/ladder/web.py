@@ -361,7 +361,7 @@ def serve_ladder(
     import signal
 
     from referee.ladder.metrics import LadderMetrics
-    from referee.server.metrics import MetricsEndpoint
+    from referee.service.endpoint import MetricsEndpoint
 
     context = None
     if tls is not None:

@@ -367,7 +367,7 @@ async def serve(config: LadderConfig, name: str, slots: int = 0) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from referee.ladder.config import ConfigError, load_ladder_config
-    from referee.server.logging import configure_logging
+    from referee.service.logging import configure_logging
     from referee.tournament.backends import RayNotInstalled
 
     parser = argparse.ArgumentParser(description="A ladder's worker (referee ladder run starts it)")

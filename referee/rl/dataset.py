@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pusoy_client.rl import NUM_ACTIONS, OBS_SIZE, PASS_ACTION
+from referee.durations import format_duration
 from referee.log.reader import LogFormatError, LogRead, read_log
 from referee.log.signing import SigningKeyError, load_public_key, public_key_argument
 from referee.log.verify import verify_loaded
@@ -35,7 +36,6 @@ from referee.protocol import common
 from referee.rl.game import Game
 from referee.rules import RulesError, parse_cards
 from referee.text import printable
-from referee.tournament.progress import format_duration
 
 BATCH_ROWS = 4096
 FORMATS = ("parquet", "jsonl")

@@ -35,15 +35,16 @@ from referee.protocol import (
     spectator_service_grpc,
 )
 from referee.server.auth import OrganiserGate, new_token
+from referee.server.hellos import HelloGuard
 from referee.server.host import DEFAULT_MAX_LOG_BYTES
 from referee.server.limits import ServerLimits
 from referee.server.lobby import Lobby, LobbyServicer
 from referee.server.malformed import MalformedRequests
-from referee.server.metrics import Metrics, MetricsEndpoint
+from referee.server.metrics import Metrics
 from referee.server.registry import DEFAULT_KEEP_FINISHED, MatchRegistry, Resumed
 from referee.server.servicers import MatchServicer, PlayServicer, SpectatorServicer
-from referee.server.throttle import HelloGuard
 from referee.server.tls import ServerTls, is_loopback
+from referee.service.endpoint import MetricsEndpoint
 
 log = structlog.get_logger("referee.server")
 

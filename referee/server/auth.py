@@ -28,7 +28,7 @@ import grpc
 
 from referee.client.tokens import TokenError, read_token
 from referee.files import create_private_file
-from referee.server.throttle import limited_log
+from referee.service.rates import limited_log
 
 if TYPE_CHECKING:
     from referee.server.metrics import Metrics

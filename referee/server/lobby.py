@@ -28,7 +28,7 @@ from referee.protocol import (
     lobby_service,
     lobby_service_grpc,
 )
-from referee.server.throttle import HelloGuard
+from referee.server.hellos import HelloGuard
 
 log = structlog.get_logger("referee.lobby")
 

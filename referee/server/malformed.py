@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
-from referee.server.throttle import limited_log
+from referee.service.rates import limited_log
 
 if TYPE_CHECKING:
     from referee.server.metrics import Metrics

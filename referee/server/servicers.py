@@ -33,13 +33,13 @@ from referee.protocol import (
     spectator_service_grpc,
 )
 from referee.server.auth import OrganiserGate
+from referee.server.hellos import HelloGuard
 from referee.server.host import Inbound, MatchHost
 from referee.server.limits import ServerLimits, apply_limits, check_request
 from referee.server.malformed import Malformed, sees_malformed, unparsable
 from referee.server.metrics import Metrics
 from referee.server.registry import LogUnavailable, MatchRegistry, ShuttingDown
 from referee.server.sessions import Session, Spectator
-from referee.server.throttle import HelloGuard
 
 log = structlog.get_logger("referee.rpc")
 

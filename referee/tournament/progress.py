@@ -12,24 +12,9 @@ import dataclasses
 import time
 from typing import TextIO
 
+from referee.durations import format_duration
 from referee.text import printable
 from referee.tournament.ratings import StandingRow
-
-
-def format_duration(seconds: float) -> str:
-    """A short duration for people.
-
-    >>> format_duration(3725), format_duration(61), format_duration(9.4)
-    ('1h02m05s', '1m01s', '9s')
-    """
-    whole = max(0, round(seconds))
-    h, rest = divmod(whole, 3600)
-    m, s = divmod(rest, 60)
-    if h:
-        return f"{h}h{m:02d}m{s:02d}s"
-    if m:
-        return f"{m}m{s:02d}s"
-    return f"{s}s"
 
 
 @dataclasses.dataclass
@@ -114,4 +99,4 @@ class Progress:
             self._width = 0
 
 
-__all__ = ["Counts", "Progress", "format_duration"]
+__all__ = ["Counts", "Progress"]

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from referee.server.throttle import limited_log
+from referee.service.rates import limited_log
 from referee.view.index import page_shell
 from referee.view.standings import esc
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import http_exceptions as bad
 
-from referee.server.throttle import limited_log
+from referee.service.rates import limited_log
 from referee.text import printable
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import pytest
 
 from referee.ladder.errors import KeyRefused, TooManyGuesses
 from referee.ladder.keys import KeyGuard, new_key, parse_key
-from referee.server.throttle import LimitedLog
+from referee.service.rates import LimitedLog
 
 from .conftest import Clock
 

@@ -17,7 +17,7 @@ import structlog
 from referee.client.channels import bearer_metadata
 from referee.protocol import common, match_service, match_service_grpc, play_service_grpc
 from referee.server.app import RefereeServer
-from referee.server.throttle import LimitedLog
+from referee.service.rates import LimitedLog
 
 from .conftest import Seat, create, log_path
 

@@ -28,6 +28,7 @@ from referee.protocol import (
 from referee.server import metrics as metrics_module
 from referee.server.app import RefereeServer
 from referee.server.metrics import DEFAULT_CAUSES, REJECTION_REASONS
+from referee.service import endpoint as endpoint_module
 
 from .conftest import Seat, create, lowest_policy
 
@@ -226,7 +227,7 @@ async def test_a_cancelled_and_a_suspended_match_are_counted_apart(tmp_path: Pat
 
 
 async def test_the_endpoint_answers_only_small_get_requests(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(metrics_module, "REQUEST_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(endpoint_module, "REQUEST_TIMEOUT_S", 0.5)
     server = RefereeServer("127.0.0.1:0", tmp_path / "logs", metrics_address="127.0.0.1:0")
     await server.start()
     assert server.metrics_endpoint is not None
@@ -249,7 +250,7 @@ async def test_the_endpoint_answers_only_small_get_requests(tmp_path: Path, monk
             assert await asyncio.wait_for(reader.read(), 5) in (b"", b"HTTP/1.1 400 Bad Request")
             writer.close()
         # Past the connection limit, a connection is closed at once.
-        monkeypatch.setattr(metrics_module, "MAX_CONNECTIONS", 2)
+        monkeypatch.setattr(endpoint_module, "MAX_CONNECTIONS", 2)
         held = [await asyncio.open_connection(host, int(port)) for _ in range(2)]
         await asyncio.sleep(0.1)
         reader, writer = await asyncio.open_connection(host, int(port))

@@ -207,7 +207,8 @@ def test_chips_scoring_prefers_high_totals():
 def test_progress_on_a_terminal_and_off_it():
     import io
 
-    from referee.tournament.progress import Counts, Progress, format_duration
+    from referee.durations import format_duration
+    from referee.tournament.progress import Counts, Progress
 
     assert format_duration(59.6) == "1m00s" and format_duration(3725) == "1h02m05s"
     bots = ["a", "b", "c", "d"]
