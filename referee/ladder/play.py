@@ -1,6 +1,6 @@
 """Where a ladder's matches are played: the tournament's match backends, opened for it.
 
-A claimed match becomes a ``MatchJob`` (``referee.tournament.backends``): its versions
+A claimed match becomes a ``MatchJob`` (``referee.backends``): its versions
 are seats (``seat_plans``), its settings carry the deal group's seed. The worker
 (``referee.ladder.worker``: claim, renew, play, record) plays it with
 ``await backend.play(job)``, whichever backend that is:
@@ -23,6 +23,8 @@ import functools
 from collections.abc import Sequence
 from pathlib import Path
 
+from referee.backends import LocalBackend, MatchJob, RayBackend
+from referee.backends.ray import SandboxRecipe
 from referee.ladder.config import LadderConfig
 from referee.ladder.jails import NodeJails, folder_views, ladder_jailer
 from referee.ladder.types import Version
@@ -31,8 +33,6 @@ from referee.sandbox import RefereeSocket, SandboxLimits, Support
 from referee.table.bots import BuiltinBot, CommandBot, RemoteBot, Seat, distinct_names
 from referee.table.procs import ProcessLedger
 from referee.table.referees import LocalReferee
-from referee.tournament.backends import LocalBackend, MatchJob, RayBackend
-from referee.tournament.backends.ray import SandboxRecipe
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ import sys
 
 import structlog
 
+from referee.backends import RayNotInstalled, require_ray
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import LadderError
 from referee.ladder.jails import ladder_support
@@ -40,7 +41,6 @@ from referee.ladder.store import LadderStore
 from referee.ladder.worker import Worker
 from referee.sandbox import Support
 from referee.table.referees import RefereeUnavailable, state_signer
-from referee.tournament.backends import RayNotInstalled, require_ray
 
 log = structlog.get_logger("referee.ladder.run")
 

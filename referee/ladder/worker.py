@@ -42,6 +42,7 @@ from pathlib import Path
 
 import structlog
 
+from referee.backends import FinishedMatch, LocalBackend, MatchBackend, MatchJob
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import LadderError, LeaseLost
 from referee.ladder.play import seat_plans
@@ -52,7 +53,6 @@ from referee.ladder.validation import settle
 from referee.sandbox import SandboxUnavailable
 from referee.table.referees import RefereeUnavailable
 from referee.table.table import MatchReport, SeatReport
-from referee.tournament.backends import FinishedMatch, LocalBackend, MatchBackend, MatchJob
 
 log = structlog.get_logger("referee.ladder.worker")
 
@@ -366,9 +366,9 @@ async def serve(config: LadderConfig, name: str, slots: int = 0) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from referee.backends import RayNotInstalled
     from referee.ladder.config import ConfigError, load_ladder_config
     from referee.service.logging import configure_logging
-    from referee.tournament.backends import RayNotInstalled
 
     parser = argparse.ArgumentParser(description="A ladder's worker (referee ladder run starts it)")
     parser.add_argument("config")

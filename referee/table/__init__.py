@@ -8,24 +8,7 @@ interface with its two implementations (a referee in this process, or a running
 ``readout`` tells a played match to a person (``referee match``'s notices, summary table
 and exit status). What a match came to per seat is read from its log by
 ``referee.log.summary``.
+
+This package imports nothing itself: a module that needs only ``bots`` (a tournament's
+configuration) does not load the table, the referees and the server with it.
 """
-
-from referee.table.bots import BuiltinBot, CommandBot, RemoteBot, Seat
-from referee.table.referees import LocalReferee, Referee, RefereeUnavailable, ServerReferee
-from referee.table.table import BotExit, MatchReport, SeatReport, Table, play_match
-
-__all__ = [
-    "BotExit",
-    "BuiltinBot",
-    "CommandBot",
-    "LocalReferee",
-    "MatchReport",
-    "Referee",
-    "RefereeUnavailable",
-    "RemoteBot",
-    "Seat",
-    "SeatReport",
-    "ServerReferee",
-    "Table",
-    "play_match",
-]

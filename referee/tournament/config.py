@@ -116,7 +116,7 @@ import json
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.bots import BUILTIN_BOTS
 from referee.client.tls import ClientTls
@@ -124,7 +124,9 @@ from referee.match.settings import SETTINGS, MatchSettings
 from referee.rules import Rules
 from referee.sandbox.limits import SandboxLimits
 from referee.table.bots import PLACEHOLDERS, BuiltinBot, CommandBot, RemoteBot
-from referee.table.referees import ServerTls
+
+if TYPE_CHECKING:
+    from referee.table.referees import ServerTls
 
 IDENTITY_VERSION = 1
 DEFAULT_MATCH_TIMEOUT_S = 1800.0
@@ -170,7 +172,7 @@ class Seatings(enum.StrEnum):
 
 
 class Backend(enum.StrEnum):
-    """Where a tournament's matches are played (``referee.tournament.backends``)."""
+    """Where a tournament's matches are played (``referee.backends``)."""
 
     LOCAL = "local"
     """At tables in this process, with the tournament's own referee."""
@@ -268,6 +270,8 @@ class RefereeConfig:
     def server_tls(self) -> ServerTls | None:
         if self.tls_cert is None or self.tls_key is None:
             return None
+        from referee.table.referees import ServerTls  # the server: only for the referee's own
+
         return ServerTls(self.tls_cert, self.tls_key, self.tls_client_ca)
 
 

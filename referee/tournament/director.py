@@ -2,7 +2,7 @@
 
 The director keeps what makes a tournament: the folder, the schedule, the results
 files, the standings and the sequential test. Matches are played by a backend
-(``referee.tournament.backends``): at tables in this process around a referee (embedded
+(``referee.backends``): at tables in this process around a referee (embedded
 here by default, or a running ``referee serve``), or with ``[execution] backend = "ray"``
 as Ray tasks on a cluster. ``referee.tournament.dispatch`` hands the backend the pending
 matches in schedule order, each made a job only when it can start; each match the
@@ -42,6 +42,14 @@ from typing import Any
 
 import structlog
 
+from referee.backends import (
+    LocalBackend,
+    MatchBackend,
+    MatchJob,
+    RayBackend,
+    RayNotInstalled,
+    require_ray,
+)
 from referee.client.tokens import TokenError, read_token
 from referee.files import write_atomic
 from referee.rules import new_seed
@@ -55,14 +63,6 @@ from referee.table.referees import (
     state_signer,
 )
 from referee.table.table import BotExit
-from referee.tournament.backends import (
-    LocalBackend,
-    MatchBackend,
-    MatchJob,
-    RayBackend,
-    RayNotInstalled,
-    require_ray,
-)
 from referee.tournament.config import (
     Backend,
     TournamentConfig,

@@ -1,6 +1,6 @@
 """Which match starts when, and who sits in its seats: the tournament's side of a backend.
 
-A backend (``referee.tournament.backends``) pulls jobs when it can start a match; the
+A backend (``referee.backends``) pulls jobs when it can start a match; the
 dispatcher answers with the next pending match in schedule order, made a ``MatchJob``
 only then, so that its seats reflect every match recorded before (hook: a disqualified
 bot's seat goes to its replacement, or is forfeited). A match with a remote bot waits
@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from referee.backends import FinishedMatch, MatchJob
 from referee.table.bots import EmptySeat, Seat
-from referee.tournament.backends import FinishedMatch, MatchJob
 from referee.tournament.config import TournamentConfig
 from referee.tournament.disqualify import Disqualifier
 from referee.tournament.results import MatchResult, result_of

@@ -40,8 +40,8 @@ from referee.files import create_private_file, write_atomic
 from referee.log.summary import SeatSummary
 
 if TYPE_CHECKING:
+    from referee.backends import FinishedMatch
     from referee.table.table import SeatReport
-    from referee.tournament.backends import FinishedMatch
     from referee.tournament.schedule import MatchSpec
 
 STATUS_FINISHED = "finished"

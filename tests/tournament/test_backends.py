@@ -11,13 +11,13 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from referee.backends import FinishedMatch, LocalBackend, MatchJob
 from referee.log.verify import verify_log
 from referee.match.settings import MatchSettings
 from referee.rules import Rules
 from referee.table.bots import BuiltinBot, CommandBot, Seat
 from referee.table.procs import ProcessLedger
 from referee.table.referees import LocalReferee
-from referee.tournament.backends import FinishedMatch, LocalBackend, MatchJob
 from referee.tournament.results import seat_results
 
 from .conftest import BOTS, processes_with

@@ -13,18 +13,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from referee.client.tls import ClientTls
-from referee.sandbox import TableJails
-from referee.table.procs import ProcessLedger
-from referee.table.referees import Referee
-from referee.table.table import BOT_EXIT_GRACE_S, MatchReport, Table
-from referee.tournament.backends.base import (
+from referee.backends.base import (
     MatchBackend,
     MatchJob,
     OnBotExit,
     OnCreated,
     Playing,
 )
+from referee.client.tls import ClientTls
+from referee.sandbox import TableJails
+from referee.table.procs import ProcessLedger
+from referee.table.referees import Referee
+from referee.table.table import BOT_EXIT_GRACE_S, MatchReport, Table
 
 
 class LocalBackend(MatchBackend):

@@ -8,9 +8,9 @@ nothing of schedules, ratings or results files, which stay with their caller (a
 tournament's ``referee.tournament.director``, a ladder's worker).
 """
 
-from referee.tournament.backends.base import FinishedMatch, MatchBackend, MatchJob
-from referee.tournament.backends.local import LocalBackend
-from referee.tournament.backends.ray import (
+from referee.backends.base import FinishedMatch, MatchBackend, MatchJob
+from referee.backends.local import LocalBackend
+from referee.backends.ray import (
     ClusterUnavailable,
     RayBackend,
     RayNotInstalled,

@@ -40,6 +40,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
+from referee.backends.base import (
+    MatchBackend,
+    MatchJob,
+    OnBotExit,
+    OnRetry,
+    Playing,
+    output_name,
+)
 from referee.extras import install_hint
 from referee.files import replace_private_file
 from referee.log.reader import read_bounded
@@ -48,14 +56,6 @@ from referee.sandbox import TableJails
 from referee.table.output import tail_bytes
 from referee.table.referees import LocalReferee, RefereeUnavailable
 from referee.table.table import BOT_EXIT_GRACE_S, MatchReport, Table
-from referee.tournament.backends.base import (
-    MatchBackend,
-    MatchJob,
-    OnBotExit,
-    OnRetry,
-    Playing,
-    output_name,
-)
 
 RAY_INSTALL_HINT = install_hint("ray")
 MAX_OUTPUT_BYTES = 1 << 20
