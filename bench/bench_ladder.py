@@ -35,10 +35,10 @@ from _common import ROOT  # first: puts the checkout on sys.path
 from bench_tournament import run_one, spawned
 from sqlalchemy import select
 
-from referee.ladder import views
 from referee.ladder.config import load_ladder_config
-from referee.ladder.schema import GroupPurpose, MatchState, deal_groups, matches
-from referee.ladder.store import LadderStore
+from referee.ladder.storage import queries
+from referee.ladder.storage.schema import GroupPurpose, MatchState, deal_groups, matches
+from referee.ladder.storage.store import LadderStore
 from referee.service.logging import configure_logging
 
 LADDER = """
@@ -134,7 +134,7 @@ def run_ladder(workers: int, groups: int, hands: int, kills: int, seed: int) -> 
             with store.reading() as conn:
                 after = dict(conn.execute(select(matches.c.id, matches.c.log_hash)).all())
             lost = [m for m, h in seen.items() if after.get(m) != h]
-            problems = views.check(store)
+            problems = queries.check(store)
             print(f"# {kills} kills: {len(lost)} results lost or changed, problems: {problems}")
         store.close()
         times.sort(key=lambda t: t[1])

@@ -204,8 +204,8 @@ def _config(path: str) -> LadderConfig:
 def _made(path: str) -> LadderConfig:
     """The config of a ladder that ``referee ladder init`` has made: every command but
     ``init`` and ``run`` (which make what is missing) needs its database."""
-    from referee.ladder.db import sqlite_file
     from referee.ladder.errors import LadderError
+    from referee.ladder.storage.db import sqlite_file
     from referee.program import referee_program
 
     config = _config(path)
@@ -230,8 +230,8 @@ def _key(args: argparse.Namespace) -> str:
 
 def _cmd_init(args: argparse.Namespace) -> int:
     from referee.ladder.errors import Conflict
-    from referee.ladder.runner import prepare
-    from referee.ladder.submit import manifest_text, pack, submit
+    from referee.ladder.play.runner import prepare
+    from referee.ladder.uploads.submit import manifest_text, pack, submit
 
     config = _config(args.config)
     store = prepare(config)
@@ -265,7 +265,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
 def _has_bot(store: Any, team: str, bot: str) -> bool:
     from sqlalchemy import select
 
-    from referee.ladder.schema import bots, teams
+    from referee.ladder.storage.schema import bots, teams
 
     with store.reading() as conn:
         found = conn.execute(
@@ -284,7 +284,7 @@ def _shown(url: str) -> str:
 
 
 def _cmd_team(args: argparse.Namespace) -> int:
-    from referee.ladder.store import LadderStore
+    from referee.ladder.storage.store import LadderStore
 
     config = _config(args.config)
     config.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -313,7 +313,7 @@ SHOWN_FILES = 100
 def _archive_file(path: Path, scratch: Path, limit: int) -> Path:
     """The archive to upload, its contents printed first: the file as it is, or a
     folder packed into ``scratch`` with only the bot."""
-    from referee.ladder.submit import pack_folder
+    from referee.ladder.uploads.submit import pack_folder
 
     if not path.is_dir():
         _show_archive(path)
@@ -396,10 +396,10 @@ def _cmd_submit(args: argparse.Namespace) -> int:
 
 
 def _submit_local(config: LadderConfig, key: str, bot: str, archive: Path) -> dict[str, Any]:
-    from referee.ladder.api import version_json
     from referee.ladder.errors import LadderError
-    from referee.ladder.store import LadderStore
-    from referee.ladder.submit import submit
+    from referee.ladder.storage.store import LadderStore
+    from referee.ladder.uploads.submit import submit
+    from referee.ladder.web.content import version_json
 
     store = LadderStore.open(config.database)
     try:
@@ -444,7 +444,7 @@ def _submit_http(url: str, key: str, bot: str, archive: Path) -> dict[str, Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from referee.ladder.runner import run_ladder
+    from referee.ladder.play.runner import run_ladder
 
     if args.workers is not None and args.workers < 0:
         raise SystemExit("referee ladder run: --workers is 0 or more")
@@ -459,7 +459,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from referee.ladder.web import serve_ladder
+    from referee.ladder.web.site import serve_ladder
 
     if bool(args.tls_cert) != bool(args.tls_key):
         raise SystemExit("referee ladder serve: give both --tls-cert and --tls-key")
@@ -473,8 +473,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    from referee.ladder.api import status_json
-    from referee.ladder.store import LadderStore
+    from referee.ladder.storage.store import LadderStore
+    from referee.ladder.web.content import status_json
 
     config = _made(args.config)
     store = LadderStore.open(config.database, migrate=False)
@@ -507,7 +507,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 
 def _cmd_retire(args: argparse.Namespace) -> int:
-    from referee.ladder.store import LadderStore, check_name, check_reason
+    from referee.ladder.storage.store import LadderStore, check_name, check_reason
 
     check_name("team", args.team)
     check_name("bot", args.bot)
@@ -528,7 +528,7 @@ def _cmd_retire(args: argparse.Namespace) -> int:
 
 
 def _cmd_backup(args: argparse.Namespace) -> int:
-    from referee.ladder.backup import backup
+    from referee.ladder.storage.backup import backup
 
     config = _made(args.config)
     out = Path(args.out)

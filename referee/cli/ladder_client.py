@@ -48,8 +48,8 @@ def wait_verdict(version_id: int, *, url: str | None, database: str | None, key:
         if url:
             state = _get_json(url, f"/api/versions/{version_id}")
         else:
-            from referee.ladder.api import version_json
-            from referee.ladder.store import LadderStore
+            from referee.ladder.storage.store import LadderStore
+            from referee.ladder.web.content import version_json
 
             assert database is not None
             store = LadderStore.open(database, migrate=False)

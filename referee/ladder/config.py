@@ -71,10 +71,10 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots import BUILTIN_BOTS
-from referee.ladder.archive import ArchiveLimits
-from referee.ladder.db import sqlite_url
-from referee.ladder.manifest import RUNTIMES
-from referee.ladder.types import TeamLimits
+from referee.ladder.storage.db import sqlite_url
+from referee.ladder.storage.records import TeamLimits
+from referee.ladder.uploads.archive import ArchiveLimits
+from referee.ladder.uploads.manifest import RUNTIMES
 from referee.match.settings import MatchSettings
 from referee.rules import Rules
 from referee.sandbox import LIMIT_FIELDS, SandboxLimits
@@ -316,7 +316,7 @@ def _parse_entries(raw: Any, base: Path) -> tuple[Entry, ...]:
     if not isinstance(raw, list):
         raise ConfigError("entry", "should be an array of tables ([[entry]])")
     from referee.ladder.errors import LadderError
-    from referee.ladder.store import check_name  # the store's rule for names
+    from referee.ladder.storage.store import check_name  # the store's rule for names
 
     out = []
     for i, item in enumerate(raw):

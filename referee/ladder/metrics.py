@@ -1,6 +1,6 @@
 """Prometheus metrics of a ladder, read from its database when they are scraped.
 
-The figures are the database's (``views.figures``), so every process of a ladder gives
+The figures are the database's (``queries.figures``), so every process of a ladder gives
 the same ones and a restart loses none: the queue's length, running matches, matches
 finished (in all, and in the last minute), failed matches by cause, bots' faults by
 kind, versions by state; and, from the process that serves them, refused API keys. They
@@ -19,10 +19,10 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector
 
-from referee.ladder import views
-from referee.ladder.keys import KeyGuard
-from referee.ladder.schema import GroupPurpose, VersionState
-from referee.ladder.store import LadderStore
+from referee.ladder.storage import queries
+from referee.ladder.storage.keys import KeyGuard
+from referee.ladder.storage.schema import GroupPurpose, VersionState
+from referee.ladder.storage.store import LadderStore
 
 PREFIX = "pusoy_ladder"
 CAUSES = (
@@ -50,7 +50,7 @@ class LadderMetrics(Collector):
         self.registry.register(self)
 
     def collect(self) -> Iterator[Metric]:
-        f = views.figures(self.store)
+        f = queries.figures(self.store)
         queue = GaugeMetricFamily(
             f"{PREFIX}_queue_length", "Matches waiting in the queue", labels=["purpose"]
         )
@@ -80,7 +80,7 @@ class LadderMetrics(Collector):
         faults = CounterMetricFamily(
             f"{PREFIX}_bot_faults", "Bots' faults in recorded matches, by kind", labels=["kind"]
         )
-        for kind in views.FAULTS:
+        for kind in queries.FAULTS:
             faults.add_metric([kind], f.faults.get(kind, 0))
         yield faults
         states = GaugeMetricFamily(f"{PREFIX}_versions", "Bot versions by state", labels=["state"])

@@ -124,7 +124,7 @@ class Lobby:
         self._listeners: list[Callable[[], None]] = []
         self.admit: Admit | None = None
         """Asked about a hello whose key no registration has (a ladder looks the key up
-        in its database, ``referee.ladder.lobby``): the name of the bot it registered
+        in its database, ``referee.ladder.play.lobby``): the name of the bot it registered
         for the hello, a refusal, or None (no bot has this key)."""
 
     # -- the organiser's side ----------------------------------------------------

@@ -1,5 +1,5 @@
 """What the house's two web fronts share: ``referee serve --http`` (``app.py``) and the
-ladder's public web (``referee/ladder/web.py``). Their security headers, how ``--http``
+ladder's public web (``referee/ladder/web/site.py``). Their security headers, how ``--http``
 names the address to listen on, and the pieces of a Server-Sent Events stream (where a
 viewer resumes, when it has gone, the server's clock)."""
 

@@ -71,7 +71,7 @@ def _facts(info: match_service.MatchInfo) -> MatchFacts:
 
 class EventSource(Protocol):
     """A running match's public events, as the web's channels read them: ``Subscription``
-    here, or a ladder's relay of a worker's referee (``referee.ladder.relay``)."""
+    here, or a ladder's relay of a worker's referee (``referee.ladder.web.relay``)."""
 
     async def next(self, wait_s: float) -> tuple[int, dict[str, Any]] | None: ...
 

@@ -24,8 +24,8 @@ from typing import NoReturn
 
 import pytest
 
-from referee.ladder.db import make_engine, sqlite_url, upgrade
-from referee.ladder.store import LadderStore
+from referee.ladder.storage.db import make_engine, sqlite_url, upgrade
+from referee.ladder.storage.store import LadderStore
 
 NOBODY = 65534
 ENGINES = ("sqlite", "postgresql")

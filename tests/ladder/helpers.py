@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from referee.ladder.store import LadderStore
-from referee.ladder.types import MatchOutcome, SeatOutcome, TeamLimits, Version
+from referee.ladder.storage.records import MatchOutcome, SeatOutcome, TeamLimits, Version
+from referee.ladder.storage.store import LadderStore
 
 LIMITS = TeamLimits()
 

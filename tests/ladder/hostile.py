@@ -22,7 +22,7 @@ import grpc
 from aiohttp import ClientSession, TCPConnector, web
 from multidict import CIMultiDict
 
-from referee.ladder.submit import manifest_text
+from referee.ladder.uploads.submit import manifest_text
 from referee.protocol import PROTOCOL_VERSION, lobby_service, lobby_service_grpc
 from tests.support.referee_cli import ROOT
 

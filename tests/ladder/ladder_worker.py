@@ -20,10 +20,10 @@ import random
 import sys
 import time
 
-from referee.ladder import views
 from referee.ladder.errors import LeaseLost
-from referee.ladder.store import LadderStore
-from referee.ladder.types import MatchOutcome, SeatOutcome
+from referee.ladder.storage import queries
+from referee.ladder.storage.records import MatchOutcome, SeatOutcome
+from referee.ladder.storage.store import LadderStore
 
 
 def outcome(match_id: str, rng: random.Random) -> MatchOutcome:
@@ -53,7 +53,7 @@ def main() -> None:
             claim = store.claim(name, lease_s)
             if claim is None:
                 # Leased matches of killed workers come back when their leases run out.
-                if not views.queue(store, limit=1):
+                if not queries.queue(store, limit=1):
                     break
                 time.sleep(lease_s / 4)
                 continue

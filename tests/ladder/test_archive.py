@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.ladder.archive import ArchiveLimits, unpack
 from referee.ladder.errors import ArchiveError, ManifestError
+from referee.ladder.uploads.archive import ArchiveLimits, unpack
 
 MANIFEST = b'runtime = "python"\ncommand = ["bot.py", "--hello"]\n'
 BOT = b"import sys\nprint('hello from', sys.argv[1:])\n"

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from referee.ladder import views
-from referee.ladder.db import sqlite_url
-from referee.ladder.schema import MatchState, matches
-from referee.ladder.store import LadderStore
+from referee.ladder.storage import queries
+from referee.ladder.storage.db import sqlite_url
+from referee.ladder.storage.schema import MatchState, matches
+from referee.ladder.storage.store import LadderStore
 
 from .conftest import PostgresCluster
 from .helpers import active_version, finished
@@ -101,7 +101,7 @@ def finished_matches(url: str) -> tuple[int, list[str]]:
         count = conn.execute(
             select(func.count()).select_from(matches).where(matches.c.state == MatchState.FINISHED)
         ).scalar_one()
-    problems = views.check(store)
+    problems = queries.check(store)
     store.close()
     return count, problems
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from referee.ladder.config import load_ladder_config
 from referee.ladder.errors import NotFound
-from referee.ladder.runner import prepare
-from referee.ladder.store import LadderStore
+from referee.ladder.play.runner import prepare
+from referee.ladder.storage.store import LadderStore
 from referee.sandbox import Level
 from tests.support.jailing import require_level
 from tests.support.pythons import run_commands_without

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from referee.ladder import views
-from referee.ladder.schema import MatchState, matches, ratings, seat_results
+from referee.ladder.storage import queries
+from referee.ladder.storage.schema import MatchState, matches, ratings, seat_results
 
 from .helpers import active_version
 
@@ -107,6 +107,6 @@ def test_sigkill_at_random_moments_loses_nothing_and_doubles_nothing(store, migr
     assert set(states.values()) == {MatchState.FINISHED}
     assert set(per_match.values()) == {4} and len(per_match) == len(scheduled)
     assert rated == 4 * len(groups)  # each group rated once, each of its versions once
-    assert views.check(store) == []
+    assert queries.check(store) == []
     played = sum(store.version(v).matches for v in versions)
     assert played == 4 * len(scheduled)

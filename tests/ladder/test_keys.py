@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from referee.ladder.errors import KeyRefused, TooManyGuesses
-from referee.ladder.keys import KeyGuard, new_key, parse_key
+from referee.ladder.storage.keys import KeyGuard, new_key, parse_key
 from referee.service.rates import LimitedLog
 
 from .conftest import Clock

@@ -27,9 +27,9 @@ from playwright.sync_api import sync_playwright
 from sqlalchemy import select as sql_select
 
 from referee.ladder.config import ConfigError, load_ladder_config, parse_ladder_config
-from referee.ladder.schema import teams, uploads
-from referee.ladder.store import LadderStore
-from referee.ladder.submit import manifest_text, pack
+from referee.ladder.storage.schema import teams, uploads
+from referee.ladder.storage.store import LadderStore
+from referee.ladder.uploads.submit import manifest_text, pack
 from referee.sandbox import Level
 from tests.support.jailing import require_level
 from tests.support.referee_cli import ROOT, run_referee

@@ -23,8 +23,8 @@ import pytest
 from sqlalchemy import select
 
 from referee.ladder.config import ConfigError, load_ladder_config
-from referee.ladder.schema import GroupPurpose, MatchState, deal_groups, matches
-from referee.ladder.store import LadderStore
+from referee.ladder.storage.schema import GroupPurpose, MatchState, deal_groups, matches
+from referee.ladder.storage.store import LadderStore
 from referee.log.verify import verify_log
 from referee.sandbox import Level
 from referee.table.referees import state_signer

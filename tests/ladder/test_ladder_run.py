@@ -29,10 +29,11 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
 
-from referee.ladder import views
 from referee.ladder.config import load_ladder_config
-from referee.ladder.db import sqlite_url
-from referee.ladder.schema import (
+from referee.ladder.storage import queries
+from referee.ladder.storage.db import sqlite_url
+from referee.ladder.storage.records import Version
+from referee.ladder.storage.schema import (
     GroupPurpose,
     MatchState,
     VersionState,
@@ -42,8 +43,7 @@ from referee.ladder.schema import (
     teams,
     versions,
 )
-from referee.ladder.store import LadderStore
-from referee.ladder.types import Version
+from referee.ladder.storage.store import LadderStore
 from referee.log.verify import verify_log
 from referee.sandbox import Level
 from tests.support.jailing import require_level
@@ -251,7 +251,7 @@ def test_a_ladder_killed_at_random_moments_loses_nothing_and_ranks_its_bots(
             ladder.start()
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
-            board = {(r.team, r.bot): r for r in views.leaderboard(store)}
+            board = {(r.team, r.bot): r for r in queries.leaderboard(store)}
             greedy, rand = board.get(("house", "greedy")), board.get(("house", "random"))
             if (
                 ranked_groups_done(store) >= 6
@@ -271,7 +271,7 @@ def test_a_ladder_killed_at_random_moments_loses_nothing_and_ranks_its_bots(
 
         after = finished(store)
         assert {m: after.get(m) for m in seen} == seen  # nothing recorded was lost or changed
-        assert views.check(store) == []  # each result counted once, counters agree
+        assert queries.check(store) == []  # each result counted once, counters agree
         for match_id, log_hash in after.items():
             with store.reading() as conn:
                 path = conn.execute(
@@ -298,7 +298,7 @@ def test_a_ladder_killed_at_random_moments_loses_nothing_and_ranks_its_bots(
         for line in snooped:  # only its own folder, at its path: nothing else of the ladder
             assert "denied" in line or line.endswith((own, "/data: listed versions")), line
 
-        board = {(r.team, r.bot): r for r in views.leaderboard(store)}
+        board = {(r.team, r.bot): r for r in queries.leaderboard(store)}
         assert board[("house", "greedy")].mu > board[("house", "random")].mu
         assert board[("gamma", "greedy")].matches > 0  # the remote bot played ranked matches
         status = run_referee("ladder", "status", str(config_path))
@@ -321,7 +321,7 @@ def test_a_ladder_killed_at_random_moments_loses_nothing_and_ranks_its_bots(
         restored = LadderStore.open(restored_url, migrate=False)
         try:
             assert finished(restored) == after
-            assert views.check(restored) == []
+            assert queries.check(restored) == []
         finally:
             restored.close()
     finally:

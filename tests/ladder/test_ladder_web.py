@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import sync_playwright
 
-from referee.ladder.submit import manifest_text, pack
+from referee.ladder.uploads.submit import manifest_text, pack
 from referee.sandbox import Level
 from tests.support.jailing import require_level
 from tests.support.referee_cli import ROOT, run_referee

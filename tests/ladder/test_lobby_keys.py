@@ -5,10 +5,10 @@ wrong keys are throttled per address like the web's, a right one never."""
 
 from __future__ import annotations
 
-from referee.ladder.keys import KeyGuard
-from referee.ladder.lobby import LadderLobby
-from referee.ladder.schema import VersionState
-from referee.ladder.types import TeamLimits
+from referee.ladder.play.lobby import LadderLobby
+from referee.ladder.storage.keys import KeyGuard
+from referee.ladder.storage.records import TeamLimits
+from referee.ladder.storage.schema import VersionState
 from referee.protocol import lobby_service
 from referee.server.lobby import Lobby
 

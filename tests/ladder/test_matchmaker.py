@@ -14,11 +14,17 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from referee.ladder import views
 from referee.ladder.config import load_ladder_config, parse_ladder_config
 from referee.ladder.errors import Conflict
-from referee.ladder.matchmaker import Candidate, Matchmaker, pick_table
-from referee.ladder.schema import GroupPurpose, VersionState, deal_groups, match_seats, matches
+from referee.ladder.play.matchmaker import Candidate, Matchmaker, pick_table
+from referee.ladder.storage import queries
+from referee.ladder.storage.schema import (
+    GroupPurpose,
+    VersionState,
+    deal_groups,
+    match_seats,
+    matches,
+)
 from tests.support.referee_cli import ROOT
 
 from .helpers import active_version, finished, upload_version
@@ -48,7 +54,7 @@ def test_a_pending_version_plays_its_validation_first(store, tmp_path):
     store.create_team("alpha")
     pending = upload_version(store, "alpha", "bot")
     maker.tick()
-    queue = views.queue(store)
+    queue = queries.queue(store)
     assert queue[0].purpose is GroupPurpose.VALIDATION
     assert queue[0].version_ids[0] == pending.id
     assert set(queue[0].version_ids[1:]) <= set(maker.anchors)
@@ -63,7 +69,7 @@ def test_ranked_groups_rotate_seats_and_share_play_evenly(store, tmp_path):
         store.create_team(team)
         active_version(store, team, "bot")
     maker.tick()
-    queue = views.queue(store)
+    queue = queries.queue(store)
     assert len(queue) == 8 and all(e.purpose is GroupPurpose.RANKED for e in queue)
     by_group: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
     for e in queue:
@@ -72,7 +78,7 @@ def test_ranked_groups_rotate_seats_and_share_play_evenly(store, tmp_path):
         assert len(seatings) % 4 == 0
         assert {s[0] for s in seatings[:4]} == set(seatings[0])
     maker.tick()
-    assert len(views.queue(store)) == 8  # topped up to its length, not beyond
+    assert len(queries.queue(store)) == 8  # topped up to its length, not beyond
     seats = play_queue(store, maker, 10, rng)
     counts = list(seats.values())
     assert len(counts) == 6  # the two anchors and the four teams' versions
@@ -135,7 +141,7 @@ def test_a_team_of_many_bots_holds_one_seat_of_each_ranked_table(store, tmp_path
     for table in tables.values():
         assert len(table & set(stack)) == 1 and solo in table and set(maker.anchors) <= table
     assert all(seats[v] > 0 for v in stack)
-    ranked = {r.version_id for r in views.leaderboard(store) if r.matches > 0}
+    ranked = {r.version_id for r in queries.leaderboard(store) if r.matches > 0}
     assert set(stack) <= ranked
 
 
@@ -164,7 +170,7 @@ def test_the_example_ladder_ranks_its_entries(store, tmp_path):
     rng = random.Random(2)
     maker = Matchmaker(example, store, rng)
     maker.tick()
-    queue = views.queue(store)
+    queue = queries.queue(store)
     assert queue and all(e.purpose is GroupPurpose.RANKED for e in queue)
     for entry in queue:
         teams = [entered[v] for v in entry.version_ids if v in entered]
@@ -186,10 +192,10 @@ def test_a_retired_version_leaves_the_queue_and_keeps_its_history(store, tmp_pat
     assert played > 0
     maker.tick()
     store.retire(gone.id, "its team asked")
-    assert all(gone.id not in e.version_ids for e in views.queue(store) if e.state == "scheduled")
+    assert all(gone.id not in e.version_ids for e in queries.queue(store) if e.state == "scheduled")
     play_queue(store, maker, 2, rng)
     after = store.version(gone.id)
     assert after.state is VersionState.RETIRED and after.matches == played
-    assert views.rating_history(store, gone.id)
-    assert gone.id not in {r.version_id for r in views.leaderboard(store)}
-    assert views.check(store) == []
+    assert queries.rating_history(store, gone.id)
+    assert gone.id not in {r.version_id for r in queries.leaderboard(store)}
+    assert queries.check(store) == []

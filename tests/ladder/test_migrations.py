@@ -16,10 +16,10 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect, text
 from sqlalchemy.exc import IntegrityError
 
-from referee.ladder import db
 from referee.ladder.errors import LadderError
-from referee.ladder.schema import metadata
-from referee.ladder.store import LadderStore
+from referee.ladder.storage import db
+from referee.ladder.storage.schema import metadata
+from referee.ladder.storage.store import LadderStore
 
 
 def schema_differences(engine: Engine) -> list[object]:

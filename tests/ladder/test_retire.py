@@ -20,11 +20,11 @@ import aiohttp
 import pytest
 
 from referee.cli import main
-from referee.ladder import views
 from referee.ladder.config import parse_ladder_config
-from referee.ladder.schema import MatchState, VersionState
-from referee.ladder.store import LadderStore
-from referee.ladder.web import LadderWeb
+from referee.ladder.storage import queries
+from referee.ladder.storage.schema import MatchState, VersionState
+from referee.ladder.storage.store import LadderStore
+from referee.ladder.web.site import LadderWeb
 
 from .helpers import active_version, finished
 
@@ -49,7 +49,7 @@ class Ladder:
     def queued_of(self, team: str) -> list[str]:
         return [
             e.match_id
-            for e in views.queue(self.store)
+            for e in queries.queue(self.store)
             if e.state == MatchState.SCHEDULED and self.ids[team] in e.version_ids
         ]
 
@@ -58,9 +58,9 @@ class Ladder:
         assert v.state is VersionState.RETIRED and v.reason == reason
         assert v.matches == 1  # the match it played is still counted
         assert self.queued_of(team) == []
-        board = {r.version_id for r in views.leaderboard(self.store)}
+        board = {r.version_id for r in queries.leaderboard(self.store)}
         assert self.ids[team] not in board and len(board) == 3
-        assert views.check(self.store) == []
+        assert queries.check(self.store) == []
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import pytest
 from referee_cli import run_referee
 from sqlalchemy import select, text
 
-from referee.ladder import views
 from referee.ladder.errors import (
     Conflict,
     KeyRefused,
@@ -20,8 +19,10 @@ from referee.ladder.errors import (
     NotFound,
     QuotaExceeded,
 )
-from referee.ladder.keys import parse_key
-from referee.ladder.schema import (
+from referee.ladder.storage import queries
+from referee.ladder.storage.keys import parse_key
+from referee.ladder.storage.records import MatchOutcome, SeatOutcome, TeamLimits
+from referee.ladder.storage.schema import (
     GroupPurpose,
     MatchState,
     VersionState,
@@ -29,7 +30,6 @@ from referee.ladder.schema import (
     ratings,
     seat_results,
 )
-from referee.ladder.types import MatchOutcome, SeatOutcome, TeamLimits
 from referee.log.summary import summarize_log
 from referee.tournament.results import SeatResult
 
@@ -268,7 +268,7 @@ def test_validation_goes_first_then_the_oldest(store, four, clock):
     greedy = store.builtin_version("greedy").id
     clock.advance(1)
     check = store.schedule([pending, greedy, greedy, greedy], [(0, 1, 2, 3)], "validation")
-    order = [views.queue(store)[i].match_id for i in range(3)]
+    order = [queries.queue(store)[i].match_id for i in range(3)]
     assert order == check + first + second
     claimed = [store.claim("w", 60).match_id for _ in range(3)]
     assert claimed == order
@@ -294,7 +294,7 @@ def test_a_killed_workers_match_is_played_again_and_recorded_once(store, four, c
     with pytest.raises(LeaseLost):
         store.record(match_id, lost.token, finished(match_id=match_id))
     assert store.record(match_id, again.token, finished(match_id=match_id)).already
-    assert views.check(store) == []
+    assert queries.check(store) == []
     assert store.version(four[0]).matches == 1
 
 
@@ -312,7 +312,7 @@ def test_recording_twice_changes_nothing(store, four):
     assert [store.version(v) for v in four] == before
     with store.reading() as conn:
         assert conn.execute(select(ratings).order_by(ratings.c.version_id)).all() == history
-    assert len(history) == 4 and views.check(store) == []
+    assert len(history) == 4 and queries.check(store) == []
 
 
 def test_a_group_is_rated_once_when_its_last_match_is_recorded(store, four):
@@ -333,9 +333,9 @@ def test_a_group_is_rated_once_when_its_last_match_is_recorded(store, four):
     assert all(v.sigma < initial.sigma for v in (a.rating for a in after))
     assert [v.rated_groups for v in after] == [1, 1, 1, 1]
     assert [v.matches for v in after] == [4, 4, 4, 4]
-    history = views.rating_history(store, four[0])
+    history = queries.rating_history(store, four[0])
     assert [(p.mu, p.sigma) for p in history] == [(after[0].rating.mu, after[0].rating.sigma)]
-    board = views.leaderboard(store)
+    board = queries.leaderboard(store)
     assert [r.version_id for r in board] == four
     assert board[0].low < board[0].mu < board[0].high and board[0].matches == 4
 
@@ -348,9 +348,9 @@ def test_failed_matches_are_counted_not_rated(store, four):
     assert done.group_rated  # rated on its one finished match
     v = store.version(four[0])
     assert (v.matches, v.failed_matches, v.rated_groups) == (1, 1, 1)
-    figures = views.figures(store)
+    figures = queries.figures(store)
     assert figures.failures == {"start": 1}
-    played = views.recent_matches(store, four[2])
+    played = queries.recent_matches(store, four[2])
     assert {(m.state, m.failure) for m in played} == {
         (MatchState.FAILED, "start"),
         (MatchState.FINISHED, None),
@@ -368,7 +368,7 @@ def test_a_match_that_kills_every_worker_is_given_up(store, four, clock):
         row = conn.execute(select(matches).where(matches.c.id == match_id)).one()
     assert (row.state, row.failure) == (MatchState.FAILED, "abandoned")
     assert "3 times" in row.failure_detail and "worker-3" in row.failure_detail
-    assert views.check(store) == []
+    assert queries.check(store) == []
 
 
 def test_a_released_match_goes_back_to_the_queue(store, four):
@@ -385,11 +385,11 @@ def test_retiring_a_version_cancels_its_queued_matches_not_running_ones(store, f
     ids = store.schedule(four, ROTATIONS)
     running = store.claim("w", 60)
     store.retire(four[1], "the team asked")
-    state = {q.match_id: q.state for q in views.queue(store)}
+    state = {q.match_id: q.state for q in queries.queue(store)}
     assert state == {running.match_id: MatchState.RUNNING}
     store.record(running.match_id, running.token, finished(match_id=running.match_id))
-    assert views.figures(store).failures == {"retired": 3}
-    assert views.check(store) == []
+    assert queries.figures(store).failures == {"retired": 3}
+    assert queries.check(store) == []
     assert store.version(four[1]).matches == 1  # its history stays
     assert len(ids) == 4
 
@@ -419,9 +419,9 @@ def test_an_impossible_outcome_is_refused_and_nothing_is_written(store, four):
     for outcome in IMPOSSIBLE:
         with pytest.raises(LadderError):
             store.record(match_id, claim.token, outcome)
-        assert views.queue(store)[0].state is MatchState.RUNNING
+        assert queries.queue(store)[0].state is MatchState.RUNNING
     store.record(match_id, claim.token, finished(match_id=match_id))
-    assert views.check(store) == []
+    assert queries.check(store) == []
 
 
 def test_unknown_matches_and_groups_are_typed_errors(store):
@@ -431,7 +431,7 @@ def test_unknown_matches_and_groups_are_typed_errors(store):
         store.renew("L0000001-abcdef-0", "token", 10)
     with pytest.raises(NotFound):
         store.version(12345)
-    assert views.queue(store) == [] and store.claim("w", 10) is None
+    assert queries.queue(store) == [] and store.claim("w", 10) is None
     assert GroupPurpose("ranked") is GroupPurpose.RANKED
 
 
@@ -480,4 +480,4 @@ def test_a_real_matchs_summary_is_recorded_seat_by_seat(store, four, played_log)
         (s.place, s.total, list(s.scores)) for s in summary.seats
     ]
     assert sorted(r.place for r in stored) == [1, 2, 3, 4]
-    assert views.check(store) == []
+    assert queries.check(store) == []

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("aiohttp")
 
-from referee.ladder.team_web import valid_match_id, valid_version_id
+from referee.ladder.web.teams import valid_match_id, valid_version_id
 
 
 def test_a_version_id_is_one_to_twelve_ascii_digits():

@@ -39,14 +39,16 @@ READER = "referee/log/reader.py"
 
 NOT_LOGS = {
     ("referee/cli/ladder.py", "_submit_http.post"): "a bot's archive, to upload",
-    ("referee/ladder/submit.py", "_tar"): "a bot's files, to pack",
-    ("referee/ladder/submit.py", "submit"): "a bot's archive",
-    ("referee/ladder/web.py", "session_secret"): "the web's session key",
+    ("referee/ladder/uploads/submit.py", "_tar"): "a bot's files, to pack",
+    ("referee/ladder/uploads/submit.py", "submit"): "a bot's archive",
+    ("referee/ladder/web/site.py", "session_secret"): "the web's session key",
     ("referee/table/output.py", "tail_bytes"): "a bot's output",
-    ("referee/ladder/archive.py", "archive_digest"): "a bot's archive",
-    ("referee/ladder/archive.py", "_Writer.file"): "a file unpacked from an archive (writes)",
-    ("referee/ladder/archive.py", "_read_manifest"): "an archive's manifest",
-    ("referee/ladder/archive.py", "unpack"): "a bot's archive",
+    ("referee/ladder/uploads/archive.py", "archive_digest"): "a bot's archive",
+    ("referee/ladder/uploads/archive.py", "_Writer.file"): (
+        "a file unpacked from an archive (writes)"
+    ),
+    ("referee/ladder/uploads/archive.py", "_read_manifest"): "an archive's manifest",
+    ("referee/ladder/uploads/archive.py", "unpack"): "a bot's archive",
     ("referee/log/signing.py", "load_public_key"): "a public key",
     ("referee/log/signing.py", "LogSigner.load"): "the signing key",
     ("referee/client/serving.py", "read_serving"): "the serving record",

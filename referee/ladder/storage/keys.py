@@ -96,7 +96,7 @@ class KeyGuard:
         log: LimitedLog | None = None,
     ) -> None:
         self.failures = WindowCounter(failures_per_minute, 60.0, clock)
-        self.log = log or limited_log("referee.ladder.keys")
+        self.log = log or limited_log("referee.ladder.storage.keys")
         self.refused_total = 0
         """Wrong keys answered as wrong."""
         self.throttled_total = 0

@@ -1,8 +1,8 @@
 """A ladder's worker: claim a match from the queue, play it, record it; again.
 
 ``Worker`` is the loop, the same whatever plays the match: a tournament's match backend
-(``referee.ladder.play``), ``await backend.play(job)``. A worker process (``python -m
-referee.ladder.worker``, started by ``referee ladder run``) plays with a referee of its
+(``referee.ladder.play.backends``), ``await backend.play(job)``. A worker process (``python -m
+referee.ladder.play.worker``, started by ``referee ladder run``) plays with a referee of its
 own (one process per core), or, with ``[workers] backend = "ray"``, sends its matches
 to a Ray cluster (one process, ``count`` matches at once); the process that holds the
 lobby plays the matches of remote bots at its own referee. Each claimed match:
@@ -18,7 +18,7 @@ lobby plays the matches of remote bots at its own referee. Each claimed match:
 3. its result is recorded (``LadderStore.record``, idempotent, all in one transaction)
    from the backend's ``FinishedMatch``: seats' results, log path, final hash and
    signer, or the cause of a failure (its ``error``); a validation
-   match then decides its version (``referee.ladder.validation.settle``).
+   match then decides its version (``referee.ladder.play.validation.settle``).
 
 Database calls run in a thread, so the event loop (the referee, its built-in bots) never
 waits on a lock of the database. A SIGKILL at any moment loses nothing recorded (the
@@ -45,11 +45,11 @@ import structlog
 from referee.backends import FinishedMatch, LocalBackend, MatchBackend, MatchJob
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import LadderError, LeaseLost
-from referee.ladder.play import seat_plans
-from referee.ladder.schema import GroupPurpose
-from referee.ladder.store import LadderStore
-from referee.ladder.types import Claim, MatchOutcome, SeatOutcome
-from referee.ladder.validation import settle
+from referee.ladder.play.backends import seat_plans
+from referee.ladder.play.validation import settle
+from referee.ladder.storage.records import Claim, MatchOutcome, SeatOutcome
+from referee.ladder.storage.schema import GroupPurpose
+from referee.ladder.storage.store import LadderStore
 from referee.sandbox import SandboxUnavailable
 from referee.table.referees import RefereeUnavailable
 from referee.table.table import MatchReport, SeatReport
@@ -324,8 +324,8 @@ def die_with_parent(parent: int) -> None:
 async def serve(config: LadderConfig, name: str, slots: int = 0) -> None:
     """A worker process's life: its backend (a referee and jails here, or the Ray
     cluster, ``slots`` matches at once), then the loop until SIGTERM."""
-    from referee.ladder.jails import ladder_support
-    from referee.ladder.play import LocalTables, ray_backend
+    from referee.ladder.play.backends import LocalTables, ray_backend
+    from referee.ladder.play.jails import ladder_support
     from referee.table.referees import state_signer
 
     signer = state_signer(config.state_dir)

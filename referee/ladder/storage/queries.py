@@ -15,7 +15,7 @@ from collections import Counter
 
 from sqlalchemy import Connection, Integer, and_, func, select
 
-from referee.ladder.schema import (
+from referee.ladder.storage.schema import (
     DONE,
     GroupPurpose,
     MatchState,
@@ -29,7 +29,7 @@ from referee.ladder.schema import (
     teams,
     versions,
 )
-from referee.ladder.store import LadderStore
+from referee.ladder.storage.store import LadderStore
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -16,7 +16,6 @@ from typing import Any
 from sqlalchemy import Connection, Row, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from referee.ladder import db
 from referee.ladder.errors import (
     Conflict,
     KeyRefused,
@@ -24,23 +23,24 @@ from referee.ladder.errors import (
     NotFound,
     QuotaExceeded,
 )
-from referee.ladder.keys import matches as key_matches
-from referee.ladder.keys import new_key, parse_key
-from referee.ladder.queue import MatchQueue
-from referee.ladder.schema import (
-    VersionState,
-    bots,
-    teams,
-    uploads,
-    versions,
-)
-from referee.ladder.types import (
+from referee.ladder.storage import db
+from referee.ladder.storage.keys import matches as key_matches
+from referee.ladder.storage.keys import new_key, parse_key
+from referee.ladder.storage.queue import MatchQueue
+from referee.ladder.storage.records import (
     NewKey,
     Team,
     TeamLimits,
     Version,
     team_of,
     version_of,
+)
+from referee.ladder.storage.schema import (
+    VersionState,
+    bots,
+    teams,
+    uploads,
+    versions,
 )
 
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")

@@ -1,6 +1,6 @@
 """Connecting to the ladder's database, and bringing its schema to the newest revision.
 
-Two engines, one schema (``referee.ladder.schema``), one set of migrations (Alembic,
+Two engines, one schema (``referee.ladder.storage.schema``), one set of migrations (Alembic,
 ``migrations/``), run at every start: ``upgrade head`` is a no-op on a current database.
 
 - **SQLite**, the embedded default: one file beside the logs, created mode 0600 (it holds

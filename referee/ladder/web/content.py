@@ -1,6 +1,6 @@
 """What the ladder's web shows, as plain JSON values: the leaderboard, a bot with its
 versions, rating history, head to head and matches, the queue, a match, the ladder's
-status. The pages (``referee.ladder.pages``) draw these, and ``/api/`` serves them as
+status. The pages (``referee.ladder.web.pages``) draw these, and ``/api/`` serves them as
 they are, so a script sees exactly what a person sees.
 
 Only public information is here: ratings, results, failures' causes and reasons, the
@@ -22,9 +22,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Integer, and_, func, select
 
-from referee.ladder import views
 from referee.ladder.errors import NotFound
-from referee.ladder.schema import (
+from referee.ladder.storage import queries
+from referee.ladder.storage.records import Version
+from referee.ladder.storage.schema import (
     GroupPurpose,
     MatchState,
     VersionState,
@@ -36,8 +37,7 @@ from referee.ladder.schema import (
     teams,
     versions,
 )
-from referee.ladder.store import LadderStore
-from referee.ladder.types import Version
+from referee.ladder.storage.store import LadderStore
 from referee.rules import Scoring
 
 RECENT = 30
@@ -92,7 +92,7 @@ def leaderboard_json(store: LadderStore) -> list[dict[str, Any]]:
     (``overlaps_above``) where the interval overlaps the one above."""
     from referee.tournament.stats import overlaps
 
-    board = views.leaderboard(store)
+    board = queries.leaderboard(store)
     with store.reading() as conn:
         played = {
             r[0]: r
@@ -226,9 +226,9 @@ def head_to_head(
 
 def matches_json(store: LadderStore, version_ids: list[int]) -> list[dict[str, Any]]:
     """The versions' latest matches (ranked and validation), newest first."""
-    found: list[views.PlayedMatch] = []
+    found: list[queries.PlayedMatch] = []
     for vid in version_ids:
-        found += views.recent_matches(store, vid, RECENT)
+        found += queries.recent_matches(store, vid, RECENT)
     found.sort(key=lambda m: (-(m.finished_at or 0), m.match_id))
     with store.reading() as conn:
         names = labels(conn)
@@ -276,7 +276,7 @@ def bot_json(store: LadderStore, team: str, bot: str) -> dict[str, Any]:
     history = {
         v.id: [
             {"group_id": p.group_id, "mu": round(p.mu, 3), "sigma": round(p.sigma, 3), "at": p.at}
-            for p in views.rating_history(store, v.id)
+            for p in queries.rating_history(store, v.id)
         ]
         for v in all_versions
     }
@@ -300,7 +300,7 @@ def bot_json(store: LadderStore, team: str, bot: str) -> dict[str, Any]:
 
 def queue_json(store: LadderStore, limit: int = 100) -> dict[str, Any]:
     """The running matches, then the queued ones in the order they will be played."""
-    entries = views.queue(store, limit)
+    entries = queries.queue(store, limit)
     with store.reading() as conn:
         names = labels(conn)
         live = dict(
@@ -395,7 +395,7 @@ def match_json(store: LadderStore, match_id: str) -> dict[str, Any]:
 
 
 def status_json(store: LadderStore) -> dict[str, Any]:
-    f = views.figures(store)
+    f = queries.figures(store)
     with store.reading() as conn:
         names = labels(conn)
         pending = list(
@@ -425,7 +425,7 @@ def status_json(store: LadderStore) -> dict[str, Any]:
         "rejected": [
             {"id": r.id, "label": names.get(r.id, ""), "reason": r.reason} for r in rejected
         ],
-        "problems": views.check(store),
+        "problems": queries.check(store),
     }
 
 

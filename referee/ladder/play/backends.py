@@ -2,11 +2,11 @@
 
 A claimed match becomes a ``MatchJob`` (``referee.backends``): its versions
 are seats (``seat_plans``), its settings carry the deal group's seed. The worker
-(``referee.ladder.worker``: claim, renew, play, record) plays it with
+(``referee.ladder.play.worker``: claim, renew, play, record) plays it with
 ``await backend.play(job)``, whichever backend that is:
 
 - ``LocalTables``: a referee embedded in the worker's process and a ``LocalBackend``
-  around it, each uploaded version jailed by ``referee.ladder.jails`` in its own folder
+  around it, each uploaded version jailed by ``referee.ladder.play.jails`` in its own folder
   (the backend's ``sandbox(job)`` hook), the live match watchable at the referee's
   address; the process that holds the lobby plays remote bots' matches this way too;
 - ``ray_backend``: each match a Ray task with a referee of its own (``[workers] backend
@@ -26,8 +26,8 @@ from pathlib import Path
 from referee.backends import LocalBackend, MatchJob, RayBackend
 from referee.backends.ray import SandboxRecipe
 from referee.ladder.config import LadderConfig
-from referee.ladder.jails import NodeJails, folder_views, ladder_jailer
-from referee.ladder.types import Version
+from referee.ladder.play.jails import NodeJails, folder_views, ladder_jailer
+from referee.ladder.storage.records import Version
 from referee.log.signing import LogSigner
 from referee.sandbox import RefereeSocket, SandboxLimits, Support
 from referee.table.bots import BuiltinBot, CommandBot, RemoteBot, Seat, distinct_names

@@ -10,7 +10,7 @@ CHECK, not database enums (an enum type is a migration of its own on PostgreSQL)
 
 The tables, and the issue's words they answer:
 
-- ``teams``: who submits; the API key as its public id and a hash (``referee.ladder.keys``).
+- ``teams``: who submits; the API key as its public id and a hash (``referee.ladder.storage.keys``).
   The house team (no key) owns the built-in bots that validate and anchor the ladder.
 - ``bots``, ``versions``: a bot is a name under a team; each upload that unpacked is an
   immutable version (archive hash, manifest, sizes) whose state moves pending ->
@@ -91,7 +91,7 @@ class GroupPurpose(enum.StrEnum):
 
 
 UNARCHIVED_RUNTIMES = ("builtin", "remote")
-"""The runtimes of versions that no archive brings (``referee.ladder.manifest``)."""
+"""The runtimes of versions that no archive brings (``referee.ladder.uploads.manifest``)."""
 
 DONE = (MatchState.FINISHED, MatchState.FAILED, MatchState.CANCELLED)
 """The states a match never leaves."""

@@ -48,10 +48,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError
 
-from referee.ladder import db
 from referee.ladder.errors import Conflict, LadderError, LeaseLost, NotFound
-from referee.ladder.rating import Rater, Rating
-from referee.ladder.schema import (
+from referee.ladder.storage import db
+from referee.ladder.storage.rating import Rater, Rating
+from referee.ladder.storage.records import Claim, MatchOutcome, Recorded
+from referee.ladder.storage.schema import (
     DONE,
     GroupPurpose,
     MatchState,
@@ -63,9 +64,8 @@ from referee.ladder.schema import (
     teams,
     versions,
 )
-from referee.ladder.schema import matches as matches_t
-from referee.ladder.schema import ratings as ratings_t
-from referee.ladder.types import Claim, MatchOutcome, Recorded
+from referee.ladder.storage.schema import matches as matches_t
+from referee.ladder.storage.schema import ratings as ratings_t
 
 T = TypeVar("T")
 PRIORITY = {GroupPurpose.VALIDATION: 0, GroupPurpose.RANKED: 10}
@@ -108,7 +108,7 @@ class MatchQueue:
 
     @contextmanager
     def reading(self) -> Iterator[Connection]:
-        """A consistent snapshot for several reads (``referee.ladder.views``)."""
+        """A consistent snapshot for several reads (``referee.ladder.storage.queries``)."""
         with db.reading(self.engine) as conn:
             yield conn
 

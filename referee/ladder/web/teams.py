@@ -1,4 +1,4 @@
-"""The teams' side of the ladder's web (``referee.ladder.web``): API keys, browser
+"""The teams' side of the ladder's web (``referee.ladder.web.site``): API keys, browser
 sessions, uploads and a team's own bots' output. ``LadderWeb`` is built on ``TeamSide``,
 which keeps here what only a team may do; the public pages stay in ``web.py``.
 
@@ -29,7 +29,6 @@ import structlog
 from aiohttp import BodyPartReader, web
 from sqlalchemy import select
 
-from referee.ladder import api, pages
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import (
     Conflict,
@@ -39,16 +38,17 @@ from referee.ladder.errors import (
     QuotaExceeded,
     TooManyGuesses,
 )
-from referee.ladder.keys import KeyGuard
-from referee.ladder.schema import (
+from referee.ladder.storage.keys import KeyGuard
+from referee.ladder.storage.records import Team
+from referee.ladder.storage.schema import (
     bots,
     match_seats,
     seat_results,
     versions,
 )
-from referee.ladder.store import LadderStore, check_name
-from referee.ladder.submit import submit
-from referee.ladder.types import Team
+from referee.ladder.storage.store import LadderStore, check_name
+from referee.ladder.uploads.submit import submit
+from referee.ladder.web import content, pages
 from referee.table.output import tail_bytes
 from referee.web.forwarded import TrustedProxies
 
@@ -256,7 +256,7 @@ class TeamSide:
         if signed is None:
             return self._sign_in(request)
         team, session = signed
-        data = await self._db(lambda: api.team_json(self.store, team.name))
+        data = await self._db(lambda: content.team_json(self.store, team.name))
         note = request.query.get("note", "")
         mac = request.query.get("mac", "")
         if len(note) > MAX_NOTE_CHARS or not hmac.compare_digest(
@@ -469,7 +469,7 @@ class TeamSide:
         except LadderError as exc:
             return {"error": str(exc)}
         log.info("version uploaded", version=version.label)
-        return api.version_json(version)
+        return content.version_json(version)
 
     async def api_upload(self, request: web.Request) -> web.Response:
         who = await self._bearer(request)
@@ -525,7 +525,7 @@ class TeamSide:
         who = await self._bearer(request)
         if isinstance(who, web.Response):
             return who
-        return json_response(await self._db(lambda: api.team_json(self.store, who.name)))
+        return json_response(await self._db(lambda: content.team_json(self.store, who.name)))
 
     # -- retiring a version -------------------------------------------------------------
 
@@ -547,7 +547,7 @@ class TeamSide:
         except LadderError as exc:
             return 400, str(exc)
         log.info("version retired", version=version.label, by="team")
-        return 200, api.version_json(version)
+        return 200, content.version_json(version)
 
     async def api_retire(self, request: web.Request) -> web.Response:
         """``POST /api/versions/{id}/retire``, with an optional JSON body

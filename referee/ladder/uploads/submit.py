@@ -3,7 +3,7 @@ ladder's web), the web's upload form and ``referee ladder init``'s entries.
 
 An upload is counted against its team's limits before its archive is looked at
 (``reserve_upload``: uploads per hour, disk), then unpacked as hostile
-(``referee.ladder.archive``), kept as it came (``archives/<sha256>``, for the team's
+(``referee.ladder.uploads.archive``), kept as it came (``archives/<sha256>``, for the team's
 disk and a later look), and becomes a pending version, which the matchmaker validates
 by a match before it plays ranked matches. Every refusal is recorded with its reason
 (``uploads.refused``) and raised as the ``LadderError`` that says it; an upload that
@@ -28,13 +28,13 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from referee.ladder.archive import remove_tree, unpack
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import ArchiveError, LadderError
-from referee.ladder.manifest import FILE_NAME, parse_manifest
-from referee.ladder.schema import versions
-from referee.ladder.store import LadderStore
-from referee.ladder.types import Version
+from referee.ladder.storage.records import Version
+from referee.ladder.storage.schema import versions
+from referee.ladder.storage.store import LadderStore
+from referee.ladder.uploads.archive import remove_tree, unpack
+from referee.ladder.uploads.manifest import FILE_NAME, parse_manifest
 from referee.sandbox.private_files import MAX_ENTRIES, Hidden, scan_folder
 
 SKIPPED = ("__pycache__", ".git", ".venv", "node_modules")

@@ -3,12 +3,12 @@
 Public, to anyone: the leaderboard (``/``, ``/api/leaderboard``), a page per bot
 (``/bots/TEAM/BOT``, ``/api/bots/TEAM/BOT``), the queue (``/queue``, kept current from
 ``/queue/events``; ``/api/queue``), a match (``/api/matches/ID``): live while a worker
-plays it (its referee's public events relayed, ``referee.ladder.relay``, folded once for
+plays it (its referee's public events relayed, ``referee.ladder.web.relay``, folded once for
 all viewers by the spectators' web's ``MatchChannel``), its replay once recorded (the
 viewer's page, from the signed log), and the ladder's status (``/api/status``). Nothing
 there is private: ratings, results, failures' causes; never a bot's output.
 
-A team's, behind its API key (``referee.ladder.keys``; refused keys throttled per
+A team's, behind its API key (``referee.ladder.storage.keys``; refused keys throttled per
 client address by the ``KeyGuard``, a right key never refused for another's failures,
 the address a trusted proxy forwards believed (``[web] trusted_proxies``), and a key
 accepted only over TLS or from this machine):
@@ -32,8 +32,8 @@ accepted only over TLS or from this machine):
 An upload is taken or refused before its body is read (the key, its declared size, the
 team's uploads this hour and disk, the uploads being received at once: ``[web]``), then
 streamed to a private file, never past ``[limits] archive_mb``, and goes through the
-same ``referee.ladder.submit`` as ``referee ladder submit`` does. The team's
-side lives in ``referee.ladder.team_web`` (``TeamSide``, which ``LadderWeb`` is built on).
+same ``referee.ladder.uploads.submit`` as ``referee ladder submit`` does. The team's
+side lives in ``referee.ladder.web.teams`` (``TeamSide``, which ``LadderWeb`` is built on).
 """
 
 from __future__ import annotations
@@ -52,17 +52,17 @@ import structlog
 from aiohttp import web
 from sqlalchemy import select
 
-from referee.ladder import api, pages
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import NotFound
-from referee.ladder.keys import KeyGuard
-from referee.ladder.relay import RelaySubscription
-from referee.ladder.schema import (
+from referee.ladder.storage.keys import KeyGuard
+from referee.ladder.storage.schema import (
     MatchState,
     matches,
 )
-from referee.ladder.store import LadderStore
-from referee.ladder.team_web import (
+from referee.ladder.storage.store import LadderStore
+from referee.ladder.web import content, pages
+from referee.ladder.web.relay import RelaySubscription
+from referee.ladder.web.teams import (
     COOKIE,
     NAME_PATTERN,
     TeamSide,
@@ -149,8 +149,8 @@ class LadderWeb(TeamSide):
         r.add_post("/team/retire", self.retire_form)
         r.add_get("/team/stderr/{match_id}/{seat}", self.stderr)
         r.add_get("/api/leaderboard", self.api(lambda _: {"leaderboard": self._board()}))
-        r.add_get("/api/status", self.api(lambda _: api.status_json(self.store)))
-        r.add_get("/api/queue", self.api(lambda _: api.queue_json(self.store)))
+        r.add_get("/api/status", self.api(lambda _: content.status_json(self.store)))
+        r.add_get("/api/queue", self.api(lambda _: content.queue_json(self.store)))
         r.add_get("/api/bots/{team}/{bot}", self.api(self._bot_json))
         r.add_get("/api/matches/{match_id}", self.api(self._match_json))
         r.add_get("/api/versions/{id}", self.api(self._version_json))
@@ -186,34 +186,34 @@ class LadderWeb(TeamSide):
         await self.runner.cleanup()
 
     def _board(self) -> list[dict[str, Any]]:
-        return api.leaderboard_json(self.store)
+        return content.leaderboard_json(self.store)
 
     def _bot_json(self, request: web.Request) -> dict[str, Any]:
         team, bot = request.match_info["team"], request.match_info["bot"]
         if not (NAME_PATTERN.fullmatch(team) and NAME_PATTERN.fullmatch(bot)):
             raise NotFound("no such bot")
-        return api.bot_json(self.store, team, bot)
+        return content.bot_json(self.store, team, bot)
 
     def _match_json(self, request: web.Request) -> dict[str, Any]:
         match_id = request.match_info["match_id"]
         if not valid_match_id(match_id):
             raise NotFound("no such match")
-        return api.match_json(self.store, match_id)
+        return content.match_json(self.store, match_id)
 
     def _version_json(self, request: web.Request) -> dict[str, Any]:
         text = request.match_info["id"]
         if not valid_version_id(text):
             raise NotFound("no such version")
-        return api.version_json(self.store.version(int(text)))
+        return content.version_json(self.store.version(int(text)))
 
     # -- public pages -------------------------------------------------------------------
 
     async def leaderboard(self, request: web.Request) -> web.Response:
-        rows, status = await self._db(lambda: (self._board(), api.status_json(self.store)))
+        rows, status = await self._db(lambda: (self._board(), content.status_json(self.store)))
         return self._html(pages.leaderboard_page(self.config.name, rows, status))
 
     async def queue(self, request: web.Request) -> web.Response:
-        data = await self._db(lambda: api.queue_json(self.store))
+        data = await self._db(lambda: content.queue_json(self.store))
         return self._html(pages.queue_page(self.config.name, data))
 
     async def bot(self, request: web.Request) -> web.Response:
@@ -238,7 +238,7 @@ class LadderWeb(TeamSide):
         try:
             await response.write(b"retry: 2000\n\n")
             while not viewer_gone(request):
-                data = await self._db(lambda: api.queue_json(self.store))
+                data = await self._db(lambda: content.queue_json(self.store))
                 text = json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
                 if text != last or time.monotonic() - quiet > self.limits.heartbeat_s:
                     message = (

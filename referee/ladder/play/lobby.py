@@ -24,9 +24,9 @@ import secrets
 import structlog
 
 from referee.ladder.errors import KeyRefused, LadderError, TooManyGuesses
-from referee.ladder.keys import KeyGuard
-from referee.ladder.store import LadderStore, check_name
-from referee.ladder.types import TeamLimits
+from referee.ladder.storage.keys import KeyGuard
+from referee.ladder.storage.records import TeamLimits
+from referee.ladder.storage.store import LadderStore, check_name
 from referee.protocol import lobby_service
 from referee.server.lobby import Lobby
 from referee.service.rates import peer_host

@@ -3,7 +3,7 @@
 Each pass (``Matchmaker.tick``, about once a second in ``referee ladder run``):
 
 1. pending versions: decide those whose validation match is done
-   (``referee.ladder.validation``), and queue a validation match (against the house's
+   (``referee.ladder.play.validation``), and queue a validation match (against the house's
    built-in bots, before any ranked match) for those that need one; a remote version
    only while it is online;
 2. remote versions away longer than ``[lobby] wait_s``: their queued matches go;
@@ -33,11 +33,10 @@ from collections.abc import Mapping, Sequence
 import structlog
 from sqlalchemy import func, select
 
-from referee.ladder import validation
-from referee.ladder.archive import remove_tree
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import LadderError
-from referee.ladder.schema import (
+from referee.ladder.play import validation
+from referee.ladder.storage.schema import (
     GroupPurpose,
     MatchState,
     VersionState,
@@ -48,7 +47,8 @@ from referee.ladder.schema import (
     teams,
     versions,
 )
-from referee.ladder.store import LadderStore
+from referee.ladder.storage.store import LadderStore
+from referee.ladder.uploads.archive import remove_tree
 from referee.tournament.schedule import ROTATIONS
 
 log = structlog.get_logger("referee.ladder.matchmaker")

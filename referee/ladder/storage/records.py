@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Row
 
 from referee.ladder.errors import LadderError
-from referee.ladder.manifest import Manifest
-from referee.ladder.rating import Rating
-from referee.ladder.schema import GroupPurpose, MatchState, VersionState
+from referee.ladder.storage.rating import Rating
+from referee.ladder.storage.schema import GroupPurpose, MatchState, VersionState
+from referee.ladder.uploads.manifest import Manifest
 
 if TYPE_CHECKING:  # the tournament package is heavy to import; only its type is needed
     from referee.tournament.results import SeatResult

@@ -1,8 +1,8 @@
 """Alembic's entry point for the ladder's migrations.
 
-The referee runs them itself (``referee.ladder.db.upgrade``, at every start) on a
+The referee runs them itself (``referee.ladder.storage.db.upgrade``, at every start) on a
 connection it passes in ``config.attributes``. A developer writing a revision goes through
-``referee.ladder.db.alembic_config`` too (docs/ladder.md, "Changing the schema"); without a
+``referee.ladder.storage.db.alembic_config`` too (docs/ladder.md, "Changing the schema"); without a
 connection, ``-x url=DATABASE_URL`` names the database.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
-from referee.ladder.db import make_engine
-from referee.ladder.schema import metadata
+from referee.ladder.storage.db import make_engine
+from referee.ladder.storage.schema import metadata
 
 
 def run(config: object) -> None:

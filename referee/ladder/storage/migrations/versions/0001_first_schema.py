@@ -1,5 +1,5 @@
 """The ladder's first schema: teams, bots, versions, uploads, deal groups, matches and
-their seats, seat results, ratings (``referee/ladder/schema.py`` describes each).
+their seats, seat results, ratings (``referee/ladder/storage/schema.py`` describes each).
 
 Revision ID: 0001
 Revises: (none)

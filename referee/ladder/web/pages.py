@@ -1,4 +1,4 @@
-"""The ladder's web pages, drawn from ``referee.ladder.api``'s JSON.
+"""The ladder's web pages, drawn from ``referee.ladder.web.content``'s JSON.
 
 Every value from the database is escaped (``esc``); names go into URLs only after the
 store's name rule (``[a-z0-9_-]``). The pages use the tournament page's pieces where they

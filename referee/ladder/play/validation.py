@@ -23,7 +23,8 @@ from pathlib import Path
 from sqlalchemy import select
 
 from referee.ladder.errors import Conflict
-from referee.ladder.schema import (
+from referee.ladder.storage.records import Version
+from referee.ladder.storage.schema import (
     DONE,
     GroupPurpose,
     MatchState,
@@ -34,8 +35,7 @@ from referee.ladder.schema import (
     seat_results,
     versions,
 )
-from referee.ladder.store import LadderStore
-from referee.ladder.types import Version
+from referee.ladder.storage.store import LadderStore
 from referee.table.table import read_tail
 
 MAX_TRIES = 3

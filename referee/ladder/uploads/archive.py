@@ -50,8 +50,8 @@ from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO
 
 from referee.ladder.errors import ArchiveError, ManifestError
-from referee.ladder.manifest import FILE_NAME, MAX_MANIFEST_BYTES, Manifest, check_files
-from referee.ladder.manifest import parse_manifest as _parse_manifest
+from referee.ladder.uploads.manifest import FILE_NAME, MAX_MANIFEST_BYTES, Manifest, check_files
+from referee.ladder.uploads.manifest import parse_manifest as _parse_manifest
 from referee.sandbox.private_files import private_reason
 from referee.text import printable
 

@@ -1,17 +1,17 @@
 """``referee ladder run``: the matchmaker, the worker processes and the lobby, together.
 
-One process keeps the queue (``referee.ladder.matchmaker``) and starts the workers, one
+One process keeps the queue (``referee.ladder.play.matchmaker``) and starts the workers, one
 per core by default, each a process of its own with its own embedded referee
-(``python -m referee.ladder.worker``): a match's referee, its built-in bots and its
+(``python -m referee.ladder.play.worker``): a match's referee, its built-in bots and its
 log's writing stay on that worker's core, so one ladder uses every core. With
 ``[workers] backend = "ray"`` there is one worker process, Ray's driver: it plays
-``count`` matches at once as Ray tasks (``referee.ladder.play.ray_backend``). A worker
+``count`` matches at once as Ray tasks (``referee.ladder.play.backends.ray_backend``). A worker
 that dies is started again; the matches it held come back to the queue when their leases
 run out. Each worker dies with this process (``PR_SET_PDEATHSIG``), so a ladder killed
 outright leaves nothing playing; started again, it goes on where the database says.
 
 With ``[lobby] address``, this process also holds a referee with the lobby there:
-remote bots join it with their team's key (``referee.ladder.lobby``), and it plays
+remote bots join it with their team's key (``referee.ladder.play.lobby``), and it plays
 their matches (at most a few at once) while they are online.
 
 On a ladder shared by several machines (PostgreSQL), the others run ``referee ladder
@@ -32,13 +32,13 @@ import structlog
 from referee.backends import RayNotInstalled, require_ray
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import LadderError
-from referee.ladder.jails import ladder_support
-from referee.ladder.keys import KeyGuard
-from referee.ladder.lobby import LadderLobby
-from referee.ladder.matchmaker import Matchmaker
-from referee.ladder.play import LocalTables
-from referee.ladder.store import LadderStore
-from referee.ladder.worker import Worker
+from referee.ladder.play.backends import LocalTables
+from referee.ladder.play.jails import ladder_support
+from referee.ladder.play.lobby import LadderLobby
+from referee.ladder.play.matchmaker import Matchmaker
+from referee.ladder.play.worker import Worker
+from referee.ladder.storage.keys import KeyGuard
+from referee.ladder.storage.store import LadderStore
 from referee.sandbox import Support
 from referee.table.referees import RefereeUnavailable, state_signer
 
@@ -81,7 +81,7 @@ class WorkerProcess:
         return [
             sys.executable,
             "-m",
-            "referee.ladder.worker",
+            "referee.ladder.play.worker",
             str(self.config.source),
             self.name,
             "--parent",

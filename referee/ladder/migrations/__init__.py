@@ -1,1 +1,0 @@
-"""The ladder's schema migrations (Alembic): ``referee.ladder.db.upgrade`` runs them."""
