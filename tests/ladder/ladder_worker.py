@@ -50,7 +50,7 @@ def main() -> None:
         while not os.path.exists(f"{journal}.go-{name}"):
             time.sleep(0.01)
         while True:
-            claim = store.claim(name, lease_s)
+            claim = store.queue.claim(name, lease_s)
             if claim is None:
                 # Leased matches of killed workers come back when their leases run out.
                 if not queries.queue(store, limit=1):
@@ -59,7 +59,7 @@ def main() -> None:
                 continue
             time.sleep(rng.uniform(0, 0.01))
             try:
-                store.record(claim.match_id, claim.token, outcome(claim.match_id, rng))
+                store.queue.record(claim.match_id, claim.token, outcome(claim.match_id, rng))
             except LeaseLost:  # slower than its lease: another worker took the match
                 print(f"lost {claim.match_id} {name}", file=out, flush=True)
                 continue

@@ -62,11 +62,13 @@ class Writer(threading.Thread):
     def run(self) -> None:
         try:
             while not self.stop.is_set():
-                claim = self.store.claim("writer", 30)
+                claim = self.store.queue.claim("writer", 30)
                 if claim is None:
-                    self.store.schedule(self.versions, [(0, 1, 2, 3), (1, 2, 3, 0)])
+                    self.store.queue.schedule(self.versions, [(0, 1, 2, 3), (1, 2, 3, 0)])
                     continue
-                self.store.record(claim.match_id, claim.token, finished(match_id=claim.match_id))
+                self.store.queue.record(
+                    claim.match_id, claim.token, finished(match_id=claim.match_id)
+                )
                 self.recorded += 1
         except BaseException as exc:  # reported by the test
             self.error = exc

@@ -62,7 +62,7 @@ def test_sigkill_at_random_moments_loses_nothing_and_doubles_nothing(store, migr
     versions = [active_version(store, team, "bot").id for team in teams]
     rotations = [(0, 1, 2, 3), (1, 2, 3, 0), (2, 3, 0, 1), (3, 0, 1, 2)]
     groups = [rng.sample(versions, 4) for _ in range(GROUPS)]
-    scheduled = [m for g in groups for m in store.schedule(g, rotations)]
+    scheduled = [m for g in groups for m in store.queue.schedule(g, rotations)]
 
     names = [f"w{r}{x}" for r in range(ROUNDS) for x in "ab"]
     procs = {name: start(migrated_url, name, tmp_path) for name in [*names, "drain"]}

@@ -40,10 +40,10 @@ def play_queue(store, maker: Matchmaker, rounds: int, rng: random.Random) -> Cou
     seats: Counter[int] = Counter()
     for _ in range(rounds):
         maker.tick()
-        while (claim := store.claim("w", 30)) is not None:
+        while (claim := store.queue.claim("w", 30)) is not None:
             places = [1, 2, 3, 4]
             rng.shuffle(places)
-            store.record(claim.match_id, claim.token, finished(tuple(places), claim.match_id))
+            store.queue.record(claim.match_id, claim.token, finished(tuple(places), claim.match_id))
             if claim.purpose is GroupPurpose.RANKED:
                 seats.update(claim.version_ids)
     return seats
@@ -152,11 +152,11 @@ def test_the_store_refuses_a_stacked_ranked_table_but_not_a_validation(store):
     solo = active_version(store, "solo", "bot").id
     greedy = store.builtin_version("greedy").id
     with pytest.raises(Conflict, match="stack would have two"):
-        store.schedule([*two, solo, greedy], [(0, 1, 2, 3)])
+        store.queue.schedule([*two, solo, greedy], [(0, 1, 2, 3)])
     pending = upload_version(store, "stack", "new")
-    assert store.schedule([pending.id, greedy, greedy, greedy], [(0, 1, 2, 3)], "validation")
+    assert store.queue.schedule([pending.id, greedy, greedy, greedy], [(0, 1, 2, 3)], "validation")
     random_ = store.builtin_version("random").id
-    assert store.schedule([two[0], solo, greedy, random_], [(0, 1, 2, 3)])
+    assert store.queue.schedule([two[0], solo, greedy, random_], [(0, 1, 2, 3)])
 
 
 def test_the_example_ladder_ranks_its_entries(store, tmp_path):

@@ -40,10 +40,10 @@ class Ladder:
         self.store = store
         self.keys = {t: store.create_team(t).key for t in TEAMS}
         self.ids = {t: active_version(store, t, "bot").id for t in TEAMS}
-        self.matches = store.schedule([self.ids[t] for t in TEAMS], ROTATIONS)
-        claim = store.claim("w", 60)
+        self.matches = store.queue.schedule([self.ids[t] for t in TEAMS], ROTATIONS)
+        claim = store.queue.claim("w", 60)
         assert claim is not None
-        store.record(claim.match_id, claim.token, finished(match_id=claim.match_id))
+        store.queue.record(claim.match_id, claim.token, finished(match_id=claim.match_id))
         self.played = claim.match_id
 
     def queued_of(self, team: str) -> list[str]:

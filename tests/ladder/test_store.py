@@ -235,21 +235,21 @@ def test_a_ranked_table_seats_four_active_versions(store, four):
     store.create_team("e")
     pending = upload_version(store, "e", "bot")
     with pytest.raises(LadderError, match="four different"):
-        store.schedule([four[0], four[0], four[1], four[2]], ROTATIONS)
+        store.queue.schedule([four[0], four[0], four[1], four[2]], ROTATIONS)
     with pytest.raises(Conflict, match="pending"):
-        store.schedule([pending.id, *four[1:]], ROTATIONS)
+        store.queue.schedule([pending.id, *four[1:]], ROTATIONS)
     with pytest.raises(NotFound):
-        store.schedule([999, *four[1:]], ROTATIONS)
+        store.queue.schedule([999, *four[1:]], ROTATIONS)
     with pytest.raises(LadderError, match="seatings"):
-        store.schedule(four, [(0, 1, 2, 2)])
+        store.queue.schedule(four, [(0, 1, 2, 2)])
     greedy = store.builtin_version("greedy").id
-    ids = store.schedule([pending.id, greedy, greedy, greedy], [(0, 1, 2, 3)], "validation")
+    ids = store.queue.schedule([pending.id, greedy, greedy, greedy], [(0, 1, 2, 3)], "validation")
     assert len(ids) == 1
 
 
 def test_a_group_seats_its_versions_by_rotation_with_one_seed(store, four):
-    ids = store.schedule(four, ROTATIONS)
-    claims = [store.claim("w", 60) for _ in ids]
+    ids = store.queue.schedule(four, ROTATIONS)
+    claims = [store.queue.claim("w", 60) for _ in ids]
     assert [c.match_id for c in claims] == ids
     assert [c.version_ids for c in claims] == [tuple(four[i] for i in s) for s in ROTATIONS]
     assert len({c.seed for c in claims}) == 1 and len(claims[0].seed) == 64
@@ -260,54 +260,54 @@ def test_a_group_seats_its_versions_by_rotation_with_one_seed(store, four):
 
 
 def test_validation_goes_first_then_the_oldest(store, four, clock):
-    first = store.schedule(four, ROTATIONS[:1])
+    first = store.queue.schedule(four, ROTATIONS[:1])
     clock.advance(1)
-    second = store.schedule(four, ROTATIONS[:1])
+    second = store.queue.schedule(four, ROTATIONS[:1])
     store.create_team("e")
     pending = upload_version(store, "e", "bot").id
     greedy = store.builtin_version("greedy").id
     clock.advance(1)
-    check = store.schedule([pending, greedy, greedy, greedy], [(0, 1, 2, 3)], "validation")
+    check = store.queue.schedule([pending, greedy, greedy, greedy], [(0, 1, 2, 3)], "validation")
     order = [queries.queue(store)[i].match_id for i in range(3)]
     assert order == check + first + second
-    claimed = [store.claim("w", 60).match_id for _ in range(3)]
+    claimed = [store.queue.claim("w", 60).match_id for _ in range(3)]
     assert claimed == order
-    assert store.claim("w", 60) is None
+    assert store.queue.claim("w", 60) is None
 
 
 def test_a_killed_workers_match_is_played_again_and_recorded_once(store, four, clock):
-    (match_id,) = store.schedule(four, ROTATIONS[:1])
-    lost = store.claim("worker-1", 30)
+    (match_id,) = store.queue.schedule(four, ROTATIONS[:1])
+    lost = store.queue.claim("worker-1", 30)
     clock.advance(10)
-    assert store.renew(match_id, lost.token, 30) == clock.now + 30
-    assert store.claim("worker-2", 30) is None  # still leased
+    assert store.queue.renew(match_id, lost.token, 30) == clock.now + 30
+    assert store.queue.claim("worker-2", 30) is None  # still leased
     clock.advance(31)  # worker-1 died: no renewal
-    again = store.claim("worker-2", 30)
+    again = store.queue.claim("worker-2", 30)
     assert (again.match_id, again.attempt, again.seed) == (match_id, 2, lost.seed)
     with pytest.raises(LeaseLost):
-        store.renew(match_id, lost.token, 30)
+        store.queue.renew(match_id, lost.token, 30)
     with pytest.raises(LeaseLost):
-        store.record(match_id, lost.token, finished(match_id=match_id))
-    done = store.record(match_id, again.token, finished(match_id=match_id))
+        store.queue.record(match_id, lost.token, finished(match_id=match_id))
+    done = store.queue.record(match_id, again.token, finished(match_id=match_id))
     assert (done.state, done.already, done.group_rated) == (MatchState.FINISHED, False, True)
     # The first worker was only slow, and records after the second: still not its match.
     with pytest.raises(LeaseLost):
-        store.record(match_id, lost.token, finished(match_id=match_id))
-    assert store.record(match_id, again.token, finished(match_id=match_id)).already
+        store.queue.record(match_id, lost.token, finished(match_id=match_id))
+    assert store.queue.record(match_id, again.token, finished(match_id=match_id)).already
     assert queries.check(store) == []
     assert store.version(four[0]).matches == 1
 
 
 def test_recording_twice_changes_nothing(store, four):
-    ids = store.schedule(four, ROTATIONS[:2])
-    claims = [store.claim("w", 60) for _ in ids]
-    store.record(ids[0], claims[0].token, finished(match_id=ids[0]))
-    store.record(ids[1], claims[1].token, finished((2, 1, 4, 3), match_id=ids[1]))
+    ids = store.queue.schedule(four, ROTATIONS[:2])
+    claims = [store.queue.claim("w", 60) for _ in ids]
+    store.queue.record(ids[0], claims[0].token, finished(match_id=ids[0]))
+    store.queue.record(ids[1], claims[1].token, finished((2, 1, 4, 3), match_id=ids[1]))
     before = [store.version(v) for v in four]
     with store.reading() as conn:
         history = conn.execute(select(ratings).order_by(ratings.c.version_id)).all()
     for claim in claims:  # the same worker again, as after a crash just past the commit
-        again = store.record(claim.match_id, claim.token, finished((4, 3, 2, 1)))
+        again = store.queue.record(claim.match_id, claim.token, finished((4, 3, 2, 1)))
         assert again.already and again.state is MatchState.FINISHED and not again.group_rated
     assert [store.version(v) for v in four] == before
     with store.reading() as conn:
@@ -316,15 +316,15 @@ def test_recording_twice_changes_nothing(store, four):
 
 
 def test_a_group_is_rated_once_when_its_last_match_is_recorded(store, four):
-    ids = store.schedule(four, ROTATIONS)
+    ids = store.queue.schedule(four, ROTATIONS)
     initial = store.version(four[0]).rating
     for i, match_id in enumerate(ids):
-        claim = store.claim("w", 60)
+        claim = store.queue.claim("w", 60)
         # four[0] comes first in every seating: its seat is where its place goes
         places = [0, 0, 0, 0]
         for seat, place_of in enumerate(ROTATIONS[i]):
             places[seat] = place_of + 1
-        done = store.record(match_id, claim.token, finished(tuple(places), match_id=match_id))
+        done = store.queue.record(match_id, claim.token, finished(tuple(places), match_id=match_id))
         assert done.group_rated == (i == len(ids) - 1)
         if i < len(ids) - 1:
             assert store.version(four[0]).rating == initial
@@ -341,10 +341,10 @@ def test_a_group_is_rated_once_when_its_last_match_is_recorded(store, four):
 
 
 def test_failed_matches_are_counted_not_rated(store, four):
-    ids = store.schedule(four, ROTATIONS[:2])
-    c1, c2 = store.claim("w", 60), store.claim("w", 60)
-    store.record(ids[0], c1.token, failed("start", "seat 2: exec format error"))
-    done = store.record(ids[1], c2.token, finished(match_id=ids[1]))
+    ids = store.queue.schedule(four, ROTATIONS[:2])
+    c1, c2 = store.queue.claim("w", 60), store.queue.claim("w", 60)
+    store.queue.record(ids[0], c1.token, failed("start", "seat 2: exec format error"))
+    done = store.queue.record(ids[1], c2.token, finished(match_id=ids[1]))
     assert done.group_rated  # rated on its one finished match
     v = store.version(four[0])
     assert (v.matches, v.failed_matches, v.rated_groups) == (1, 1, 1)
@@ -358,12 +358,12 @@ def test_failed_matches_are_counted_not_rated(store, four):
 
 
 def test_a_match_that_kills_every_worker_is_given_up(store, four, clock):
-    (match_id,) = store.schedule(four, ROTATIONS[:1])
-    for attempt in range(1, store.max_attempts + 1):
-        claim = store.claim(f"worker-{attempt}", 5)
+    (match_id,) = store.queue.schedule(four, ROTATIONS[:1])
+    for attempt in range(1, store.queue.max_attempts + 1):
+        claim = store.queue.claim(f"worker-{attempt}", 5)
         assert claim.attempt == attempt
         clock.advance(6)
-    assert store.claim("worker-9", 5) is None
+    assert store.queue.claim("worker-9", 5) is None
     with store.reading() as conn:
         row = conn.execute(select(matches).where(matches.c.id == match_id)).one()
     assert (row.state, row.failure) == (MatchState.FAILED, "abandoned")
@@ -372,22 +372,22 @@ def test_a_match_that_kills_every_worker_is_given_up(store, four, clock):
 
 
 def test_a_released_match_goes_back_to_the_queue(store, four):
-    (match_id,) = store.schedule(four, ROTATIONS[:1])
-    claim = store.claim("w", 60)
-    store.release(match_id, claim.token)
+    (match_id,) = store.queue.schedule(four, ROTATIONS[:1])
+    claim = store.queue.claim("w", 60)
+    store.queue.release(match_id, claim.token)
     with pytest.raises(LeaseLost):
-        store.release(match_id, claim.token)
-    again = store.claim("w2", 60)
+        store.queue.release(match_id, claim.token)
+    again = store.queue.claim("w2", 60)
     assert (again.match_id, again.attempt) == (match_id, 1)
 
 
 def test_retiring_a_version_cancels_its_queued_matches_not_running_ones(store, four):
-    ids = store.schedule(four, ROTATIONS)
-    running = store.claim("w", 60)
+    ids = store.queue.schedule(four, ROTATIONS)
+    running = store.queue.claim("w", 60)
     store.retire(four[1], "the team asked")
     state = {q.match_id: q.state for q in queries.queue(store)}
     assert state == {running.match_id: MatchState.RUNNING}
-    store.record(running.match_id, running.token, finished(match_id=running.match_id))
+    store.queue.record(running.match_id, running.token, finished(match_id=running.match_id))
     assert queries.figures(store).failures == {"retired": 3}
     assert queries.check(store) == []
     assert store.version(four[1]).matches == 1  # its history stays
@@ -414,24 +414,24 @@ IMPOSSIBLE = [
 
 
 def test_an_impossible_outcome_is_refused_and_nothing_is_written(store, four):
-    (match_id,) = store.schedule(four, ROTATIONS[:1])
-    claim = store.claim("w", 60)
+    (match_id,) = store.queue.schedule(four, ROTATIONS[:1])
+    claim = store.queue.claim("w", 60)
     for outcome in IMPOSSIBLE:
         with pytest.raises(LadderError):
-            store.record(match_id, claim.token, outcome)
+            store.queue.record(match_id, claim.token, outcome)
         assert queries.queue(store)[0].state is MatchState.RUNNING
-    store.record(match_id, claim.token, finished(match_id=match_id))
+    store.queue.record(match_id, claim.token, finished(match_id=match_id))
     assert queries.check(store) == []
 
 
 def test_unknown_matches_and_groups_are_typed_errors(store):
     with pytest.raises(NotFound):
-        store.record("L0000001-abcdef-0", "token", finished())
+        store.queue.record("L0000001-abcdef-0", "token", finished())
     with pytest.raises(LeaseLost):
-        store.renew("L0000001-abcdef-0", "token", 10)
+        store.queue.renew("L0000001-abcdef-0", "token", 10)
     with pytest.raises(NotFound):
         store.version(12345)
-    assert queries.queue(store) == [] and store.claim("w", 10) is None
+    assert queries.queue(store) == [] and store.queue.claim("w", 10) is None
     assert GroupPurpose("ranked") is GroupPurpose.RANKED
 
 
@@ -453,8 +453,8 @@ def played_log(tmp_path_factory):
 
 def test_a_real_matchs_summary_is_recorded_seat_by_seat(store, four, played_log):
     summary = summarize_log(played_log)
-    (match_id,) = store.schedule(four, ROTATIONS[:1])
-    claim = store.claim("w", 60)
+    (match_id,) = store.queue.schedule(four, ROTATIONS[:1])
+    claim = store.queue.claim("w", 60)
     outcome = MatchOutcome(
         finished=True,
         seats=tuple(
@@ -466,7 +466,7 @@ def test_a_real_matchs_summary_is_recorded_seat_by_seat(store, four, played_log)
         log_signed_by=summary.signed_by,
         hands=summary.hands,
     )
-    assert store.record(match_id, claim.token, outcome).state is MatchState.FINISHED
+    assert store.queue.record(match_id, claim.token, outcome).state is MatchState.FINISHED
     with store.reading() as conn:
         row = conn.execute(select(matches).where(matches.c.id == match_id)).one()
         stored = conn.execute(select(seat_results).order_by(seat_results.c.seat)).all()

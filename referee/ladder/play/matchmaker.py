@@ -161,7 +161,7 @@ class Matchmaker:
                 continue
             if validation.needs_match(self.store, version):
                 anchors = [self.anchors[i % len(self.anchors)] for i in range(3)]
-                self.store.schedule(
+                self.store.queue.schedule(
                     [version.id, *anchors], [(0, 1, 2, 3)], purpose=GroupPurpose.VALIDATION
                 )
                 queued += 1
@@ -178,7 +178,7 @@ class Matchmaker:
                 continue
             since = self.away_since.setdefault(version_id, now)
             if now - since >= self.config.lobby_wait_s:
-                self.store.cancel_queued(version_id, "its remote bot is not in the lobby")
+                self.store.queue.cancel_queued(version_id, "its remote bot is not in the lobby")
                 self.away_since[version_id] = now  # again after another wait
 
     def _remote_active_or_pending(self) -> list[int]:
@@ -256,7 +256,7 @@ class Matchmaker:
             seatings = list(ROTATIONS) if size == 4 else [ROTATIONS[self._groups % 4]]
             self._groups += 1
             try:
-                self.store.schedule(ids, seatings)
+                self.store.queue.schedule(ids, seatings)
             except LadderError as exc:  # a version retired meanwhile: choose again
                 log.info("group not scheduled", why=str(exc))
                 continue

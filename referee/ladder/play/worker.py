@@ -196,7 +196,7 @@ class Worker:
                 with contextlib.suppress(asyncio.CancelledError):
                     await play
                 try:
-                    await asyncio.to_thread(self.store.release, claim.match_id, claim.token)
+                    await asyncio.to_thread(self.store.queue.release, claim.match_id, claim.token)
                 except LadderError:
                     # Not ours to give back: recorded just now (the cancel came while the
                     # record's transaction ran in its thread), so these files are the
@@ -210,11 +210,11 @@ class Worker:
 
     def _claim(self, who: str) -> Claim | None:
         if self.online is None:
-            return self.store.claim(who, self.config.lease_s)
+            return self.store.queue.claim(who, self.config.lease_s)
         online = {v for v, free in self.online().items() if free > 0}
         if not online:
             return None
-        return self.store.claim(who, self.config.lease_s, remote_online=online)
+        return self.store.queue.claim(who, self.config.lease_s, remote_online=online)
 
     def _paths(self, claim: Claim) -> tuple[Path, Path]:
         tag = hashlib.sha256(claim.token.encode()).hexdigest()[:8]  # not the token itself
@@ -267,7 +267,7 @@ class Worker:
             keeper.cancel()
             self._tokens.pop(claim.match_id, None)
         try:
-            await asyncio.to_thread(store.record, claim.match_id, claim.token, outcome)
+            await asyncio.to_thread(store.queue.record, claim.match_id, claim.token, outcome)
         except LeaseLost:
             self._drop_files(claim)
             log.warning("lease lost before the record", match_id=claim.match_id)
@@ -289,7 +289,9 @@ class Worker:
 
     async def _announce(self, match_id: str, token: str, live_id: str) -> None:
         with contextlib.suppress(LadderError):
-            await asyncio.to_thread(self.store.playing, match_id, token, self.live_address, live_id)
+            await asyncio.to_thread(
+                self.store.queue.playing, match_id, token, self.live_address, live_id
+            )
 
     async def _keep_lease(
         self, claim: Claim, playing: asyncio.Task[FinishedMatch], lost: asyncio.Event
@@ -299,7 +301,7 @@ class Worker:
             await asyncio.sleep(every)
             try:
                 await asyncio.to_thread(
-                    self.store.renew, claim.match_id, claim.token, self.config.lease_s
+                    self.store.queue.renew, claim.match_id, claim.token, self.config.lease_s
                 )
             except LeaseLost:
                 lost.set()

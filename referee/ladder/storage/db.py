@@ -18,13 +18,14 @@ Two engines, one schema (``referee.ladder.storage.schema``), one set of migratio
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import NullPool
 
 from referee.extras import install_hint
@@ -33,6 +34,9 @@ from referee.ladder.errors import LadderError
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 _WRITE = "ladder_write"
+_RETRY_SQLSTATES = {"40001", "40P01"}  # serialization failure, deadlock (PostgreSQL)
+_WRITE_ATTEMPTS = 4
+T = TypeVar("T")
 
 
 def sqlite_url(path: Path) -> str:
@@ -119,6 +123,20 @@ def reading(engine: Engine) -> Iterator[Connection]:
     """One read transaction: a consistent snapshot of the database."""
     with engine.connect() as conn, conn.begin():
         yield conn
+
+
+def write(engine: Engine, body: Callable[[Connection], T]) -> T:
+    """Run ``body`` in one write transaction; again (a few times) when PostgreSQL aborts
+    it for a deadlock or a serialization failure, which nothing else fixes."""
+    for attempt in range(_WRITE_ATTEMPTS):
+        try:
+            with writing(engine) as conn:
+                return body(conn)
+        except DBAPIError as exc:
+            code = getattr(exc.orig, "sqlstate", None)
+            if code not in _RETRY_SQLSTATES or attempt == _WRITE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def alembic_config(connection: Connection | None = None) -> Any:

@@ -1,4 +1,4 @@
-"""The queue of matches: what the ladder's workers do with the store.
+"""The queue of matches (``MatchQueue``): what the matchmaker and the workers do.
 
 What a worker does, and why a SIGKILL at any moment loses no recorded result and
 counts no match twice:
@@ -30,8 +30,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import (
@@ -46,7 +45,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.exc import DBAPIError
 
 from referee.ladder.errors import Conflict, LadderError, LeaseLost, NotFound
 from referee.ladder.storage import db
@@ -70,13 +68,11 @@ from referee.ladder.storage.schema import ratings as ratings_t
 T = TypeVar("T")
 PRIORITY = {GroupPurpose.VALIDATION: 0, GroupPurpose.RANKED: 10}
 """Validation first: an entrant waits for their new version, nobody waits for a ranked match."""
-_RETRY_SQLSTATES = {"40001", "40P01"}  # serialization failure, deadlock (PostgreSQL)
-_WRITE_ATTEMPTS = 4
 
 
 class MatchQueue:
-    """The half of ``LadderStore`` that schedules, claims and records matches (the other
-    half, teams and versions, is in ``store.py``); the transactions both use."""
+    """The queue of matches over the ladder's database (``LadderStore.queue``, on the
+    same engine, clock and rater as the store)."""
 
     def __init__(
         self,
@@ -91,31 +87,14 @@ class MatchQueue:
         self.rater = rater or Rater()
         self.max_attempts = max_attempts
 
-    # -- transactions -------------------------------------------------------------------
-
     def _write(self, body: Callable[[Connection], T]) -> T:
-        """Run ``body`` in one write transaction; again (a few times) when PostgreSQL
-        aborts it for a deadlock or a serialization failure, which nothing else fixes."""
-        for attempt in range(_WRITE_ATTEMPTS):
-            try:
-                with db.writing(self.engine) as conn:
-                    return body(conn)
-            except DBAPIError as exc:
-                code = getattr(exc.orig, "sqlstate", None)
-                if code not in _RETRY_SQLSTATES or attempt == _WRITE_ATTEMPTS - 1:
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
+        return db.write(self.engine, body)
 
-    @contextmanager
-    def reading(self) -> Iterator[Connection]:
-        """A consistent snapshot for several reads (``referee.ladder.storage.queries``)."""
-        with db.reading(self.engine) as conn:
-            yield conn
-
-    def _cancel_matches_of(
+    def cancel_matches_of(
         self, conn: Connection, version_id: int, why: str, cause: str = "retired"
     ) -> None:
-        """Take a version's scheduled matches off the queue (running ones finish)."""
+        """Take a version's scheduled matches off the queue (running ones finish), in the
+        caller's transaction (the store's, when a version is retired or rejected)."""
         queued = conn.execute(
             select(matches_t.c.id, matches_t.c.group_id)
             .where(matches_t.c.state == MatchState.SCHEDULED)
@@ -338,7 +317,7 @@ class MatchQueue:
         """Take a version's scheduled matches off the queue (a remote bot gone offline);
         its running ones finish. A group whose other matches are done is closed (and
         rated on what it played)."""
-        self._write(lambda conn: self._cancel_matches_of(conn, version_id, why, "offline"))
+        self._write(lambda conn: self.cancel_matches_of(conn, version_id, why, "offline"))
 
     def release(self, match_id: str, token: str) -> None:
         """Give a claimed match back to the queue unplayed (a worker shutting down)."""

@@ -1,9 +1,10 @@
 """The ladder's store: a small typed API over its database, every write one transaction.
 
 ``LadderStore`` is one object for the ladder's processes: teams and their keys, bots and
-their versions, uploads within a team's limits (here), and the queue of matches with its
-claim, lease and record (``queue.MatchQueue``, whose docstring says why a SIGKILL at any
-moment loses no recorded result and counts no match twice). ``views`` reads it for pages.
+their versions, uploads within a team's limits; it holds the queue of matches on the same
+database (``store.queue``, a ``queue.MatchQueue``, whose docstring says why a SIGKILL at
+any moment loses no recorded result and counts no match twice). ``queries`` reads both
+for pages.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Any
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Row, func, insert, select, update
+from sqlalchemy import Connection, Engine, Row, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from referee.ladder.errors import (
@@ -27,6 +31,7 @@ from referee.ladder.storage import db
 from referee.ladder.storage.keys import matches as key_matches
 from referee.ladder.storage.keys import new_key, parse_key
 from referee.ladder.storage.queue import MatchQueue
+from referee.ladder.storage.rating import Rater
 from referee.ladder.storage.records import (
     NewKey,
     Team,
@@ -34,6 +39,15 @@ from referee.ladder.storage.records import (
     Version,
     team_of,
     version_of,
+)
+from referee.ladder.storage.rows import (
+    check_disk,
+    check_rate,
+    ensure_bot,
+    insert_version,
+    team_disk,
+    team_row,
+    version_row,
 )
 from referee.ladder.storage.schema import (
     VersionState,
@@ -46,6 +60,7 @@ from referee.ladder.storage.schema import (
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 """Team and bot names: they go into URLs, file names and logs."""
 HOUSE = "house"
+T = TypeVar("T")
 
 
 def check_name(kind: str, name: str) -> str:
@@ -90,8 +105,22 @@ def check_reason(text: str) -> str:
     return text
 
 
-class LadderStore(MatchQueue):
-    """The ladder's database. ``open`` migrates it to the newest schema first."""
+class LadderStore:
+    """The ladder's database: teams, versions, uploads, and ``queue``, the queue of its
+    matches. ``open`` migrates it to the newest schema first."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Callable[[], float] = time.time,
+        rater: Rater | None = None,
+        max_attempts: int = 3,
+    ) -> None:
+        self.engine = engine
+        self.clock = clock
+        self.rater = rater or Rater()
+        self.queue = MatchQueue(engine, clock=clock, rater=self.rater, max_attempts=max_attempts)
 
     @classmethod
     def open(cls, url: str, *, migrate: bool = True, **kwargs: Any) -> LadderStore:
@@ -104,6 +133,15 @@ class LadderStore(MatchQueue):
 
     def close(self) -> None:
         self.engine.dispose()
+
+    def _write(self, body: Callable[[Connection], T]) -> T:
+        return db.write(self.engine, body)
+
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A consistent snapshot for several reads (``referee.ladder.storage.queries``)."""
+        with db.reading(self.engine) as conn:
+            yield conn
 
     # -- teams and keys -----------------------------------------------------------------
 
@@ -134,7 +172,7 @@ class LadderStore(MatchQueue):
         key, key_id, digest = new_key()
 
         def body(conn: Connection) -> Team:
-            row = self._team_row(conn, team_name, lock=True)
+            row = team_row(conn, team_name, lock=True)
             if row.house:
                 raise Conflict("the house team has no key")
             conn.execute(
@@ -158,14 +196,7 @@ class LadderStore(MatchQueue):
 
     def team(self, name: str) -> Team:
         with db.reading(self.engine) as conn:
-            return team_of(self._team_row(conn, name))
-
-    def _team_row(self, conn: Connection, name: str, lock: bool = False) -> Row[Any]:
-        query = select(teams).where(teams.c.name == name)
-        row = conn.execute(query.with_for_update() if lock else query).first()
-        if row is None:
-            raise NotFound(f"no team {name!r}")
-        return row
+            return team_of(team_row(conn, name))
 
     # -- versions -----------------------------------------------------------------------
 
@@ -184,15 +215,21 @@ class LadderStore(MatchQueue):
                     .values(name=HOUSE, created_at=now, house=True)
                     .returning(teams.c.id)
                 ).scalar_one()
-            bot_id = self._bot_id(conn, house, strategy, now)
+            bot_id = ensure_bot(conn, house, strategy, now)
             found = conn.execute(
                 select(versions.c.id).where(versions.c.bot_id == bot_id).order_by(versions.c.id)
             ).scalar()
             if found is not None:
                 return int(found)
             manifest = json.dumps({"runtime": "builtin", "command": [strategy]})
-            return self._insert_version(
-                conn, bot_id, now, VersionState.ACTIVE, runtime="builtin", manifest=manifest
+            return insert_version(
+                conn,
+                bot_id,
+                now,
+                VersionState.ACTIVE,
+                self.rater.initial(),
+                runtime="builtin",
+                manifest=manifest,
             )
 
         return self.version(self._write(body))
@@ -203,12 +240,12 @@ class LadderStore(MatchQueue):
         uploads count too, so a team cannot flood the ladder with broken archives."""
 
         def body(conn: Connection) -> int:
-            team = self._team_row(conn, team_name, lock=True)  # one upload at a time
+            team = team_row(conn, team_name, lock=True)  # one upload at a time
             if team.house:
                 raise Conflict("the house team does not upload")
             now = self.clock()
-            self._check_rate(conn, team.id, now, limits)
-            self._check_disk(conn, team.id, archive_bytes, limits)
+            check_rate(conn, team.id, now, limits)
+            check_disk(conn, team.id, archive_bytes, limits)
             return int(
                 conn.execute(
                     insert(uploads)
@@ -234,36 +271,11 @@ class LadderStore(MatchQueue):
         QuotaExceeded (or Conflict for the house); nothing is written, and
         ``reserve_upload`` decides again once the archive is there."""
         with self.reading() as conn:
-            team = self._team_row(conn, team_name)
+            team = team_row(conn, team_name)
             if team.house:
                 raise Conflict("the house team does not upload")
-            self._check_rate(conn, team.id, self.clock(), limits, in_flight)
-            self._check_disk(conn, team.id, in_flight_bytes + archive_bytes, limits)
-
-    def _check_rate(
-        self, conn: Connection, team_id: int, now: float, limits: TeamLimits, in_flight: int = 0
-    ) -> None:
-        recent = conn.execute(
-            select(uploads.c.at)
-            .where(uploads.c.team_id == team_id, uploads.c.at > now - 3600)
-            .order_by(uploads.c.at)
-        ).scalars()
-        times = list(recent)
-        over = len(times) + in_flight - limits.uploads_per_hour
-        if over >= 0:
-            wait = times[over] + 3600 - now if over < len(times) else 60.0
-            raise QuotaExceeded(
-                f"{limits.uploads_per_hour} uploads in the last hour; wait {wait:.0f} s",
-                max(1.0, wait),
-            )
-
-    def _check_disk(self, conn: Connection, team_id: int, more: int, limits: TeamLimits) -> None:
-        used = self._disk_used(conn, team_id)
-        if used + more > limits.disk_bytes:
-            raise QuotaExceeded(
-                f"the team's versions take {used} bytes of its {limits.disk_bytes}: "
-                "retire some (their files go, their history stays)"
-            )
+            check_rate(conn, team.id, self.clock(), limits, in_flight)
+            check_disk(conn, team.id, in_flight_bytes + archive_bytes, limits)
 
     def remote_version(self, team_name: str, bot_name: str, limits: TeamLimits) -> Version:
         """The version a remote bot plays as when it joins the lobby with its team's key
@@ -273,7 +285,7 @@ class LadderStore(MatchQueue):
         check_name("bot", bot_name)
 
         def body(conn: Connection) -> int:
-            team = self._team_row(conn, team_name, lock=True)
+            team = team_row(conn, team_name, lock=True)
             if team.house:
                 raise Conflict("the house team has no remote bots")
             now = self.clock()
@@ -295,16 +307,22 @@ class LadderStore(MatchQueue):
                         f"{team_name}/{bot_name} is an uploaded bot: give the remote bot "
                         "another name"
                     )
-            self._check_rate(conn, team.id, now, limits)
+            check_rate(conn, team.id, now, limits)
             upload_id = conn.execute(
                 insert(uploads)
                 .values(team_id=team.id, at=now, archive_bytes=0)
                 .returning(uploads.c.id)
             ).scalar_one()
-            bot_id = self._bot_id(conn, team.id, bot_name, now)
+            bot_id = ensure_bot(conn, team.id, bot_name, now)
             manifest = json.dumps({"runtime": "remote", "command": []})
-            version_id = self._insert_version(
-                conn, bot_id, now, VersionState.PENDING, runtime="remote", manifest=manifest
+            version_id = insert_version(
+                conn,
+                bot_id,
+                now,
+                VersionState.PENDING,
+                self.rater.initial(),
+                runtime="remote",
+                manifest=manifest,
             )
             conn.execute(
                 update(uploads).where(uploads.c.id == upload_id).values(version_id=version_id)
@@ -345,19 +363,20 @@ class LadderStore(MatchQueue):
             up = conn.execute(select(uploads).where(uploads.c.id == upload_id)).first()
             if up is None or up.version_id is not None or up.refused is not None:
                 raise Conflict(f"upload {upload_id} is not waiting for its version")
-            used = self._disk_used(conn, up.team_id)
+            used = team_disk(conn, up.team_id)
             if used + archive_bytes + unpacked_bytes > limits.disk_bytes:
                 raise QuotaExceeded(
                     f"this version would take the team's disk to "
                     f"{used + archive_bytes + unpacked_bytes} bytes of its {limits.disk_bytes}"
                 )
             now = self.clock()
-            bot_id = self._bot_id(conn, up.team_id, bot_name, now)
-            version_id = self._insert_version(
+            bot_id = ensure_bot(conn, up.team_id, bot_name, now)
+            version_id = insert_version(
                 conn,
                 bot_id,
                 now,
                 VersionState.PENDING,
+                self.rater.initial(),
                 runtime=runtime,
                 manifest=manifest_json,
                 archive_sha256=archive_sha256,
@@ -373,56 +392,16 @@ class LadderStore(MatchQueue):
 
         return self.version(self._write(body))
 
-    def _bot_id(self, conn: Connection, team_id: int, name: str, now: float) -> int:
-        query = select(bots.c.id).where(bots.c.team_id == team_id, bots.c.name == name)
-        found = conn.execute(query.with_for_update()).scalar()
-        if found is not None:
-            return int(found)
-        return int(
-            conn.execute(
-                insert(bots).values(team_id=team_id, name=name, created_at=now).returning(bots.c.id)
-            ).scalar_one()
-        )
-
-    def _insert_version(
-        self, conn: Connection, bot_id: int, now: float, state: VersionState, **values: Any
-    ) -> int:
-        number = conn.execute(
-            select(func.coalesce(func.max(versions.c.number), 0)).where(versions.c.bot_id == bot_id)
-        ).scalar_one()
-        initial = self.rater.initial()
-        return int(
-            conn.execute(
-                insert(versions)
-                .values(bot_id=bot_id, number=number + 1, state=state, uploaded_at=now)
-                .values(state_at=now, mu=initial.mu, sigma=initial.sigma, **values)
-                .values(reason="", stderr_tail="", rated_groups=0, matches=0, failed_matches=0)
-                .returning(versions.c.id)
-            ).scalar_one()
-        )
-
-    def _disk_used(self, conn: Connection, team_id: int) -> int:
-        """The bytes of a team's versions whose files are kept (archive and folder)."""
-        return int(
-            conn.execute(
-                select(
-                    func.coalesce(func.sum(versions.c.archive_bytes + versions.c.unpacked_bytes), 0)
-                )
-                .select_from(versions.join(bots))
-                .where(bots.c.team_id == team_id, versions.c.files_removed_at.is_(None))
-            ).scalar_one()
-        )
-
     def disk_used(self, team_name: str) -> int:
         with db.reading(self.engine) as conn:
-            return self._disk_used(conn, self._team_row(conn, team_name).id)
+            return team_disk(conn, team_row(conn, team_name).id)
 
     def activate(self, version_id: int) -> Version:
         """A pending version passed validation: active, and its bot's active version
         before it is retired (its queued matches cancelled, its history kept)."""
 
         def body(conn: Connection) -> None:
-            row = self._version_row(conn, version_id, lock=True)
+            row = version_row(conn, version_id, lock=True)
             self._move(conn, row, VersionState.PENDING, VersionState.ACTIVE, "")
             older = conn.execute(
                 select(versions)
@@ -441,7 +420,7 @@ class LadderStore(MatchQueue):
         """A pending version failed validation, with why and its stderr's last lines."""
 
         def body(conn: Connection) -> None:
-            row = self._version_row(conn, version_id, lock=True)
+            row = version_row(conn, version_id, lock=True)
             self._move(conn, row, VersionState.PENDING, VersionState.REJECTED, reason)
             conn.execute(
                 update(versions)
@@ -461,7 +440,7 @@ class LadderStore(MatchQueue):
         reason = check_reason(reason)
 
         def body(conn: Connection) -> None:
-            row = self._version_row(conn, version_id, lock=True)
+            row = version_row(conn, version_id, lock=True)
             owner = conn.execute(
                 select(teams.c.name.label("team"), teams.c.house, bots.c.name.label("bot"))
                 .select_from(bots.join(teams))
@@ -483,7 +462,7 @@ class LadderStore(MatchQueue):
         """``team/bot#number``, or without a number the bot's active version: how an
         organiser names a version. NotFound says which part is missing."""
         with db.reading(self.engine) as conn:
-            team_id = self._team_row(conn, team).id
+            team_id = team_row(conn, team).id
             bot_id = conn.execute(
                 select(bots.c.id).where(bots.c.team_id == team_id, bots.c.name == bot)
             ).scalar()
@@ -498,7 +477,7 @@ class LadderStore(MatchQueue):
             if found is None:
                 which = "active version" if number is None else f"version {number}"
                 raise NotFound(f"{team}/{bot} has no {which}")
-            return version_of(self._version_row(conn, int(found), full=True))
+            return version_of(version_row(conn, int(found), full=True))
 
     def _move(
         self,
@@ -519,14 +498,14 @@ class LadderStore(MatchQueue):
             .values(state=after, state_at=now, reason=reason[:2000])
         )
         if after in (VersionState.RETIRED, VersionState.REJECTED):
-            self._cancel_matches_of(conn, row.id, f"version {row.id} {after}")
+            self.queue.cancel_matches_of(conn, row.id, f"version {row.id} {after}")
 
     def files_removed(self, version_id: int) -> None:
         """A retired or rejected version's archive and folder were deleted (to keep a
         team's disk within its limit): its history stays."""
 
         def body(conn: Connection) -> None:
-            row = self._version_row(conn, version_id, lock=True)
+            row = version_row(conn, version_id, lock=True)
             if row.state in (VersionState.PENDING, VersionState.ACTIVE):
                 raise Conflict(f"version {version_id} is {row.state}: its files are in use")
             conn.execute(
@@ -541,7 +520,7 @@ class LadderStore(MatchQueue):
         """A team's retired and rejected versions whose files are still kept, beyond its
         ``keep`` newest such ones: their files may go (then ``files_removed``)."""
         with db.reading(self.engine) as conn:
-            team = self._team_row(conn, team_name)
+            team = team_row(conn, team_name)
             ids = conn.execute(
                 select(versions.c.id)
                 .select_from(versions.join(bots))
@@ -551,24 +530,8 @@ class LadderStore(MatchQueue):
                 .order_by(versions.c.state_at.desc(), versions.c.id.desc())
                 .offset(keep)
             ).scalars()
-            return [version_of(self._version_row(conn, v, full=True)) for v in list(ids)]
+            return [version_of(version_row(conn, v, full=True)) for v in list(ids)]
 
     def version(self, version_id: int) -> Version:
         with db.reading(self.engine) as conn:
-            return version_of(self._version_row(conn, version_id, full=True))
-
-    def _version_row(
-        self, conn: Connection, version_id: int, lock: bool = False, full: bool = False
-    ) -> Row[Any]:
-        if full:
-            query = (
-                select(versions, bots.c.name.label("bot"), teams.c.name.label("team"))
-                .select_from(versions.join(bots).join(teams))
-                .where(versions.c.id == version_id)
-            )
-        else:
-            query = select(versions).where(versions.c.id == version_id)
-        row = conn.execute(query.with_for_update() if lock else query).first()
-        if row is None:
-            raise NotFound(f"no version {version_id}")
-        return row
+            return version_of(version_row(conn, version_id, full=True))
