@@ -32,14 +32,13 @@ import grpc
 
 from referee.client.channels import DEFAULT_ADDRESS, client_channel, organiser_channel
 from referee.client.serving import SERVING_FILE, ServingError, read_serving
+from referee.client.spectate import follow_match
 from referee.client.tls import ClientTls, TlsError
 from referee.client.tokens import TokenError, read_token
 from referee.protocol import (
     common,
     match_service,
     match_service_grpc,
-    spectator_service,
-    spectator_service_grpc,
 )
 from referee.text import printable
 
@@ -314,7 +313,7 @@ class Organiser:
         self.target = target
         self.timeout_s = timeout_s
         self._channels: list[grpc.aio.Channel] = []
-        self._spectate: spectator_service_grpc.SpectatorServiceAsyncStub | None = None
+        self._public: grpc.aio.Channel | None = None
         try:
             if target.token:
                 channel = organiser_channel(target.address, target.token, target.tls)
@@ -324,7 +323,7 @@ class Organiser:
             if watch_address:
                 public = client_channel(watch_address, target.tls)
                 self._channels.append(public)
-                self._spectate = spectator_service_grpc.SpectatorServiceStub(public)
+                self._public = public
         except TlsError as exc:
             raise OrganiserError(str(exc)) from None
         self._stub = match_service_grpc.MatchServiceStub(channel)
@@ -412,8 +411,8 @@ class Organiser:
         failing_since: float | None = None
         nudge = asyncio.Event()
         follow = None
-        if self._spectate is not None:
-            follow = asyncio.create_task(self._follow(self._spectate, match_id, nudge))
+        if self._public is not None:
+            follow = asyncio.create_task(self._follow(self._public, match_id, nudge))
         try:
             while True:
                 nudge.clear()  # before the look: an event during it brings another
@@ -446,19 +445,16 @@ class Organiser:
                     await follow
 
     @staticmethod
-    async def _follow(
-        spectate: spectator_service_grpc.SpectatorServiceAsyncStub,
-        match_id: str,
-        nudge: asyncio.Event,
-    ) -> None:
+    async def _follow(channel: grpc.aio.Channel, match_id: str, nudge: asyncio.Event) -> None:
         """Set ``nudge`` at each public event of the match that may change GetMatch's
         answer, and whenever the stream ends or breaks (it is followed again)."""
-        request = spectator_service.WatchMatchRequest(match_id=match_id)
+
+        def on_event(_seq: int, event: common.Event) -> None:
+            if event.WhichOneof("kind") in CHANGES:
+                nudge.set()
+
         while True:
-            with contextlib.suppress(grpc.aio.AioRpcError):
-                async for item in spectate.WatchMatch(request):
-                    if item.event.WhichOneof("kind") in CHANGES:
-                        nudge.set()
+            await follow_match(channel, match_id, on_event)
             nudge.set()
             await asyncio.sleep(REWATCH_PAUSE_S)
 

@@ -21,11 +21,11 @@ import asyncio
 import contextlib
 import dataclasses
 
-import grpc
 import structlog
 
 from referee.client.channels import client_channel
-from referee.protocol import common, spectator_service, spectator_service_grpc
+from referee.client.spectate import follow_match
+from referee.protocol import common
 from referee.sandbox import Jail
 
 log = structlog.get_logger("referee.table")
@@ -97,11 +97,7 @@ class TurnGate:
     async def follow(self, address: str, match_id: str) -> None:
         """Hear the turns from the match's public events (a referee elsewhere)."""
         async with client_channel(address) as channel:
-            stub = spectator_service_grpc.SpectatorServiceStub(channel)
-            request = spectator_service.WatchMatchRequest(match_id=match_id)
-            with contextlib.suppress(grpc.aio.AioRpcError):
-                async for item in stub.WatchMatch(request):
-                    self._on(item.event)
+            await follow_match(channel, match_id, lambda _seq, event: self._on(event))
         self(None, True)
 
     def _on(self, event: common.Event) -> None:

@@ -37,15 +37,14 @@ import structlog
 from aiohttp import web
 
 from referee.log.reader import LogTooLarge
-from referee.view.fold import Folder
 from referee.view.index import page_shell
 from referee.view.page import live_page as viewer_live_page
 from referee.view.page import replay_page
 from referee.view.standings import esc
 from referee.web.access import OrganiserOnly
+from referee.web.channels import MatchChannel, send_live
 from referee.web.common import (
     LOOK_S,
-    clock_event,
     last_event_id,
     listen_address,
     listen_url,
@@ -54,11 +53,9 @@ from referee.web.common import (
 )
 from referee.web.errors import RequestErrors
 from referee.web.feed import (
-    EventSource,
     MatchFacts,
     NoSuchMatch,
     PublicFeed,
-    ViewerTooSlow,
     valid_match_id,
 )
 
@@ -312,25 +309,15 @@ class WebFront:
         task = asyncio.current_task()
         if task is not None:
             self._streams.add(task)
-        timeout = self.limits.write_timeout_s
-        sent = 0
-        quiet = time.monotonic()
         try:
-            await asyncio.wait_for(response.write(b"retry: 2000\n\n" + clock_event()), timeout)
-            while True:
-                batch = [msg for seq, msg in channel.messages[sent:] if seq > last]
-                sent = len(channel.messages)
-                if batch:
-                    await asyncio.wait_for(response.write(b"".join(batch)), timeout)
-                    continue
-                if channel.ended or channel.failed or viewer_gone(request):
-                    break
-                if not await channel.wait(sent, LOOK_S):
-                    if time.monotonic() - quiet > self.limits.heartbeat_s:
-                        await asyncio.wait_for(response.write(clock_event()), timeout)
-                        quiet = time.monotonic()
-                else:
-                    quiet = time.monotonic()
+            await send_live(
+                request,
+                response,
+                channel,
+                last=last,
+                write_timeout_s=self.limits.write_timeout_s,
+                heartbeat_s=self.limits.heartbeat_s,
+            )
         except TimeoutError:
             log.info("live viewer cut off", match_id=match_id, reason="write timeout")
         except ConnectionResetError:
@@ -429,64 +416,6 @@ class ListChannel:
     async def wait(self, seen: int, wait_s: float) -> bool:
         """Until the list is newer than version ``seen``; False after ``wait_s`` s."""
         if self.version != seen and self.message:
-            return True
-        try:
-            await asyncio.wait_for(self._grew.wait(), wait_s)
-        except TimeoutError:
-            return False
-        return True
-
-    def close(self) -> None:
-        self._task.cancel()
-
-
-class MatchChannel:
-    """One running match's live feed, folded once and shared by all its viewers.
-
-    A task reads the match's public events and appends each op, encoded as a
-    Server-Sent Event, to ``messages``; each viewer keeps its own place in that list. So a
-    viewer costs no fold and no buffer of its own, and a slow one only waits on its own
-    socket (cut off when a write takes too long). The list lives while the channel has
-    viewers, and holds one short message per public event of the match.
-    """
-
-    def __init__(self, match_id: str, subscription: EventSource) -> None:
-        self.match_id = match_id
-        self.messages: list[tuple[int, bytes]] = []
-        self.ended = False
-        self.failed = False
-        self._subscription = subscription
-        self._folder = Folder(match_id)
-        self._grew = asyncio.Event()
-        self._task = asyncio.create_task(self._pump(), name=f"web feed {match_id}")
-
-    async def _pump(self) -> None:
-        try:
-            while True:
-                item = await self._subscription.next(60.0)
-                if item is None:
-                    continue
-                seq, event = item
-                op = self._folder.feed(seq, event)
-                data = json.dumps(op, ensure_ascii=True, separators=(",", ":"))
-                self.messages.append((seq, f"id: {seq}\ndata: {data}\n\n".encode()))
-                self._wake()
-        except StopAsyncIteration:
-            self.ended = True
-        except ViewerTooSlow:  # the referee got that far ahead of this one task
-            log.warning("web feed fell behind the match", match_id=self.match_id)
-            self.failed = True
-        finally:
-            self._subscription.close()
-            self._wake()
-
-    def _wake(self) -> None:
-        self._grew.set()
-        self._grew = asyncio.Event()
-
-    async def wait(self, seen: int, wait_s: float) -> bool:
-        """Until there are more than ``seen`` messages or the feed ended; False on timeout."""
-        if len(self.messages) > seen or self.ended or self.failed:
             return True
         try:
             await asyncio.wait_for(self._grew.wait(), wait_s)

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("aiohttp")
 
-from referee.ladder.web.teams import valid_match_id, valid_version_id
+from referee.ladder.web.common import valid_ladder_match_id, valid_version_id
 
 
 def test_a_version_id_is_one_to_twelve_ascii_digits():
@@ -18,6 +18,6 @@ def test_a_version_id_is_one_to_twelve_ascii_digits():
 
 
 def test_a_match_id_is_the_queues_own_shape_in_ascii():
-    assert valid_match_id("L1764720000-a1b2c3-0")
+    assert valid_ladder_match_id("L1764720000-a1b2c3-0")
     for text in ("L١٧٦٤٧٢٠٠٠٠-a1b2c3-0", "L1764720000-a1b2c3-١", "L1764720000-A1B2-0", "x"):
-        assert not valid_match_id(text), text
+        assert not valid_ladder_match_id(text), text

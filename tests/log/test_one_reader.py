@@ -41,7 +41,7 @@ NOT_LOGS = {
     ("referee/cli/ladder.py", "_submit_http.post"): "a bot's archive, to upload",
     ("referee/ladder/uploads/submit.py", "_tar"): "a bot's files, to pack",
     ("referee/ladder/uploads/submit.py", "submit"): "a bot's archive",
-    ("referee/ladder/web/site.py", "session_secret"): "the web's session key",
+    ("referee/ladder/web/sessions.py", "session_secret"): "the web's session key",
     ("referee/table/output.py", "tail_bytes"): "a bot's output",
     ("referee/ladder/uploads/archive.py", "archive_digest"): "a bot's archive",
     ("referee/ladder/uploads/archive.py", "_Writer.file"): (

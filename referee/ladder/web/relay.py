@@ -5,7 +5,7 @@ referee's public address, and ``live_id``, that referee's id for the match). The
 web follows the match through that referee's ``SpectatorService.WatchMatch`` from its
 start: the public events only (no card of a hand before it ends), exactly what any
 spectator of that referee may see. One relay per match feeds the web's shared channel
-(``referee.web.app.MatchChannel``), so viewers add no load on the worker.
+(``referee.web.channels.MatchChannel``), so viewers add no load on the worker.
 
 The address comes from the ladder's own database, written by its workers; it is still
 checked to be a plain ``host:port`` before anything connects to it.
@@ -18,10 +18,11 @@ import contextlib
 import re
 from typing import Any
 
-import grpc
 from google.protobuf import json_format
 
-from referee.protocol import spectator_service, spectator_service_grpc
+from referee.client.channels import client_channel
+from referee.client.spectate import follow_match
+from referee.protocol import common
 from referee.web.feed import ViewerTooSlow
 
 ADDRESS = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]{1,253}):\d{1,5}")
@@ -33,27 +34,24 @@ class RelaySubscription:
     def __init__(self, address: str, live_id: str, limit: int) -> None:
         if not ADDRESS.fullmatch(address):
             raise ValueError(f"not a referee address: {address[:100]!r}")
-        self._channel = grpc.aio.insecure_channel(address)
-        stub = spectator_service_grpc.SpectatorServiceStub(self._channel)
-        self._call = stub.WatchMatch(
-            spectator_service.WatchMatchRequest(match_id=live_id, from_start=True)
-        )
+        self._channel = client_channel(address)
         self._queue: asyncio.Queue[tuple[int, dict[str, Any]] | None] = asyncio.Queue(limit)
         self._overflow = False
         self._ended = False
-        self._task = asyncio.create_task(self._pump(), name=f"ladder relay {live_id}")
+        self._task = asyncio.create_task(self._pump(live_id), name=f"ladder relay {live_id}")
 
-    async def _pump(self) -> None:
+    def _put(self, seq: int, event: common.Event) -> bool:
+        as_json = json_format.MessageToDict(event, preserving_proto_field_name=True)
         try:
-            async for item in self._call:
-                event = json_format.MessageToDict(item.event, preserving_proto_field_name=True)
-                try:
-                    self._queue.put_nowait((item.seq, event))
-                except asyncio.QueueFull:
-                    self._overflow = True
-                    return
-        except grpc.aio.AioRpcError:
-            pass  # the worker's referee went away or forgot the match: the feed ends
+            self._queue.put_nowait((seq, as_json))
+        except asyncio.QueueFull:
+            self._overflow = True
+            return False
+        return True
+
+    async def _pump(self, live_id: str) -> None:
+        try:  # until the worker's referee ends the match, goes away or forgets it
+            await follow_match(self._channel, live_id, self._put, from_start=True)
         finally:
             self._ended = True
             with contextlib.suppress(asyncio.QueueFull):
@@ -75,7 +73,6 @@ class RelaySubscription:
 
     def close(self) -> None:
         self._task.cancel()
-        self._call.cancel()
         asyncio.get_running_loop().create_task(self._channel.close(grace=None))
 
 

@@ -33,16 +33,14 @@ An upload is taken or refused before its body is read (the key, its declared siz
 team's uploads this hour and disk, the uploads being received at once: ``[web]``), then
 streamed to a private file, never past ``[limits] archive_mb``, and goes through the
 same ``referee.ladder.uploads.submit`` as ``referee ladder submit`` does. The team's
-side lives in ``referee.ladder.web.teams`` (``TeamSide``, which ``LadderWeb`` is built on).
+routes are ``referee.ladder.web.teams`` (``TeamRoutes``), who a request comes from
+``referee.ladder.web.sessions`` (``TeamAuth``); ``LadderWeb`` holds both.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import secrets
 import ssl
 import time
 from pathlib import Path
@@ -55,27 +53,26 @@ from sqlalchemy import select
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import NotFound
 from referee.ladder.storage.keys import KeyGuard
-from referee.ladder.storage.schema import (
-    MatchState,
-    matches,
-)
+from referee.ladder.storage.schema import MatchState, matches
 from referee.ladder.storage.store import LadderStore
 from referee.ladder.web import content, pages
-from referee.ladder.web.relay import RelaySubscription
-from referee.ladder.web.teams import (
-    COOKIE,
+from referee.ladder.web.common import (
     NAME_PATTERN,
-    TeamSide,
-    loopback,
-    valid_match_id,
+    api,
+    html,
+    message,
+    off_loop,
+    valid_ladder_match_id,
     valid_version_id,
 )
+from referee.ladder.web.relay import RelaySubscription
+from referee.ladder.web.sessions import TeamAuth
+from referee.ladder.web.teams import TeamRoutes
 from referee.log.reader import LogTooLarge
 from referee.view.page import live_page, replay_page
-from referee.web.app import MatchChannel, WebLimits
+from referee.web.app import WebLimits
+from referee.web.channels import MatchChannel, send_live
 from referee.web.common import (
-    LOOK_S,
-    clock_event,
     last_event_id,
     listen_address,
     listen_url,
@@ -83,27 +80,14 @@ from referee.web.common import (
     viewer_gone,
 )
 from referee.web.feed import ViewerTooSlow
-from referee.web.forwarded import TrustedProxies
 
 log = structlog.get_logger("referee.ladder.web")
 
-SESSION_KEY_FILE = "web-session.key"
 MAX_FORM_BYTES = 16 * 1024
 QUEUE_POLL_S = 1.0
 
 
-def session_secret(state_dir: Path) -> bytes:
-    """The web's own secret, made once (mode 0600): sessions outlive a restart."""
-    path = state_dir / SESSION_KEY_FILE
-    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(secrets.token_bytes(32))
-    return path.read_bytes()
-
-
-class LadderWeb(TeamSide):
+class LadderWeb:
     """The ladder's web server: ``await start()``, then ``await stop()``."""
 
     def __init__(
@@ -120,16 +104,12 @@ class LadderWeb(TeamSide):
         """``insecure``: keys accepted over plain HTTP from anywhere (behind a TLS proxy
         that is not on this machine, e.g. a container's)."""
         self.config = config
-        self.insecure = insecure
         self.store = store
         self.requested = address
-        self.guard = guard or KeyGuard()
-        self.proxies = TrustedProxies(config.trusted_proxies)
-        self._receiving = {}
-        self._receiving_bytes = {}
+        self.auth = TeamAuth(config, store, guard or KeyGuard(), insecure=insecure)
+        self.teams = TeamRoutes(config, store, self.auth)
         self.limits = limits or WebLimits()
         self.tls = tls
-        self.secret = session_secret(config.state_dir)
         self._channels: dict[str, MatchChannel] = {}
         self.viewers: dict[str, int] = {}
         self._replays = asyncio.Semaphore(self.limits.replay_builds)
@@ -142,21 +122,13 @@ class LadderWeb(TeamSide):
         r.add_get("/matches/{match_id}", self.match)
         r.add_get("/matches/{match_id}/replay", self.replay)
         r.add_get("/matches/{match_id}/events", self.events)
-        r.add_get("/team", self.team)
-        r.add_post("/team/login", self.login)
-        r.add_post("/team/logout", self.logout)
-        r.add_post("/team/upload", self.upload_form)
-        r.add_post("/team/retire", self.retire_form)
-        r.add_get("/team/stderr/{match_id}/{seat}", self.stderr)
-        r.add_get("/api/leaderboard", self.api(lambda _: {"leaderboard": self._board()}))
-        r.add_get("/api/status", self.api(lambda _: content.status_json(self.store)))
-        r.add_get("/api/queue", self.api(lambda _: content.queue_json(self.store)))
-        r.add_get("/api/bots/{team}/{bot}", self.api(self._bot_json))
-        r.add_get("/api/matches/{match_id}", self.api(self._match_json))
-        r.add_get("/api/versions/{id}", self.api(self._version_json))
-        r.add_get("/api/team", self.api_team)
-        r.add_post("/api/versions", self.api_upload)
-        r.add_post("/api/versions/{id}/retire", self.api_retire)
+        self.teams.add_routes(r)
+        r.add_get("/api/leaderboard", api(lambda _: {"leaderboard": self._board()}))
+        r.add_get("/api/status", api(lambda _: content.status_json(self.store)))
+        r.add_get("/api/queue", api(lambda _: content.queue_json(self.store)))
+        r.add_get("/api/bots/{team}/{bot}", api(self._bot_json))
+        r.add_get("/api/matches/{match_id}", api(self._match_json))
+        r.add_get("/api/versions/{id}", api(self._version_json))
         self.runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         self._server: asyncio.AbstractServer | None = None
         self.port = 0
@@ -196,7 +168,7 @@ class LadderWeb(TeamSide):
 
     def _match_json(self, request: web.Request) -> dict[str, Any]:
         match_id = request.match_info["match_id"]
-        if not valid_match_id(match_id):
+        if not valid_ladder_match_id(match_id):
             raise NotFound("no such match")
         return content.match_json(self.store, match_id)
 
@@ -209,19 +181,19 @@ class LadderWeb(TeamSide):
     # -- public pages -------------------------------------------------------------------
 
     async def leaderboard(self, request: web.Request) -> web.Response:
-        rows, status = await self._db(lambda: (self._board(), content.status_json(self.store)))
-        return self._html(pages.leaderboard_page(self.config.name, rows, status))
+        rows, status = await off_loop(lambda: (self._board(), content.status_json(self.store)))
+        return html(pages.leaderboard_page(self.config.name, rows, status))
 
     async def queue(self, request: web.Request) -> web.Response:
-        data = await self._db(lambda: content.queue_json(self.store))
-        return self._html(pages.queue_page(self.config.name, data))
+        data = await off_loop(lambda: content.queue_json(self.store))
+        return html(pages.queue_page(self.config.name, data))
 
     async def bot(self, request: web.Request) -> web.Response:
         try:
-            data = await self._db(lambda: self._bot_json(request))
+            data = await off_loop(lambda: self._bot_json(request))
         except NotFound:
-            return self._message(404, "No such bot", "This ladder has no such bot.")
-        return self._html(pages.bot_page(self.config.name, data))
+            return message(self.config.name, 404, "No such bot", "This ladder has no such bot.")
+        return html(pages.bot_page(self.config.name, data))
 
     async def queue_events(self, request: web.Request) -> web.StreamResponse:
         """The queue as Server-Sent Events (``event: queue``), each time it changes."""
@@ -238,7 +210,7 @@ class LadderWeb(TeamSide):
         try:
             await response.write(b"retry: 2000\n\n")
             while not viewer_gone(request):
-                data = await self._db(lambda: content.queue_json(self.store))
+                data = await off_loop(lambda: content.queue_json(self.store))
                 text = json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
                 if text != last or time.monotonic() - quiet > self.limits.heartbeat_s:
                     message = (
@@ -255,20 +227,23 @@ class LadderWeb(TeamSide):
 
     async def match(self, request: web.Request) -> web.StreamResponse:
         match_id = request.match_info["match_id"]
-        row = await self._db(lambda: self._match_row(match_id))
+        row = await off_loop(lambda: self._match_row(match_id))
         if row is None:
-            return self._message(404, "No such match", "This ladder has no such match.")
+            return message(self.config.name, 404, "No such match", "This ladder has no such match.")
         if row.log_path:
             raise web.HTTPFound(f"/matches/{match_id}/replay")
         if row.state == MatchState.RUNNING and row.live_id:
             events = f"/matches/{match_id}/events"
-            return self._html(live_page(match_id, events, f"/matches/{match_id}/replay"))
-        return self._message(
-            200, "Not played yet", f"Match {match_id} is {row.state}: see the queue."
+            return html(live_page(match_id, events, f"/matches/{match_id}/replay"))
+        return message(
+            self.config.name,
+            200,
+            "Not played yet",
+            f"Match {match_id} is {row.state}: see the queue.",
         )
 
     def _match_row(self, match_id: str) -> Any:
-        if not valid_match_id(match_id):
+        if not valid_ladder_match_id(match_id):
             return None
         with self.store.reading() as conn:
             return conn.execute(
@@ -279,27 +254,31 @@ class LadderWeb(TeamSide):
 
     async def replay(self, request: web.Request) -> web.StreamResponse:
         match_id = request.match_info["match_id"]
-        row = await self._db(lambda: self._match_row(match_id))
+        row = await off_loop(lambda: self._match_row(match_id))
         if row is None:
-            return self._message(404, "No such match", "This ladder has no such match.")
+            return message(self.config.name, 404, "No such match", "This ladder has no such match.")
         if not row.log_path:
             raise web.HTTPFound(f"/matches/{match_id}")
         path = (self.config.folder / row.log_path).resolve()
         if self.config.logs_dir.resolve() not in path.parents:
-            return self._message(500, "Unreadable", "The match's log is not in the ladder's logs.")
+            return message(
+                self.config.name, 500, "Unreadable", "The match's log is not in the ladder's logs."
+            )
         try:
             async with self._replays:
                 page = await asyncio.to_thread(replay_page, path)
         except LogTooLarge:
-            return self._message(413, "Too large", "The match's log is too large to show.")
+            return message(
+                self.config.name, 413, "Too large", "The match's log is too large to show."
+            )
         except OSError:
-            return self._message(500, "Unreadable", "The match's log cannot be read.")
-        return self._html(page)
+            return message(self.config.name, 500, "Unreadable", "The match's log cannot be read.")
+        return html(page)
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         """A running match's public events, relayed from its worker's referee."""
         match_id = request.match_info["match_id"]
-        row = await self._db(lambda: self._match_row(match_id))
+        row = await off_loop(lambda: self._match_row(match_id))
         if row is None:
             return web.Response(status=404, text="no such match\n")
         response = web.StreamResponse(
@@ -323,20 +302,14 @@ class LadderWeb(TeamSide):
                 return response
             channel = self._channels[match_id] = MatchChannel(match_id, relay)
         self.viewers[match_id] = self.viewers.get(match_id, 0) + 1
-        timeout = self.limits.write_timeout_s
-        last = last_event_id(request)
-        sent = 0
         try:
-            await asyncio.wait_for(response.write(b"retry: 2000\n\n" + clock_event()), timeout)
-            while True:
-                batch = [msg for seq, msg in channel.messages[sent:] if seq > last]
-                sent = len(channel.messages)
-                if batch:
-                    await asyncio.wait_for(response.write(b"".join(batch)), timeout)
-                    continue
-                if channel.ended or channel.failed or viewer_gone(request):
-                    break
-                await channel.wait(sent, LOOK_S)
+            await send_live(
+                request,
+                response,
+                channel,
+                last=last_event_id(request),
+                write_timeout_s=self.limits.write_timeout_s,
+            )
         except (TimeoutError, ConnectionResetError, ViewerTooSlow):
             pass
         finally:
@@ -396,4 +369,4 @@ def serve_ladder(
     return 0
 
 
-__all__ = ["COOKIE", "LadderWeb", "loopback", "serve_ladder", "session_secret"]
+__all__ = ["LadderWeb", "serve_ladder"]

@@ -1,27 +1,20 @@
-"""The teams' side of the ladder's web (``referee.ladder.web.site``): API keys, browser
-sessions, uploads and a team's own bots' output. ``LadderWeb`` is built on ``TeamSide``,
-which keeps here what only a team may do; the public pages stay in ``web.py``.
+"""What a team does on the ladder's web, behind its key or its session (``sessions``):
+upload a version, retire one, read its own bots' output, see its page.
 
-A key is accepted only over TLS or from this machine (or anywhere with ``insecure``),
-refused keys are throttled per client address by the ``KeyGuard`` (behind a trusted
-proxy, the address it forwards: ``referee.web.forwarded``); a browser's session cookie
-holds an HMAC of the team and its key's public id under the web's own secret, and its
-forms carry a CSRF token derived from the session.
+An upload is taken or refused before its body is read (the key, its declared size, the
+team's uploads this hour and disk, the uploads being received at once: ``[web]``), then
+streamed to a private file, never past ``[limits] archive_mb``, and goes through the same
+``referee.ladder.uploads.submit`` as ``referee ladder submit`` does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import hmac
-import ipaddress
 import json
 import os
-import re
-import secrets
 import tempfile
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,38 +23,27 @@ from aiohttp import BodyPartReader, web
 from sqlalchemy import select
 
 from referee.ladder.config import LadderConfig
-from referee.ladder.errors import (
-    Conflict,
-    KeyRefused,
-    LadderError,
-    NotFound,
-    QuotaExceeded,
-    TooManyGuesses,
-)
-from referee.ladder.storage.keys import KeyGuard
+from referee.ladder.errors import Conflict, LadderError, NotFound, QuotaExceeded
 from referee.ladder.storage.records import Team
-from referee.ladder.storage.schema import (
-    bots,
-    match_seats,
-    seat_results,
-    versions,
-)
+from referee.ladder.storage.schema import bots, match_seats, seat_results, versions
 from referee.ladder.storage.store import LadderStore, check_name
 from referee.ladder.uploads.submit import submit
-from referee.ladder.web import content, pages
+from referee.ladder.web import content
+from referee.ladder.web.common import (
+    json_response,
+    message,
+    off_loop,
+    valid_ladder_match_id,
+    valid_version_id,
+)
+from referee.ladder.web.sessions import TeamAuth
 from referee.table.output import tail_bytes
-from referee.web.forwarded import TrustedProxies
 
 log = structlog.get_logger("referee.ladder.web")
 
-COOKIE = "ladder_session"
-SIGN_IN_COOKIE = "ladder_signin"
-_NONCE = re.compile(r"[0-9a-f]{32}")
 MAX_STDERR_BYTES = 1 << 20
-MAX_NOTE_CHARS = 300
 FORM_SLACK_BYTES = 64 * 1024
 """An upload's body past its archive: the multipart framing and the small fields."""
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -73,260 +55,35 @@ class UploadRefused:
     retry_after: float = 0.0
 
 
-def loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host.split("%")[0]).is_loopback
-    except ValueError:
-        return False
+class TeamRoutes:
+    """The team's routes of the ladder's web (``add_routes``): its page, signing in and
+    out (``TeamAuth``'s), uploads, retirements and its bots' output."""
 
+    def __init__(self, config: LadderConfig, store: LadderStore, auth: TeamAuth) -> None:
+        self.config = config
+        self.store = store
+        self.auth = auth
+        self._receiving: dict[str, int] = {}
+        """Team -> its uploads being received now (``_start_upload``)."""
+        self._receiving_bytes: dict[str, int] = {}
 
-NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
-_MATCH_ID = re.compile(r"L[0-9]{7,12}-[0-9a-f]{1,16}-[0-9]{1,2}")
-"""A ladder's match id (``MatchQueue.schedule``), in ASCII (``\\d`` takes any script's digits)."""
-_VERSION_ID = re.compile(r"[0-9]{1,12}")
-"""A version's id in a path or a form: ASCII digits only (``str.isdigit`` takes others)."""
-
-
-def valid_match_id(text: str) -> bool:
-    return _MATCH_ID.fullmatch(text) is not None
-
-
-def valid_version_id(text: str) -> bool:
-    return _VERSION_ID.fullmatch(text) is not None
-
-
-def query_string(**values: str) -> str:
-    from urllib.parse import urlencode
-
-    return urlencode(values)
-
-
-def json_response(
-    data: Any, status: int = 200, headers: dict[str, str] | None = None
-) -> web.Response:
-    return web.json_response(
-        data, status=status, headers=headers, dumps=lambda v: json.dumps(v, ensure_ascii=True)
-    )
-
-
-class TeamSide:
-    """What a team may do on the ladder's web, behind its key or its session."""
-
-    config: LadderConfig
-    store: LadderStore
-    guard: KeyGuard
-    proxies: TrustedProxies
-    secret: bytes
-    insecure: bool
-    _receiving: dict[str, int]
-    """Team -> its uploads being received now (``_start_upload``)."""
-    _receiving_bytes: dict[str, int]
-
-    # -- plumbing -------------------------------------------------------------------------
-
-    async def _db(self, fn: Callable[[], Any]) -> Any:
-        """A database call off the event loop."""
-        return await asyncio.to_thread(fn)
-
-    def api(self, fn: Callable[[web.Request], Any]) -> Handler:
-        async def handler(request: web.Request) -> web.StreamResponse:
-            try:
-                data = await self._db(lambda: fn(request))
-            except NotFound as exc:
-                return json_response({"error": str(exc)}, 404)
-            return json_response(data)
-
-        return handler
-
-    def _html(self, page: str, status: int = 200) -> web.Response:
-        return web.Response(text=page, status=status, content_type="text/html", charset="utf-8")
-
-    def _message(self, status: int, title: str, text: str) -> web.Response:
-        return self._html(pages.message_page(self.config.name, title, text), status)
-
-    # -- keys and sessions --------------------------------------------------------------
-
-    def _key_transport(self, request: web.Request) -> str | None:
-        """Why a key may not be sent on this request (None: it may): never in clear
-        over a network. Behind a trusted proxy, its word on the client's scheme and
-        address counts; a proxy on this machine that says nothing counts as this machine."""
-        if self.insecure:
-            return None
-        client = self.proxies.client(request)
-        if client.secure or client.loopback:
-            return None
-        if client.secure is None and (request.secure or loopback(request.remote or "")):
-            return None
-        return "a key is accepted only over https (or from this machine)"
-
-    def _authenticate(self, request: web.Request, key: str) -> Team:
-        """The key's team, behind the guard (KeyRefused, TooManyGuesses), its refusals
-        counted for the client (behind a trusted proxy, the one it names)."""
-        address = self.proxies.client(request).address
-        return self.guard.authenticate(self.store.team_by_key, key, address)
-
-    async def _bearer(self, request: web.Request) -> Team | web.Response:
-        why = self._key_transport(request)
-        if why is not None:
-            return json_response({"error": why}, 403)
-        scheme, _, key = request.headers.get("Authorization", "").strip().partition(" ")
-        if scheme.lower() != "bearer" or not key.strip():
-            return json_response(
-                {"error": "give the team's key: Authorization: Bearer pdl_..."}, 401
-            )
-        try:
-            team: Team = await self._db(lambda: self._authenticate(request, key.strip()))
-        except TooManyGuesses as exc:
-            return json_response(
-                {"error": str(exc)}, 429, {"Retry-After": f"{exc.retry_after:.0f}"}
-            )
-        except KeyRefused:
-            return json_response({"error": "that key opens no team"}, 401)
-        return team
-
-    def _session_value(self, team: Team) -> str:
-        payload = f"{team.name}.{team.key_id}"
-        mac = hmac.new(self.secret, b"session\0" + payload.encode(), hashlib.sha256)
-        return f"{payload}.{mac.hexdigest()}"
-
-    def _csrf(self, session: str) -> str:
-        return hmac.new(self.secret, b"csrf\0" + session.encode(), hashlib.sha256).hexdigest()
-
-    def _note_mac(self, session: str, note: str) -> str:
-        data = b"note\0" + session.encode() + b"\0" + note.encode()
-        return hmac.new(self.secret, data, hashlib.sha256).hexdigest()
-
-    def _team_url(self, session: str, note: str) -> str:
-        """The team page showing ``note``, one of the ladder's own messages: signed for
-        this session, so a link of someone else's making shows nothing."""
-        note = note[:MAX_NOTE_CHARS]
-        return f"/team?{query_string(note=note, mac=self._note_mac(session, note))}"
-
-    def _session_team(self, request: web.Request) -> tuple[Team, str] | None:
-        """The signed-in team and its session value, if the cookie is good and its key
-        has not changed since."""
-        value = request.cookies.get(COOKIE, "")
-        parts = value.split(".")
-        if len(parts) != 3 or len(value) > 200:
-            return None
-        name, key_id, _ = parts
-        try:
-            team = self.store.team(name)
-        except LadderError:
-            return None
-        if team.key_id != key_id or not hmac.compare_digest(value, self._session_value(team)):
-            return None
-        return team, value
-
-    def _sign_in_token(self, nonce: str) -> str:
-        return hmac.new(self.secret, b"sign-in\0" + nonce.encode(), hashlib.sha256).hexdigest()
-
-    def _sign_in(self, request: web.Request, note: str = "", status: int = 200) -> web.Response:
-        """The sign-in page, its form's token bound to a random value in this browser's
-        sign-in cookie (``SameSite=Strict``: never sent with another site's post), which
-        is made the first time."""
-        nonce = request.cookies.get(SIGN_IN_COOKIE, "")
-        fresh = _NONCE.fullmatch(nonce) is None
-        if fresh:
-            nonce = secrets.token_hex(16)
-        page = pages.sign_in_page(self.config.name, self._sign_in_token(nonce), note)
-        response = self._html(page, status)
-        if fresh:
-            response.set_cookie(
-                SIGN_IN_COOKIE,
-                nonce,
-                path="/team",
-                httponly=True,
-                samesite="Strict",
-                secure=request.secure,
-            )
-        return response
-
-    def _same_origin(self, request: web.Request) -> bool:
-        origin = request.headers.get("Origin")
-        if origin is None or origin == "null":
-            # None: not a browser's cross-site post. "null": what a browser sends under
-            # this site's Referrer-Policy: no-referrer; the SameSite=Strict cookie and
-            # the form's token still stand.
-            return True
-        return origin == f"{request.scheme}://{request.host}"
-
-    async def team(self, request: web.Request) -> web.Response:
-        signed = await self._db(lambda: self._session_team(request))
-        if signed is None:
-            return self._sign_in(request)
-        team, session = signed
-        data = await self._db(lambda: content.team_json(self.store, team.name))
-        note = request.query.get("note", "")
-        mac = request.query.get("mac", "")
-        if len(note) > MAX_NOTE_CHARS or not hmac.compare_digest(
-            mac.encode(), self._note_mac(session, note).encode()
-        ):
-            note = ""  # not the ladder's: never shown
-        return self._html(pages.team_page(self.config.name, data, self._csrf(session), note))
-
-    async def login(self, request: web.Request) -> web.Response:
-        """The sign-in form's post: this site's form (its token, the sign-in cookie it is
-        bound to), then the key. ``Origin: null``, which browsers send under this site's
-        ``Referrer-Policy: no-referrer``, says nothing either way: the token decides."""
-        why = self._key_transport(request)
-        if why is not None:
-            return self._sign_in(request, why, 403)
-        if not self._same_origin(request):
-            return self._message(403, "Refused", "A sign-in from another site.")
-        form = await request.post()
-        token, key = form.get("token"), form.get("key")
-        nonce = request.cookies.get(SIGN_IN_COOKIE, "")
-        if (
-            not isinstance(token, str)
-            or _NONCE.fullmatch(nonce) is None
-            or not hmac.compare_digest(token.encode(), self._sign_in_token(nonce).encode())
-        ):
-            log.info("sign-in without this site's form token", address=request.remote)
-            note = "This sign-in did not come from this site's form: sign in here."
-            return self._sign_in(request, note, 403)
-        key = key.strip() if isinstance(key, str) else ""
-        try:
-            team: Team = await self._db(lambda: self._authenticate(request, key))
-        except TooManyGuesses as exc:
-            return self._sign_in(request, str(exc), 429)
-        except KeyRefused:
-            return self._sign_in(request, "That key opens no team.", 401)
-        response = web.Response(status=303, headers={"Location": "/team"})
-        response.set_cookie(
-            COOKIE,
-            self._session_value(team),
-            path="/",
-            httponly=True,
-            samesite="Strict",
-            secure=request.secure,
-        )
-        response.del_cookie(SIGN_IN_COOKIE, path="/team")
-        return response
-
-    async def _form_session(self, request: web.Request, csrf: str) -> tuple[Team, str] | None:
-        signed: tuple[Team, str] | None = await self._db(lambda: self._session_team(request))
-        if signed is None or not self._same_origin(request):
-            return None
-        if not hmac.compare_digest(csrf, self._csrf(signed[1])):
-            return None
-        return signed
-
-    async def logout(self, request: web.Request) -> web.Response:
-        form = await request.post()
-        csrf = form.get("csrf")
-        if await self._form_session(request, csrf if isinstance(csrf, str) else "") is None:
-            return self._message(403, "Refused", "Sign out from your team's page.")
-        response = web.Response(status=303, headers={"Location": "/team"})
-        response.del_cookie(COOKIE, path="/")
-        return response
+    def add_routes(self, r: web.UrlDispatcher) -> None:
+        r.add_get("/team", self.auth.team)
+        r.add_post("/team/login", self.auth.login)
+        r.add_post("/team/logout", self.auth.logout)
+        r.add_post("/team/upload", self.upload_form)
+        r.add_post("/team/retire", self.retire_form)
+        r.add_get("/team/stderr/{match_id}/{seat}", self.stderr)
+        r.add_get("/api/team", self.api_team)
+        r.add_post("/api/versions", self.api_upload)
+        r.add_post("/api/versions/{id}/retire", self.api_retire)
 
     async def stderr(self, request: web.Request) -> web.StreamResponse:
-        signed = await self._db(lambda: self._session_team(request))
+        signed = await off_loop(lambda: self.auth.session_team(request))
         if signed is None:
             return web.Response(status=401, text="sign in at /team first\n")
         match_id, seat = request.match_info["match_id"], request.match_info["seat"]
-        if not valid_match_id(match_id) or seat not in ("0", "1", "2", "3"):
+        if not valid_ladder_match_id(match_id) or seat not in ("0", "1", "2", "3"):
             return web.Response(status=404, text="no such output\n")
         team = signed[0]
 
@@ -348,7 +105,7 @@ class TeamSide:
                 ).first()
             return str(row.stderr_path) if row is not None and row.stderr_path else None
 
-        rel = await self._db(find)
+        rel = await off_loop(find)
         if rel is None:
             return web.Response(status=404, text="no such output of your team's\n")
         path = (self.config.folder / rel).resolve()
@@ -359,8 +116,6 @@ class TeamSide:
             body=data, content_type="text/plain", charset="utf-8",
             headers={"Content-Disposition": "inline"},
         )  # fmt: skip
-
-    # -- uploads -----------------------------------------------------------------------
 
     async def _start_upload(self, team: Team, request: web.Request) -> int | UploadRefused:
         """Whether the team's upload may be received now, decided before a byte of its
@@ -383,7 +138,7 @@ class TeamSide:
         self._receiving[team.name] = mine + 1  # taken before the database is asked
         self._receiving_bytes[team.name] = in_flight_bytes + size
         try:
-            await self._db(
+            await off_loop(
                 lambda: self.store.check_upload(
                     team.name,
                     size,
@@ -463,7 +218,7 @@ class TeamSide:
     async def _submit(self, team: Team, bot: str, archive: Path) -> dict[str, Any]:
         try:
             check_name("bot", bot)
-            version = await self._db(
+            version = await off_loop(
                 lambda: submit(self.store, self.config, team.name, bot, archive)
             )
         except LadderError as exc:
@@ -472,7 +227,7 @@ class TeamSide:
         return content.version_json(version)
 
     async def api_upload(self, request: web.Request) -> web.Response:
-        who = await self._bearer(request)
+        who = await self.auth.bearer(request)
         if isinstance(who, web.Response):
             return who
         slot = await self._start_upload(who, request)
@@ -493,18 +248,22 @@ class TeamSide:
         return json_response(answer, 400 if "error" in answer else 201)
 
     async def upload_form(self, request: web.Request) -> web.Response:
-        signed = await self._db(lambda: self._session_team(request))
-        if signed is None or not self._same_origin(request):
-            return self._message(403, "Refused", "Upload from your team's page, signed in.")
+        signed = await off_loop(lambda: self.auth.session_team(request))
+        if signed is None or not self.auth.same_origin(request):
+            return message(
+                self.config.name, 403, "Refused", "Upload from your team's page, signed in."
+            )
         team, session = signed
         slot = await self._start_upload(team, request)
         if isinstance(slot, UploadRefused):
-            raise web.HTTPSeeOther(self._team_url(session, f"Refused: {slot.why}"))
+            raise web.HTTPSeeOther(self.auth.team_url(session, f"Refused: {slot.why}"))
         archive: Path | None = None
         try:
-            fields, archive, error = await self._receive(request, csrf=self._csrf(session))
-            if not hmac.compare_digest(fields.get("csrf", ""), self._csrf(session)):
-                return self._message(403, "Refused", "The form's token is missing or stale.")
+            fields, archive, error = await self._receive(request, csrf=self.auth.csrf(session))
+            if not hmac.compare_digest(fields.get("csrf", ""), self.auth.csrf(session)):
+                return message(
+                    self.config.name, 403, "Refused", "The form's token is missing or stale."
+                )
             if error:
                 note = error
             else:
@@ -519,15 +278,13 @@ class TeamSide:
             if archive is not None:
                 archive.unlink(missing_ok=True)
             self._end_upload(team, slot)
-        raise web.HTTPSeeOther(self._team_url(session, note))
+        raise web.HTTPSeeOther(self.auth.team_url(session, note))
 
     async def api_team(self, request: web.Request) -> web.Response:
-        who = await self._bearer(request)
+        who = await self.auth.bearer(request)
         if isinstance(who, web.Response):
             return who
-        return json_response(await self._db(lambda: content.team_json(self.store, who.name)))
-
-    # -- retiring a version -------------------------------------------------------------
+        return json_response(await off_loop(lambda: content.team_json(self.store, who.name)))
 
     async def _retire(self, team: Team, version_text: str, reason: str) -> tuple[int, Any]:
         """Retire one of ``team``'s versions: (HTTP status, the version's JSON or an
@@ -535,7 +292,7 @@ class TeamSide:
         if not valid_version_id(version_text):
             return 404, "no such version"
         try:
-            version = await self._db(
+            version = await off_loop(
                 lambda: self.store.retire(
                     int(version_text), reason or "retired by its team", team=team.name
                 )
@@ -552,7 +309,7 @@ class TeamSide:
     async def api_retire(self, request: web.Request) -> web.Response:
         """``POST /api/versions/{id}/retire``, with an optional JSON body
         ``{"reason": "..."}``."""
-        who = await self._bearer(request)
+        who = await self.auth.bearer(request)
         if isinstance(who, web.Response):
             return who
         reason = ""
@@ -575,13 +332,15 @@ class TeamSide:
         form = await request.post()
         fields = {k: form.get(k) for k in ("csrf", "version", "reason")}
         text = {k: v if isinstance(v, str) else "" for k, v in fields.items()}
-        signed = await self._form_session(request, text["csrf"])
+        signed = await self.auth.form_session(request, text["csrf"])
         if signed is None:
-            return self._message(403, "Refused", "Retire from your team's page, signed in.")
+            return message(
+                self.config.name, 403, "Refused", "Retire from your team's page, signed in."
+            )
         status, answer = await self._retire(signed[0], text["version"], text["reason"])
         note = (
             f"{answer['label']} retired: its queued matches are cancelled, its history stays."
             if status == 200
             else f"Refused: {answer}"
         )
-        raise web.HTTPSeeOther(self._team_url(signed[1], note))
+        raise web.HTTPSeeOther(self.auth.team_url(signed[1], note))
