@@ -8,7 +8,7 @@ nothing of schedules, ratings or results files, which stay with their caller (a
 tournament's ``referee.tournament.director``, a ladder's worker).
 """
 
-from referee.backends.base import FinishedMatch, MatchBackend, MatchJob
+from referee.backends.base import FinishedMatch, MatchBackend, MatchFailure, MatchJob
 from referee.backends.local import LocalBackend
 from referee.backends.ray import (
     ClusterUnavailable,
@@ -22,6 +22,7 @@ __all__ = [
     "FinishedMatch",
     "LocalBackend",
     "MatchBackend",
+    "MatchFailure",
     "MatchJob",
     "RayBackend",
     "RayNotInstalled",

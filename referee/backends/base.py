@@ -32,6 +32,7 @@ import abc
 import asyncio
 import base64
 import dataclasses
+import enum
 import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
@@ -43,7 +44,7 @@ from pathlib import Path
 import structlog
 
 from referee.log.verify import verify_log
-from referee.match.settings import MatchSettings
+from referee.match.settings import MatchSettings, SettingsError
 from referee.pools import process_pool
 from referee.table.bots import Seat
 from referee.table.referees import RefereeUnavailable
@@ -82,6 +83,28 @@ def output_name(seat: int, name: str) -> str:
     return f"seat{seat}-{UNSAFE_IN_NAMES.sub('_', name)}.txt"
 
 
+class MatchFailure(enum.Enum):
+    """Why a backend's match came back without a result to rank."""
+
+    SETTINGS = "settings"
+    """The referee refused the match as it was set up (a ``SettingsError``)."""
+    ERROR = "error"
+    """It could not be played: ``FinishedMatch.error`` says why."""
+    UNVERIFIED = "unverified"
+    """Played to its end, but its log does not verify."""
+    TIME_LIMIT = "timeout"
+    """Cancelled for running over the job's time limit."""
+    CANCELLED = "cancelled"
+    """Cancelled by the referee (``report.cancel_reason`` says why)."""
+
+
+def failure_of(report: MatchReport, verified: bool | None) -> MatchFailure | None:
+    """What a played match's report comes to: None when it has a result to rank."""
+    if report.finished:
+        return MatchFailure.UNVERIFIED if verified is False else None
+    return MatchFailure.TIME_LIMIT if report.over_time_limit else MatchFailure.CANCELLED
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class FinishedMatch:
     """A match as a backend hands it back: played to its end (``report``), or failed
@@ -101,6 +124,8 @@ class FinishedMatch:
     """From the first attempt's start until the log was verified."""
     retries: tuple[str, ...] = ()
     """Attempts lost with their worker, and why, oldest first (Ray)."""
+    failure: MatchFailure | None = None
+    """Why it has no result to rank; None when it has one."""
 
     @property
     def log_path(self) -> Path | None:
@@ -248,6 +273,7 @@ class MatchBackend(abc.ABC):
                 started=started,
                 duration_s=time.monotonic() - t0,
                 retries=playing.retries,
+                failure=failure_of(report, verified),
             )
         except (asyncio.CancelledError, RefereeUnavailable):
             raise  # not the match's fault: the caller stops, and plays it again later
@@ -262,6 +288,11 @@ class MatchBackend(abc.ABC):
                 started=started,
                 duration_s=time.monotonic() - t0,
                 retries=playing.retries,
+                failure=(  # on Ray too: its error is an instance of the cause's class
+                    MatchFailure.SETTINGS
+                    if isinstance(exc, SettingsError)
+                    else MatchFailure.ERROR
+                ),
             )
 
     @abc.abstractmethod
@@ -287,10 +318,12 @@ class MatchBackend(abc.ABC):
 __all__ = [
     "FinishedMatch",
     "MatchBackend",
+    "MatchFailure",
     "MatchJob",
     "OnBotExit",
     "OnCreated",
     "OnRetry",
     "Playing",
+    "failure_of",
     "output_name",
 ]

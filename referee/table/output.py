@@ -62,6 +62,11 @@ def times_path(path: Path) -> Path:
     return path.with_name(path.name + TIMES_SUFFIX)
 
 
+TAIL_LINES = 10
+TAIL_BYTES = 4096
+MAX_TAIL_LINE_CHARS = 300
+
+
 def tail_bytes(path: Path, limit: int) -> bytes:
     """The last ``limit`` bytes of a bot's output file; b"" when it cannot be read."""
     try:
@@ -71,6 +76,27 @@ def tail_bytes(path: Path, limit: int) -> bytes:
             return f.read(limit)
     except OSError:
         return b""
+
+
+def output_line_shown(line: str) -> str:
+    """A line of a bot's output made safe for a terminal: control characters escaped.
+
+    >>> output_line_shown("ok\\x1b[2J\\tdone")
+    'ok\\\\x1b[2J\\tdone'
+    """
+    out = "\t".join(printable(part) for part in line[:MAX_TAIL_LINE_CHARS].split("\t"))
+    return out + ("…" if len(line) > MAX_TAIL_LINE_CHARS else "")
+
+
+def read_tail(path: Path, lines: int = TAIL_LINES, max_bytes: int = TAIL_BYTES) -> tuple[str, ...]:
+    """The last lines of a bot's output file (at most ``max_bytes`` read), safe to print."""
+    data = tail_bytes(path, max_bytes + 1)
+    cut = len(data) > max_bytes
+    data = data[-max_bytes:]
+    found = data.decode("utf-8", "replace").splitlines()
+    if cut and found:
+        found = found[1:]  # cut somewhere in its middle
+    return tuple(output_line_shown(line) for line in found if line.strip())[-lines:]
 
 
 def cut_notice(limit: int) -> bytes:
@@ -385,9 +411,12 @@ __all__ = [
     "TimedLine",
     "TimedOutput",
     "cut_notice",
+    "output_line_shown",
     "raised_in",
     "raised_of",
     "raised_where",
     "read_output",
+    "read_tail",
+    "tail_bytes",
     "times_path",
 ]

@@ -36,7 +36,6 @@ from typing import Any
 
 import structlog
 
-from referee import text
 from referee.bots import builtin_bot, play_seat
 from referee.client.tls import ClientTls
 from referee.files import replace_private_file
@@ -48,7 +47,7 @@ from referee.sandbox import JailReport, TableJails
 from referee.sandbox.jailer import Jailer
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
 from referee.table.jails import bare_env
-from referee.table.output import Raised, raised_in, tail_bytes
+from referee.table.output import Raised, raised_in, read_tail
 from referee.table.procs import OUTPUT_DRAIN_S, BotProcess, ProcessLedger
 from referee.table.referees import Assignment, LocalReferee, Referee
 from referee.table.turns import TurnGate, stop_following
@@ -57,9 +56,6 @@ log = structlog.get_logger("referee.table")
 
 BOT_EXIT_GRACE_S = 3.0
 """After a match ends, how long its bots have to exit before their groups are killed."""
-TAIL_LINES = 10
-TAIL_BYTES = 4096
-MAX_TAIL_LINE_CHARS = 300
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -138,6 +134,8 @@ class MatchReport:
     settings: MatchSettings
     final_hash: str = ""
     """SHA-256 of the log's last entry line, what its signature covers: publish it."""
+    over_time_limit: bool = False
+    """The table cancelled the match for running over its time limit."""
     signed_by: str = ""
     """The public key (base64) the log's signature trailer names; empty when unsigned."""
     turn_moves: Mapping[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
@@ -192,27 +190,6 @@ def describe_exit(code: int) -> str:
             name = ""
         return f"was killed by signal {-code}{name}"
     return f"exited with status {code}"
-
-
-def output_line_shown(line: str) -> str:
-    """A line of a bot's output made safe for a terminal: control characters escaped.
-
-    >>> output_line_shown("ok\\x1b[2J\\tdone")
-    'ok\\\\x1b[2J\\tdone'
-    """
-    out = "\t".join(text.printable(part) for part in line[:MAX_TAIL_LINE_CHARS].split("\t"))
-    return out + ("…" if len(line) > MAX_TAIL_LINE_CHARS else "")
-
-
-def read_tail(path: Path, lines: int = TAIL_LINES, max_bytes: int = TAIL_BYTES) -> tuple[str, ...]:
-    """The last lines of a bot's output file (at most ``max_bytes`` read), safe to print."""
-    data = tail_bytes(path, max_bytes + 1)
-    cut = len(data) > max_bytes
-    data = data[-max_bytes:]
-    found = data.decode("utf-8", "replace").splitlines()
-    if cut and found:
-        found = found[1:]  # cut somewhere in its middle
-    return tuple(output_line_shown(line) for line in found if line.strip())[-lines:]
 
 
 class Table:
@@ -285,12 +262,14 @@ class Table:
                 )
             for seat, (spec, token) in enumerate(zip(seats, created.tokens, strict=True)):
                 await self._seat(run, settings, seat, spec, token, label, stderr_path)
+            over_time_limit = False
             try:
                 await asyncio.wait_for(run.over.wait(), time_limit_s)
             except TimeoutError:
                 why = f"the match ran over its time limit ({time_limit_s:g} s)"
                 await self.referee.cancel(run.match_id, why)
                 await run.over.wait()
+                over_time_limit = True
             run.gate(None, True)
             await stop_following(run.following)
             await self._unseat(run)
@@ -311,6 +290,7 @@ class Table:
                 hands=summary.hands,
                 settings=settings,
                 final_hash=summary.final_hash,
+                over_time_limit=over_time_limit,
                 signed_by=summary.signed_by,
                 turn_moves=summary.turn_moves,
                 seats=tuple(
@@ -596,5 +576,4 @@ __all__ = [
     "bot_seed",
     "describe_exit",
     "play_match",
-    "read_tail",
 ]

@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from referee.backends import FinishedMatch, LocalBackend, MatchJob
+from referee.backends import FinishedMatch, LocalBackend, MatchFailure, MatchJob
 from referee.log.verify import verify_log
 from referee.match.settings import MatchSettings
 from referee.rules import Rules
@@ -127,3 +128,38 @@ async def test_stopping_the_run_stops_the_matches_still_playing(tmp_path):
     while processes_with(marker):  # the bot and its child were stopped with the match
         assert time.monotonic() < deadline, "the stopped match's bot was left running"
         await asyncio.sleep(0.1)
+
+
+async def test_a_match_without_a_result_says_why_in_a_typed_cause(tmp_path):
+    """The ladder records why a match has no result from ``FinishedMatch.failure``,
+    never from the words of an error: refused settings, a time limit, a cancel."""
+    referee = LocalReferee("127.0.0.1:0", tmp_path / "work", tmp_path / "state")
+    await referee.start()
+    backend = LocalBackend(referee, concurrency=1, ledger=ProcessLedger(tmp_path / "procs.json"))
+    plain = job(tmp_path, "ok", builtin("greedy", "random", "greedy", "random"))
+
+    def hands(label: str, count: int) -> MatchJob:
+        rules = plain.settings.rules.with_options({"match_end": f"hands {count}"})
+        settings = dataclasses.replace(plain.settings, rules=rules)
+        return dataclasses.replace(plain, label=label, settings=settings)
+
+    gone = CommandBot((sys.executable, "-c", "pass"))  # ends at once, never connects
+    try:
+        await backend.start()
+        played = await backend.play(plain)
+        refused = await backend.play(hands("refused", 5000))  # the server allows 1000
+        timed_out = await backend.play(dataclasses.replace(hands("long", 1000), time_limit_s=0.3))
+        nobody = job(tmp_path, "empty", [Seat(f"gone-{i}", gone) for i in range(4)])
+        cancelled = await backend.play(dataclasses.replace(nobody, settings=dataclasses.replace(
+            nobody.settings, connect_timeout_ms=300
+        )))  # fmt: skip
+    finally:
+        await backend.stop()
+        await referee.stop()
+    assert played.failure is None and played.report is not None
+    assert refused.failure is MatchFailure.SETTINGS and refused.report is None
+    assert "SettingsError" in refused.error
+    assert timed_out.failure is MatchFailure.TIME_LIMIT
+    assert timed_out.report is not None and "time limit" in timed_out.report.cancel_reason
+    assert cancelled.failure is MatchFailure.CANCELLED and cancelled.report is not None
+    assert "connect" in cancelled.report.cancel_reason

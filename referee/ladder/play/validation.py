@@ -36,7 +36,7 @@ from referee.ladder.storage.schema import (
     versions,
 )
 from referee.ladder.storage.store import LadderStore
-from referee.table.table import read_tail
+from referee.table.output import read_tail
 
 MAX_TRIES = 3
 """Validation matches that failed for the ladder's reasons before a version is rejected."""

@@ -42,7 +42,13 @@ from pathlib import Path
 
 import structlog
 
-from referee.backends import FinishedMatch, LocalBackend, MatchBackend, MatchJob
+from referee.backends import (
+    FinishedMatch,
+    LocalBackend,
+    MatchBackend,
+    MatchFailure,
+    MatchJob,
+)
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import LadderError, LeaseLost
 from referee.ladder.play.backends import seat_plans
@@ -94,7 +100,9 @@ def seat_outcome(seat: SeatReport, folder: Path) -> SeatOutcome:
     )
 
 
-def outcome_of(report: MatchReport, folder: Path, duration_s: float) -> MatchOutcome:
+def outcome_of(
+    report: MatchReport, folder: Path, duration_s: float, failure: MatchFailure | None
+) -> MatchOutcome:
     """What a played match comes to: finished, or failed because it ran over its time
     limit or was cancelled (``timeout``, ``cancelled``)."""
     return MatchOutcome(
@@ -105,11 +113,7 @@ def outcome_of(report: MatchReport, folder: Path, duration_s: float) -> MatchOut
         log_signed_by=report.signed_by or None,
         hands=report.hands,
         duration_s=round(duration_s, 3),
-        failure=None
-        if report.finished
-        else "timeout"
-        if "time limit" in report.cancel_reason
-        else "cancelled",
+        failure=None if report.finished else (failure or MatchFailure.CANCELLED).value,
         failure_detail=None if report.finished else report.cancel_reason,
     )
 
@@ -119,17 +123,16 @@ def failure(cause: str, detail: str) -> MatchOutcome:
 
 
 def finished_outcome(match: FinishedMatch, folder: Path) -> MatchOutcome:
-    """What a backend's finished match comes to: ``outcome_of`` its report, or the
-    failure its ``error`` (``Type: message``) names; a log that does not verify (the
-    backend checked it) is not ranked."""
+    """What a backend's finished match comes to: ``outcome_of`` its report, or its
+    failure's cause; a log that does not verify (the backend checked it) is not ranked."""
     if match.report is None:
-        kind, _, detail = match.error.partition(": ")
-        if "SettingsError" in kind:  # raised here, or on a Ray node (RayTaskError(...))
+        if match.failure is MatchFailure.SETTINGS:  # raised here, or on a Ray node
+            detail = match.error.partition(": ")[2]
             return failure("settings", f"the referee refused the match: {detail}")
         return failure("error", match.error)
-    if match.verified is False and match.report.finished:
+    if match.failure is MatchFailure.UNVERIFIED:
         return failure("error", f"the log {match.report.log_path} does not verify")
-    return outcome_of(match.report, folder, match.duration_s)
+    return outcome_of(match.report, folder, match.duration_s, match.failure)
 
 
 class Worker:
