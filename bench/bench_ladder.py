@@ -37,7 +37,7 @@ from sqlalchemy import select
 
 from referee.ladder.config import load_ladder_config
 from referee.ladder.storage import queries
-from referee.ladder.storage.schema import GroupPurpose, MatchState, deal_groups, matches
+from referee.ladder.storage.schema import GroupPurpose, LadderMatchState, deal_groups, matches
 from referee.ladder.storage.store import LadderStore
 from referee.service.logging import configure_logging
 
@@ -80,7 +80,7 @@ def ranked_times(store: LadderStore) -> list[tuple[float, float]]:
             .select_from(matches.join(deal_groups))
             .where(
                 deal_groups.c.purpose == GroupPurpose.RANKED,
-                matches.c.state == MatchState.FINISHED,
+                matches.c.state == LadderMatchState.FINISHED,
             )
         ).all()
     return [(float(a), float(b)) for a, b in rows]
@@ -115,7 +115,7 @@ def run_ladder(workers: int, groups: int, hands: int, kills: int, seed: int) -> 
                         done = dict(
                             conn.execute(
                                 select(matches.c.id, matches.c.log_hash).where(
-                                    matches.c.state == MatchState.FINISHED
+                                    matches.c.state == LadderMatchState.FINISHED
                                 )
                             ).all()
                         )

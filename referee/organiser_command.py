@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from referee.client.organiser import (
     OVER,
     BadReply,
-    LogTooLarge,
+    LogStreamTooLarge,
     Organiser,
     OrganiserError,
     Target,
@@ -241,7 +241,7 @@ async def _log(args: argparse.Namespace, org: Organiser) -> int:
         return await _fetch(args, org, info, dest, key, whose, pinned is not None)
     except OSError as exc:  # the folder of --output cannot be written
         raise OrganiserError(f"cannot write the log beside {dest}: {exc.strerror}") from None
-    except (LogTooLarge, BadReply) as exc:  # nothing was written at dest
+    except (LogStreamTooLarge, BadReply) as exc:  # nothing was written at dest
         if args.json:
             failed = {"log": str(dest), "over": over, "verified": False, "summary": str(exc)}
             print(json.dumps(failed))

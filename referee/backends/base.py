@@ -289,9 +289,7 @@ class MatchBackend(abc.ABC):
                 duration_s=time.monotonic() - t0,
                 retries=playing.retries,
                 failure=(  # on Ray too: its error is an instance of the cause's class
-                    MatchFailure.SETTINGS
-                    if isinstance(exc, SettingsError)
-                    else MatchFailure.ERROR
+                    MatchFailure.SETTINGS if isinstance(exc, SettingsError) else MatchFailure.ERROR
                 ),
             )
 

@@ -50,10 +50,10 @@ from referee.backends.base import (
 )
 from referee.extras import install_hint
 from referee.files import replace_private_file
+from referee.log.outputs import tail_bytes
 from referee.log.reader import read_bounded
 from referee.log.signing import LogSigner, resign
 from referee.sandbox import TableJails
-from referee.table.output import tail_bytes
 from referee.table.referees import LocalReferee, RefereeUnavailable
 from referee.table.table import BOT_EXIT_GRACE_S, MatchReport, Table
 
@@ -154,7 +154,7 @@ SandboxFor = Callable[[MatchJob], SandboxRecipe | None]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class PlayedMatch:
+class NodeReport:
     """What a worker sends back: the table's report and the files the match made."""
 
     report: MatchReport
@@ -171,12 +171,12 @@ class PlayedMatch:
 # -- on the worker ------------------------------------------------------------------------
 
 
-def play_here(job: MatchJob, sandbox: SandboxRecipe | None = None) -> PlayedMatch:
+def play_here(job: MatchJob, sandbox: SandboxRecipe | None = None) -> NodeReport:
     """Play one match in this process, as the local backend does: the Ray task's body."""
     return asyncio.run(_play_here(job, sandbox))
 
 
-async def _play_here(job: MatchJob, recipe: SandboxRecipe | None) -> PlayedMatch:
+async def _play_here(job: MatchJob, recipe: SandboxRecipe | None) -> NodeReport:
     with tempfile.TemporaryDirectory(prefix="pusoy-match-") as scratch:
         root = Path(scratch)
         # The worker sandboxes spawned bots as a local run does, for one match at a
@@ -209,7 +209,7 @@ async def _play_here(job: MatchJob, recipe: SandboxRecipe | None) -> PlayedMatch
             for s in report.seats
             if s.stderr_path is not None
         )
-        return PlayedMatch(
+        return NodeReport(
             report=report,
             log=data,
             log_sha256=hashlib.sha256(data).hexdigest(),
@@ -221,7 +221,7 @@ async def _play_here(job: MatchJob, recipe: SandboxRecipe | None) -> PlayedMatch
 # -- on the driver ------------------------------------------------------------------------
 
 
-def place_files(played: PlayedMatch, job: MatchJob, signer: LogSigner | None = None) -> MatchReport:
+def place_files(played: NodeReport, job: MatchJob, signer: LogSigner | None = None) -> MatchReport:
     """Write a worker's log (fsynced) and its bots' output where the job says; the
     report is returned with those paths. The log's entries are kept byte for byte; with
     ``signer``, the worker's trailer is replaced by one signed with the driver's own key.
@@ -355,7 +355,7 @@ class RayBackend(MatchBackend):
         for attempt in range(1, self.max_attempts + 1):
             ref = self._task.remote(job, recipe)
             try:
-                played: PlayedMatch = await ref
+                played: NodeReport = await ref
                 report = await asyncio.to_thread(place_files, played, job, self.signer)
             except asyncio.CancelledError:
                 ray.cancel(ref, force=True)
@@ -388,7 +388,7 @@ def _first_line(exc: BaseException) -> str:
 __all__ = [
     "RAY_INSTALL_HINT",
     "ClusterUnavailable",
-    "PlayedMatch",
+    "NodeReport",
     "RayBackend",
     "RayNotInstalled",
     "SandboxFor",

@@ -82,7 +82,7 @@ class BadReply(OrganiserError):
     """A reply no honest referee sends (it is refused whole: nothing of it is used)."""
 
 
-class LogTooLarge(OrganiserError):
+class LogStreamTooLarge(OrganiserError):
     """The referee streamed more than any log of a referee holds."""
 
 
@@ -258,7 +258,7 @@ async def fetch_log(
     (mode 0600) beside ``dest``: ``async with fetch_log(...) as log: ...; log.keep()``.
 
     Memory holds at most ``WRITE_CHUNK`` bytes of it at a time; past ``max_bytes``, or
-    at a line holding a line break, the stream is dropped (``LogTooLarge``,
+    at a line holding a line break, the stream is dropped (``LogStreamTooLarge``,
     ``BadReply``). Raises grpc.aio.AioRpcError as the call fails; the temporary file is
     removed on any error, and whenever ``keep()`` was not called."""
     fd, name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
@@ -279,7 +279,7 @@ async def fetch_log(
                     log.lines += 1
                     log.size += len(data)
                     if log.size > max_bytes:
-                        raise LogTooLarge(
+                        raise LogStreamTooLarge(
                             f"GetMatchLog: the referee streamed more than {max_bytes} bytes "
                             "for one log, more than a referee writes: not a log"
                         )

@@ -83,7 +83,7 @@ def find_logs(sources: Sequence[Path]) -> tuple[list[Path], Path | None]:
 Row = dict[str, Any]
 
 
-def decisions(read: LogRead, *, full_information: bool = False) -> Iterator[Row]:
+def log_rows(read: LogRead, *, full_information: bool = False) -> Iterator[Row]:
     """The rows of a verified log, in order (a hand's rows once the hand has ended)."""
     game: Game | None = None
     names: list[str] = []
@@ -247,7 +247,7 @@ class _Parquet:
 # -- progress ---------------------------------------------------------------------------
 
 
-class Progress:
+class DatasetProgress:
     """A bar rewritten in place on a terminal; a line per tenth of the logs otherwise."""
 
     def __init__(self, out: TextIO, total: int) -> None:
@@ -291,7 +291,7 @@ def export(
     progress: TextIO | None = sys.stderr,
     notes: TextIO = sys.stderr,
 ) -> Summary:
-    """Write the decisions of every log of ``sources`` to ``output`` (Parquet, or JSON
+    """Write the log_rows of every log of ``sources`` to ``output`` (Parquet, or JSON
     lines for a ``.jsonl`` name or ``fmt="jsonl"``)."""
     fmt = fmt or ("jsonl" if output.suffix in (".jsonl", ".json", ".ndjson") else "parquet")
     if fmt not in FORMATS:
@@ -307,7 +307,7 @@ def export(
     except OSError as exc:
         raise DatasetError(f"cannot write {output}: {exc.strerror or exc}") from None
     summary = Summary()
-    bar = Progress(progress, len(logs)) if progress is not None else None
+    bar = DatasetProgress(progress, len(logs)) if progress is not None else None
     batch: list[Row] = []
     try:
         for i, path in enumerate(logs):
@@ -360,7 +360,7 @@ def _export_log(
         return report.summary().removeprefix("FAILED: ").removeprefix(f"{path}: ")
     rows: list[Row] = []
     try:
-        rows.extend(decisions(read, full_information=full_information))
+        rows.extend(log_rows(read, full_information=full_information))
     except (SettingsError, RulesError, ValueError) as exc:  # verified: not expected
         return f"cannot be replayed: {exc}"
     summary.logs += 1

@@ -89,7 +89,7 @@ class LobbyConnection:
 
 
 @dataclasses.dataclass
-class RemoteBot:
+class RegisteredBot:
     """A registered remote bot and what it is playing."""
 
     name: str
@@ -119,8 +119,8 @@ class Lobby:
     def __init__(self) -> None:
         self.tournament = ""
         self.open = True
-        self._by_key: dict[str, RemoteBot] = {}
-        self._by_name: dict[str, RemoteBot] = {}
+        self._by_key: dict[str, RegisteredBot] = {}
+        self._by_name: dict[str, RegisteredBot] = {}
         self._listeners: list[Callable[[], None]] = []
         self.admit: Admit | None = None
         """Asked about a hello whose key no registration has (a ladder looks the key up
@@ -129,18 +129,18 @@ class Lobby:
 
     # -- the organiser's side ----------------------------------------------------
 
-    def register(self, name: str, key: str, max_matches: int = 0) -> RemoteBot:
+    def register(self, name: str, key: str, max_matches: int = 0) -> RegisteredBot:
         if not key:
             raise LobbyError(f"remote bot {name!r} needs a key")
         if key in self._by_key or name in self._by_name:
             raise LobbyError(f"remote bot {name!r}: name or key already registered")
-        bot = RemoteBot(name, key, max_matches, absent_since=asyncio.get_running_loop().time())
+        bot = RegisteredBot(name, key, max_matches, absent_since=asyncio.get_running_loop().time())
         self._by_key[key] = bot
         self._by_name[name] = bot
         self.open = True
         return bot
 
-    def bot(self, name: str) -> RemoteBot:
+    def bot(self, name: str) -> RegisteredBot:
         return self._by_name[name]
 
     def add_listener(self, callback: Callable[[], None]) -> None:
@@ -178,7 +178,7 @@ class Lobby:
 
     def hello(
         self, hello: lobby_service.LobbyHello, peer: str
-    ) -> tuple[RemoteBot, LobbyConnection] | lobby_service.LobbyRefusal:
+    ) -> tuple[RegisteredBot, LobbyConnection] | lobby_service.LobbyRefusal:
         """Admit a bot, or say why not. A second connection replaces the first."""
         if hello.protocol_version not in SUPPORTED_PROTOCOL_VERSIONS:
             return _refusal(
@@ -219,7 +219,7 @@ class Lobby:
         self._notify()
         return bot, connection
 
-    def gone(self, bot: RemoteBot, connection: LobbyConnection) -> None:
+    def gone(self, bot: RegisteredBot, connection: LobbyConnection) -> None:
         connection.close()
         if bot.connection is connection:
             bot.connection = None
@@ -288,7 +288,7 @@ class LobbyServicer(lobby_service_grpc.LobbyServiceServicer):
     async def _read(
         self,
         requests: AsyncIterator[lobby_service.ConnectRequest],
-        bot: RemoteBot,
+        bot: RegisteredBot,
         connection: LobbyConnection,
     ) -> None:
         try:

@@ -76,7 +76,7 @@ class BridgeLimits:
 
 
 @dataclasses.dataclass
-class Counts:
+class BridgeCounts:
     lines_to_bot: int = 0
     lines_from_bot: int = 0
     malformed: int = 0
@@ -120,7 +120,7 @@ class StdioBridge(SeatPlayer):
             reconnect_window_s=limits.reconnect_window_s,
         )
         self.stderr = stderr or sys.stderr
-        self.counts = Counts()
+        self.counts = BridgeCounts()
         self.owed = Owed()
         self.seat = -1
         self.ended = False
@@ -433,4 +433,4 @@ async def run_bridge(
             loop.remove_signal_handler(signal.SIGTERM)
 
 
-__all__ = ["BridgeLimits", "Counts", "Exit", "StdioBridge", "run_bridge"]
+__all__ = ["BridgeCounts", "BridgeLimits", "Exit", "StdioBridge", "run_bridge"]

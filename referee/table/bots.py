@@ -275,7 +275,7 @@ def distinct_names(names: Sequence[str], reserved: Sequence[str] = ()) -> list[s
     return out
 
 
-def check_name(name: str) -> str | None:
+def seat_name_problem(name: str) -> str | None:
     """Why a seat name given by a person cannot be used, or None."""
     if not name.strip():
         return "a seat name cannot be empty"
@@ -317,12 +317,12 @@ __all__ = [
     "RemoteBot",
     "Seat",
     "bot_name",
-    "check_name",
     "check_program",
     "command_warnings",
     "distinct_names",
     "expand",
     "parse_bot",
+    "seat_name_problem",
     "seat_warnings",
     "token_warning",
     "unknown_placeholder",
@@ -361,7 +361,7 @@ def match_seats(given: Sequence[tuple[str, str | None]]) -> list[Seat]:
         bots.append(bot)
     chosen = [name for _, name in given if name is not None]
     for name in chosen:
-        problem = check_name(name)
+        problem = seat_name_problem(name)
         if problem is not None:
             raise ValueError(f"--name: {problem}")
         if chosen.count(name) > 1:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from referee.table.output import raised_where
+from referee.log.outputs import raised_where
 from referee.table.table import BotExit, MatchReport, SeatReport, describe_exit
 
 EXIT_PLAYED = 0

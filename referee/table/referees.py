@@ -28,7 +28,7 @@ import grpc
 from referee.client.organiser import (
     BadReply,
     CallFailed,
-    LogTooLarge,
+    LogStreamTooLarge,
     Organiser,
     OrganiserError,
     Target,
@@ -354,7 +354,7 @@ class ServerReferee(Referee):
                 log.keep()  # checked with the tournament's key when it is recorded
         except Unreachable as exc:
             raise self._lost_referee(exc) from None
-        except (BadReply, LogTooLarge) as exc:  # an endless or broken stream: no log
+        except (BadReply, LogStreamTooLarge) as exc:  # an endless or broken stream: no log
             raise RefereeUnavailable(str(exc)) from None
 
     async def discard(self, match_id: str) -> None:

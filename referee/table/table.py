@@ -39,6 +39,7 @@ import structlog
 from referee.bots import builtin_bot, play_seat
 from referee.client.tls import ClientTls
 from referee.files import replace_private_file
+from referee.log.outputs import Raised, raised_in, read_tail
 from referee.log.signing import LogSigner
 from referee.log.summary import SeatSummary, summarize_log
 from referee.match.settings import MatchSettings
@@ -47,7 +48,6 @@ from referee.sandbox import JailReport, TableJails
 from referee.sandbox.jailer import Jailer
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
 from referee.table.jails import bare_env
-from referee.table.output import Raised, raised_in, read_tail
 from referee.table.procs import OUTPUT_DRAIN_S, BotProcess, ProcessLedger
 from referee.table.referees import Assignment, LocalReferee, Referee
 from referee.table.turns import TurnGate, stop_following

@@ -357,7 +357,7 @@ def seat_results(
     """Each seat's result of a match a backend gave back (a failed match: four empty
     ones), named ``bots`` by seat, output paths relative to ``folder``. The ladder's
     workers read their seats' outcomes from these too."""
-    from referee.table.output import raised_where
+    from referee.log.outputs import raised_where
 
     if match.report is None:
         return tuple(SeatResult(bots[s], SeatSummary(seat=s)) for s in range(4))

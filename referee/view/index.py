@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from referee import __version__
+from referee.log.outputs import times_path
 from referee.log.reader import LogTooLarge
 from referee.log.verify import verify_log
-from referee.table.output import times_path
 from referee.view.fold import Op, fold_log
 from referee.view.page import FORMAT, asset, render_page, replay_data, source_hash
-from referee.view.standings import esc, head_to_head, rank_notes, ratings_chart, ratings_table
+from referee.view.standings import esc, head_to_head, rank_notes_html, ratings_chart, ratings_table
 from referee.view.stderr import files_beside
 
 MANIFEST = "pages.json"
@@ -386,7 +386,7 @@ def tournament_body(
         parts += [
             '<section class="card"><h2>Standings</h2>',
             ratings_table(bots, scoring),
-            rank_notes(standings),
+            rank_notes_html(standings),
             "</section>",
             '<section class="card"><h2>Ratings and their 95% intervals</h2>',
             ratings_chart(bots),

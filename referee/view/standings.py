@@ -115,10 +115,10 @@ def ratings_table(bots: Any, scoring: str = "penalty") -> str:
     )
 
 
-def _ticks(lo: float, hi: float, count: int = 6) -> list[float]:
+def axis_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
     """Round numbers between lo and hi for an axis.
 
-    >>> _ticks(3.2, 47.8)
+    >>> axis_ticks(3.2, 47.8)
     [10, 20, 30, 40]
     """
     span = hi - lo
@@ -158,7 +158,7 @@ def ratings_chart(bots: Any) -> str:
     def x(v: float) -> str:
         return f"{100 * (v - lo) / (hi - lo):.2f}%"
 
-    ticks = _ticks(lo, hi)
+    ticks = axis_ticks(lo, hi)
     grid = "".join(f'<line class="grid" x1="{x(t)}" x2="{x(t)}" y1="0" y2="100%"/>' for t in ticks)
     axis = "".join(
         f'<text class="axis" x="{x(t)}" y="13" text-anchor="middle">{t:g}</text>' for t in ticks
@@ -243,7 +243,7 @@ def flipped(pair: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-_SIG_WORDS = {
+SIG_WORDS = {
     "better": "better, significantly (the 95% CI is above 0)",
     "likely-better": f"likely better (likelihood of superiority ≥ {LIKELY:.0%})",
     "even": "no clear difference",
@@ -287,7 +287,7 @@ def head_to_head(names: Sequence[str], pairs: Any, scoring: str = "penalty") -> 
             title = (
                 f"{a} vs {b}: {fmt(p.get('mean'), sign=True)} {unit} per hand, 95% CI "
                 f"[{fmt(low)}, {fmt(high)}], likelihood of superiority {chance}, "
-                f"{p.get('groups')} deal groups: {_SIG_WORDS[sig]}"
+                f"{p.get('groups')} deal groups: {SIG_WORDS[sig]}"
             )
             cells.append(
                 f'<td class="pair" data-sig="{sig}" data-a="{esc(a)}" data-b="{esc(b)}" '
@@ -303,7 +303,7 @@ def head_to_head(names: Sequence[str], pairs: Any, scoring: str = "penalty") -> 
         )
     key = "".join(
         f'<li><span class="swatch" data-sig="{sig}"></span>{esc(words)}</li>'
-        for sig, words in _SIG_WORDS.items()
+        for sig, words in SIG_WORDS.items()
     )
     return (
         f'<p class="muted small">How many {unit} per hand the row\'s bot did better than the '
@@ -316,11 +316,11 @@ def head_to_head(names: Sequence[str], pairs: Any, scoring: str = "penalty") -> 
     )
 
 
-def rank_notes(standings: Mapping[str, Any]) -> str:
+def rank_notes_html(standings: Mapping[str, Any]) -> str:
     """The pairs where the table's order and the head to head disagree, as standings.json
-    gives them (``rank_notes``, each with its sentence), with the sort key explained in
+    gives them (``rank_notes_html``, each with its sentence), with the sort key explained in
     one line; "" when there are none."""
-    notes = standings.get("rank_notes")
+    notes = standings.get("rank_notes_html")
     lines = [
         f"<li>{esc(n.get('text'))}</li>"
         for n in (notes if isinstance(notes, list) else [])
@@ -341,7 +341,7 @@ __all__ = [
     "flipped",
     "head_to_head",
     "number",
-    "rank_notes",
+    "rank_notes_html",
     "ratings_chart",
     "ratings_table",
     "significance",

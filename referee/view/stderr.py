@@ -1,7 +1,7 @@
 """``referee view --with-stderr``: each seat's own output beside its moves.
 
 The table keeps a spawned bot's output in a file and times each line as it reads it
-(``referee.table.output``). A line belongs to the seat's first move decided at or after
+(``referee.log.outputs``). A line belongs to the seat's first move decided at or after
 the moment it was read (what the bot printed while it thought, or on its way to that
 move: a crashed bot's traceback goes with the default move the referee then made for
 it); lines after its last move go to the end of the match; lines with no recorded time
@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from referee.log.outputs import raised_of, read_output
 from referee.rules import SEATS
-from referee.table.output import raised_of, read_output
 from referee.view.fold import MAX_TEXT, Op, text
 
 MAX_LINES = 600

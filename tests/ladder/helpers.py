@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from referee.ladder.storage.records import MatchOutcome, SeatOutcome, TeamLimits, Version
+from referee.ladder.storage.records import MatchOutcome, SeatRecord, TeamLimits, Version
 from referee.ladder.storage.store import LadderStore
 
 LIMITS = TeamLimits()
@@ -48,7 +48,7 @@ def finished(places: tuple[int, int, int, int] = (1, 2, 3, 4), match_id: str = "
     return MatchOutcome(
         finished=True,
         seats=tuple(
-            SeatOutcome(
+            SeatRecord(
                 seat=s,
                 place=p,
                 total=10 * (p - 1),

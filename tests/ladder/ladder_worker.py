@@ -22,7 +22,7 @@ import time
 
 from referee.ladder.errors import LeaseLost
 from referee.ladder.storage import queries
-from referee.ladder.storage.records import MatchOutcome, SeatOutcome
+from referee.ladder.storage.records import MatchOutcome, SeatRecord
 from referee.ladder.storage.store import LadderStore
 
 
@@ -32,7 +32,7 @@ def outcome(match_id: str, rng: random.Random) -> MatchOutcome:
     return MatchOutcome(
         finished=True,
         seats=tuple(
-            SeatOutcome(seat=s, place=p, total=10 * (p - 1), scores=(10 * (p - 1),))
+            SeatRecord(seat=s, place=p, total=10 * (p - 1), scores=(10 * (p - 1),))
             for s, p in enumerate(places)
         ),
         log_path=f"logs/{match_id}.jsonl",

@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 
 from referee.ladder.storage import queries
 from referee.ladder.storage.db import sqlite_url
-from referee.ladder.storage.schema import MatchState, matches
+from referee.ladder.storage.schema import LadderMatchState, matches
 from referee.ladder.storage.store import LadderStore
 
 from .conftest import PostgresCluster
@@ -101,7 +101,9 @@ def finished_matches(url: str) -> tuple[int, list[str]]:
     store = LadderStore.open(url)
     with store.reading() as conn:
         count = conn.execute(
-            select(func.count()).select_from(matches).where(matches.c.state == MatchState.FINISHED)
+            select(func.count())
+            .select_from(matches)
+            .where(matches.c.state == LadderMatchState.FINISHED)
         ).scalar_one()
     problems = queries.check(store)
     store.close()

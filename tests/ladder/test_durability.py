@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from referee.ladder.storage import queries
-from referee.ladder.storage.schema import MatchState, matches, ratings, seat_results
+from referee.ladder.storage.schema import LadderMatchState, matches, ratings, seat_results
 
 from .helpers import active_version
 
@@ -104,7 +104,7 @@ def test_sigkill_at_random_moments_loses_nothing_and_doubles_nothing(store, migr
             ).all()
         )
         rated = conn.execute(select(func.count()).select_from(ratings)).scalar_one()
-    assert set(states.values()) == {MatchState.FINISHED}
+    assert set(states.values()) == {LadderMatchState.FINISHED}
     assert set(per_match.values()) == {4} and len(per_match) == len(scheduled)
     assert rated == 4 * len(groups)  # each group rated once, each of its versions once
     assert queries.check(store) == []

@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy import select
 
 from referee.ladder.config import ConfigError, load_ladder_config
-from referee.ladder.storage.schema import GroupPurpose, MatchState, deal_groups, matches
+from referee.ladder.storage.schema import GroupPurpose, LadderMatchState, deal_groups, matches
 from referee.ladder.storage.store import LadderStore
 from referee.log.verify import verify_log
 from referee.sandbox import Level
@@ -101,7 +101,7 @@ def finished(store: LadderStore) -> list[tuple[str, str, str, GroupPurpose]]:
         rows = conn.execute(
             select(matches.c.id, matches.c.log_path, matches.c.log_hash, deal_groups.c.purpose)
             .join(deal_groups, deal_groups.c.id == matches.c.group_id)
-            .where(matches.c.state == MatchState.FINISHED)
+            .where(matches.c.state == LadderMatchState.FINISHED)
         ).all()
     return [(r.id, r.log_path, r.log_hash, GroupPurpose(r.purpose)) for r in rows]
 
@@ -138,7 +138,7 @@ def test_a_ladder_on_a_ray_of_its_own_plays_and_records_its_matches(tmp_path: Pa
         assert "matches on Ray (a Ray of its own), 2 at once" in _output(tmp_path)
         with store.reading() as conn:  # a SIGTERM gives the matches being played back
             running = conn.execute(
-                select(matches.c.id).where(matches.c.state == MatchState.RUNNING)
+                select(matches.c.id).where(matches.c.state == LadderMatchState.RUNNING)
             ).all()
         assert running == []
 

@@ -35,7 +35,7 @@ from referee.ladder.storage.db import sqlite_url
 from referee.ladder.storage.records import Version
 from referee.ladder.storage.schema import (
     GroupPurpose,
-    MatchState,
+    LadderMatchState,
     VersionState,
     bots,
     deal_groups,
@@ -183,7 +183,9 @@ def finished(store: LadderStore) -> dict[str, str]:
     """Finished matches -> the final hash of their log."""
     with store.reading() as conn:
         rows = conn.execute(
-            select(matches.c.id, matches.c.log_hash).where(matches.c.state == MatchState.FINISHED)
+            select(matches.c.id, matches.c.log_hash).where(
+                matches.c.state == LadderMatchState.FINISHED
+            )
         ).all()
     return {r.id: r.log_hash for r in rows}
 

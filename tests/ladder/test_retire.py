@@ -22,7 +22,7 @@ import pytest
 from referee.cli import main
 from referee.ladder.config import parse_ladder_config
 from referee.ladder.storage import queries
-from referee.ladder.storage.schema import MatchState, VersionState
+from referee.ladder.storage.schema import LadderMatchState, VersionState
 from referee.ladder.storage.store import LadderStore
 from referee.ladder.web.site import LadderWeb
 
@@ -50,7 +50,7 @@ class Ladder:
         return [
             e.match_id
             for e in queries.queue(self.store)
-            if e.state == MatchState.SCHEDULED and self.ids[team] in e.version_ids
+            if e.state == LadderMatchState.SCHEDULED and self.ids[team] in e.version_ids
         ]
 
     def assert_retired_keeping_its_history(self, team: str, reason: str) -> None:

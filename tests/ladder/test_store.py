@@ -21,10 +21,10 @@ from referee.ladder.errors import (
 )
 from referee.ladder.storage import queries
 from referee.ladder.storage.keys import parse_key
-from referee.ladder.storage.records import MatchOutcome, SeatOutcome, TeamLimits
+from referee.ladder.storage.records import MatchOutcome, SeatRecord, TeamLimits
 from referee.ladder.storage.schema import (
     GroupPurpose,
-    MatchState,
+    LadderMatchState,
     VersionState,
     matches,
     ratings,
@@ -289,7 +289,7 @@ def test_a_killed_workers_match_is_played_again_and_recorded_once(store, four, c
     with pytest.raises(LeaseLost):
         store.queue.record(match_id, lost.token, finished(match_id=match_id))
     done = store.queue.record(match_id, again.token, finished(match_id=match_id))
-    assert (done.state, done.already, done.group_rated) == (MatchState.FINISHED, False, True)
+    assert (done.state, done.already, done.group_rated) == (LadderMatchState.FINISHED, False, True)
     # The first worker was only slow, and records after the second: still not its match.
     with pytest.raises(LeaseLost):
         store.queue.record(match_id, lost.token, finished(match_id=match_id))
@@ -308,7 +308,7 @@ def test_recording_twice_changes_nothing(store, four):
         history = conn.execute(select(ratings).order_by(ratings.c.version_id)).all()
     for claim in claims:  # the same worker again, as after a crash just past the commit
         again = store.queue.record(claim.match_id, claim.token, finished((4, 3, 2, 1)))
-        assert again.already and again.state is MatchState.FINISHED and not again.group_rated
+        assert again.already and again.state is LadderMatchState.FINISHED and not again.group_rated
     assert [store.version(v) for v in four] == before
     with store.reading() as conn:
         assert conn.execute(select(ratings).order_by(ratings.c.version_id)).all() == history
@@ -352,8 +352,8 @@ def test_failed_matches_are_counted_not_rated(store, four):
     assert figures.failures == {"start": 1}
     played = queries.recent_matches(store, four[2])
     assert {(m.state, m.failure) for m in played} == {
-        (MatchState.FAILED, "start"),
-        (MatchState.FINISHED, None),
+        (LadderMatchState.FAILED, "start"),
+        (LadderMatchState.FINISHED, None),
     }
 
 
@@ -366,7 +366,7 @@ def test_a_match_that_kills_every_worker_is_given_up(store, four, clock):
     assert store.queue.claim("worker-9", 5) is None
     with store.reading() as conn:
         row = conn.execute(select(matches).where(matches.c.id == match_id)).one()
-    assert (row.state, row.failure) == (MatchState.FAILED, "abandoned")
+    assert (row.state, row.failure) == (LadderMatchState.FAILED, "abandoned")
     assert "3 times" in row.failure_detail and "worker-3" in row.failure_detail
     assert queries.check(store) == []
 
@@ -386,7 +386,7 @@ def test_retiring_a_version_cancels_its_queued_matches_not_running_ones(store, f
     running = store.queue.claim("w", 60)
     store.retire(four[1], "the team asked")
     state = {q.match_id: q.state for q in queries.queue(store)}
-    assert state == {running.match_id: MatchState.RUNNING}
+    assert state == {running.match_id: LadderMatchState.RUNNING}
     store.queue.record(running.match_id, running.token, finished(match_id=running.match_id))
     assert queries.figures(store).failures == {"retired": 3}
     assert queries.check(store) == []
@@ -399,13 +399,13 @@ IMPOSSIBLE = [
     MatchOutcome(True, finished().seats, log_path=None, log_hash=None),
     MatchOutcome(True, finished().seats, log_path="x", log_hash="short"),
     MatchOutcome(
-        True, (*finished().seats[:3], SeatOutcome(2, 1, 0)), log_path="x", log_hash="0" * 64
+        True, (*finished().seats[:3], SeatRecord(2, 1, 0)), log_path="x", log_hash="0" * 64
     ),
     MatchOutcome(
-        True, (*finished().seats[:3], SeatOutcome(3, 9, 0)), log_path="x", log_hash="0" * 64
+        True, (*finished().seats[:3], SeatRecord(3, 9, 0)), log_path="x", log_hash="0" * 64
     ),
     MatchOutcome(
-        True, (*finished().seats[:3], SeatOutcome(4, 1, 0)), log_path="x", log_hash="0" * 64
+        True, (*finished().seats[:3], SeatRecord(4, 1, 0)), log_path="x", log_hash="0" * 64
     ),
     MatchOutcome(False),
     MatchOutcome(False, failure="x" * 41),
@@ -419,7 +419,7 @@ def test_an_impossible_outcome_is_refused_and_nothing_is_written(store, four):
     for outcome in IMPOSSIBLE:
         with pytest.raises(LadderError):
             store.queue.record(match_id, claim.token, outcome)
-        assert queries.queue(store)[0].state is MatchState.RUNNING
+        assert queries.queue(store)[0].state is LadderMatchState.RUNNING
     store.queue.record(match_id, claim.token, finished(match_id=match_id))
     assert queries.check(store) == []
 
@@ -458,7 +458,7 @@ def test_a_real_matchs_summary_is_recorded_seat_by_seat(store, four, played_log)
     outcome = MatchOutcome(
         finished=True,
         seats=tuple(
-            SeatOutcome.of(SeatResult(name, seat))
+            SeatRecord.of(SeatResult(name, seat))
             for name, seat in zip(summary.seat_names, summary.seats, strict=True)
         ),
         log_path=f"logs/{played_log.name}",
@@ -466,7 +466,7 @@ def test_a_real_matchs_summary_is_recorded_seat_by_seat(store, four, played_log)
         log_signed_by=summary.signed_by,
         hands=summary.hands,
     )
-    assert store.queue.record(match_id, claim.token, outcome).state is MatchState.FINISHED
+    assert store.queue.record(match_id, claim.token, outcome).state is LadderMatchState.FINISHED
     with store.reading() as conn:
         row = conn.execute(select(matches).where(matches.c.id == match_id)).one()
         stored = conn.execute(select(seat_results).order_by(seat_results.c.seat)).all()

@@ -42,7 +42,7 @@ NOT_LOGS = {
     ("referee/ladder/uploads/submit.py", "_tar"): "a bot's files, to pack",
     ("referee/ladder/uploads/submit.py", "submit"): "a bot's archive",
     ("referee/ladder/web/sessions.py", "session_secret"): "the web's session key",
-    ("referee/table/output.py", "tail_bytes"): "a bot's output",
+    ("referee/log/outputs.py", "tail_bytes"): "a bot's output",
     ("referee/ladder/uploads/archive.py", "archive_digest"): "a bot's archive",
     ("referee/ladder/uploads/archive.py", "_Writer.file"): (
         "a file unpacked from an archive (writes)"
@@ -63,8 +63,8 @@ NOT_LOGS = {
     ("referee/server/registry.py", "MatchRegistry._resume"): "a match's seed file",
     ("referee/sandbox/view.py", "_environment_of"): "a bot's program and its config",
     ("referee/table/output.py", "BotOutput.__init__"): "a bot's output files (writes)",
-    ("referee/table/output.py", "read_output"): "a bot's output and its times",
-    ("referee/table/output.py", "raised_in"): "a bot's output (its kit's raised markers)",
+    ("referee/log/outputs.py", "read_output"): "a bot's output and its times",
+    ("referee/log/outputs.py", "raised_in"): "a bot's output (its kit's raised markers)",
     ("referee/table/procs.py", "_stat_fields"): "/proc/PID/stat",
     ("referee/table/procs.py", "BotProcess.spawn"): "the sandbox (jail.open())",
     ("referee/table/procs.py", "ProcessLedger.reap_leftovers"): "the process ledger",

@@ -14,12 +14,13 @@ import sys
 import time
 from pathlib import Path
 
+from referee.log.outputs import read_output, times_path
 from referee.log.summary import summarize_log
 from referee.log.verify import verify_log
 from referee.match.settings import MatchSettings
 from referee.rules import Rules
 from referee.table.bots import BuiltinBot, CommandBot, Seat
-from referee.table.output import DRAIN_BYTES_PER_S, cut_notice, read_output, times_path
+from referee.table.output import DRAIN_BYTES_PER_S, cut_notice
 from referee.table.procs import BotProcess
 from referee.table.table import play_match
 

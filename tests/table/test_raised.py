@@ -11,8 +11,8 @@ from pathlib import Path
 
 from referee_cli import run_referee
 
+from referee.log.outputs import raised_in
 from referee.log.reader import read_log
-from referee.table.output import raised_in
 
 BOT = Path(__file__).resolve().parent / "bots" / "raising_bot.py"
 

@@ -38,7 +38,7 @@ from referee.ladder.errors import LadderError
 from referee.ladder.play import validation
 from referee.ladder.storage.schema import (
     GroupPurpose,
-    MatchState,
+    LadderMatchState,
     VersionState,
     bots,
     deal_groups,
@@ -201,7 +201,7 @@ class Matchmaker:
                     select(func.count())
                     .select_from(matches.join(deal_groups))
                     .where(
-                        matches.c.state == MatchState.SCHEDULED,
+                        matches.c.state == LadderMatchState.SCHEDULED,
                         deal_groups.c.purpose == GroupPurpose.RANKED,
                     )
                 ).scalar_one()
@@ -228,7 +228,9 @@ class Matchmaker:
                 conn.execute(
                     select(match_seats.c.version_id, func.count(match_seats.c.match_id.distinct()))
                     .select_from(match_seats.join(matches))
-                    .where(matches.c.state.in_((MatchState.SCHEDULED, MatchState.RUNNING)))
+                    .where(
+                        matches.c.state.in_((LadderMatchState.SCHEDULED, LadderMatchState.RUNNING))
+                    )
                     .group_by(match_seats.c.version_id)
                 ).all()
             )

@@ -27,7 +27,7 @@ from referee.ladder.storage.records import Version
 from referee.ladder.storage.schema import (
     DONE,
     GroupPurpose,
-    MatchState,
+    LadderMatchState,
     VersionState,
     deal_groups,
     match_seats,
@@ -36,7 +36,7 @@ from referee.ladder.storage.schema import (
     versions,
 )
 from referee.ladder.storage.store import LadderStore
-from referee.table.output import read_tail
+from referee.log.outputs import read_tail
 
 MAX_TRIES = 3
 """Validation matches that failed for the ladder's reasons before a version is rejected."""
@@ -70,7 +70,7 @@ def tries(store: LadderStore, version_id: int) -> Tries:
     done = [r for r in rows if r.state in DONE]
     return Tries(
         open=len(rows) - len(done),
-        failed=sum(r.state != MatchState.FINISHED for r in done),
+        failed=sum(r.state != LadderMatchState.FINISHED for r in done),
         last=(done[-1].id, done[-1].state, done[-1].failure) if done else None,
     )
 
@@ -119,7 +119,7 @@ def settle(store: LadderStore, folder: Path, version: Version) -> Version | None
         return None
     match_id, state, failure = t.last
     try:
-        if state == MatchState.FINISHED:
+        if state == LadderMatchState.FINISHED:
             passed, reason, tail = verdict(store, folder, match_id)
             if passed:
                 return store.activate(version.id)
@@ -142,7 +142,7 @@ def needs_match(store: LadderStore, version: Version) -> bool:
     t = tries(store, version.id)
     if t.open:
         return False
-    return t.last is None or (t.last[1] != MatchState.FINISHED and t.failed < MAX_TRIES)
+    return t.last is None or (t.last[1] != LadderMatchState.FINISHED and t.failed < MAX_TRIES)
 
 
 def pending_versions(store: LadderStore) -> list[Version]:

@@ -53,7 +53,7 @@ from referee.ladder.config import LadderConfig
 from referee.ladder.errors import LadderError, LeaseLost
 from referee.ladder.play.backends import seat_plans
 from referee.ladder.play.validation import settle
-from referee.ladder.storage.records import Claim, MatchOutcome, SeatOutcome
+from referee.ladder.storage.records import Claim, MatchOutcome, SeatRecord
 from referee.ladder.storage.schema import GroupPurpose
 from referee.ladder.storage.store import LadderStore
 from referee.sandbox import SandboxUnavailable
@@ -75,11 +75,11 @@ def _relative(path: Path | None, folder: Path) -> str:
         return ""
 
 
-def seat_outcome(seat: SeatReport, folder: Path) -> SeatOutcome:
+def seat_outcome(seat: SeatReport, folder: Path) -> SeatRecord:
     """A seat as the table reports it, for the store."""
     s = seat.summary
     breach = seat.sandbox.breach if seat.sandbox is not None else None
-    return SeatOutcome(
+    return SeatRecord(
         seat=seat.seat,
         place=s.place,
         total=s.total,

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, Integer, and_, func, select
 from referee.ladder.storage.schema import (
     DONE,
     GroupPurpose,
-    MatchState,
+    LadderMatchState,
     VersionState,
     bots,
     deal_groups,
@@ -103,7 +103,7 @@ def rating_history(store: LadderStore, version_id: int) -> list[RatingPoint]:
 class QueueEntry:
     position: int
     match_id: str
-    state: MatchState
+    state: LadderMatchState
     purpose: GroupPurpose
     version_ids: tuple[int, ...]
     queued_at: float
@@ -117,9 +117,9 @@ def queue(store: LadderStore, limit: int = 100) -> list[QueueEntry]:
         rows = conn.execute(
             select(matches, deal_groups.c.purpose)
             .select_from(matches.join(deal_groups))
-            .where(matches.c.state.in_((MatchState.SCHEDULED, MatchState.RUNNING)))
+            .where(matches.c.state.in_((LadderMatchState.SCHEDULED, LadderMatchState.RUNNING)))
             .order_by(
-                (matches.c.state == MatchState.SCHEDULED),
+                (matches.c.state == LadderMatchState.SCHEDULED),
                 matches.c.priority,
                 matches.c.queued_at,
                 matches.c.id,
@@ -131,11 +131,11 @@ def queue(store: LadderStore, limit: int = 100) -> list[QueueEntry]:
         QueueEntry(
             i,
             r.id,
-            MatchState(r.state),
+            LadderMatchState(r.state),
             GroupPurpose(r.purpose),
             seats.get(r.id, ()),
             r.queued_at,
-            r.worker if r.state == MatchState.RUNNING else None,
+            r.worker if r.state == LadderMatchState.RUNNING else None,
         )
         for i, r in enumerate(rows, 1)
     ]
@@ -155,7 +155,7 @@ def _seats(conn: Connection, match_ids: list[str]) -> dict[str, tuple[int, ...]]
 @dataclasses.dataclass(frozen=True, slots=True)
 class PlayedMatch:
     match_id: str
-    state: MatchState
+    state: LadderMatchState
     finished_at: float | None
     seat: int
     place: int | None
@@ -193,7 +193,7 @@ def recent_matches(store: LadderStore, version_id: int, limit: int = 50) -> list
             )
             .where(
                 match_seats.c.version_id == version_id,
-                matches.c.state.in_((MatchState.FINISHED, MatchState.FAILED)),
+                matches.c.state.in_((LadderMatchState.FINISHED, LadderMatchState.FAILED)),
             )
             .order_by(matches.c.finished_at.desc(), matches.c.id)
             .limit(limit)
@@ -202,7 +202,7 @@ def recent_matches(store: LadderStore, version_id: int, limit: int = 50) -> list
     return [
         PlayedMatch(
             r.id,
-            MatchState(r.state),
+            LadderMatchState(r.state),
             r.finished_at,
             r.seat,
             r.place,
@@ -244,7 +244,7 @@ def figures(store: LadderStore) -> LadderFigures:
         recent = conn.execute(
             select(func.count())
             .select_from(matches)
-            .where(matches.c.state == MatchState.FINISHED, matches.c.finished_at > now - 60)
+            .where(matches.c.state == LadderMatchState.FINISHED, matches.c.finished_at > now - 60)
         ).scalar_one()
         failures: dict[str, int] = dict(
             conn.execute(
@@ -260,7 +260,7 @@ def figures(store: LadderStore) -> LadderFigures:
             conn.execute(
                 select(deal_groups.c.purpose, func.count())
                 .select_from(matches.join(deal_groups))
-                .where(matches.c.state == MatchState.SCHEDULED)
+                .where(matches.c.state == LadderMatchState.SCHEDULED)
                 .group_by(deal_groups.c.purpose)
             ).all()
         )
@@ -274,12 +274,12 @@ def figures(store: LadderStore) -> LadderFigures:
             )
         ).one()
     return LadderFigures(
-        queued=states.get(MatchState.SCHEDULED, 0),
-        running=states.get(MatchState.RUNNING, 0),
+        queued=states.get(LadderMatchState.SCHEDULED, 0),
+        running=states.get(LadderMatchState.RUNNING, 0),
         finished_last_minute=recent,
         failures=failures,
         versions=by_state,
-        finished=states.get(MatchState.FINISHED, 0),
+        finished=states.get(LadderMatchState.FINISHED, 0),
         queued_by_purpose=by_purpose,
         faults=dict(zip(FAULTS, (int(x) for x in sums), strict=True)),
     )
@@ -304,9 +304,12 @@ def check(store: LadderStore) -> list[str]:
         )
         rows = conn.execute(select(matches.c.id, matches.c.state, matches.c.log_hash)).all()
         for match_id, state, log_hash in rows:
-            if state == MatchState.FINISHED and (per_match[match_id] != 4 or not log_hash):
+            if state == LadderMatchState.FINISHED and (per_match[match_id] != 4 or not log_hash):
                 problems.append(f"{match_id}: finished with {per_match[match_id]} seat results")
-            if state in (MatchState.SCHEDULED, MatchState.RUNNING) and per_match[match_id]:
+            if (
+                state in (LadderMatchState.SCHEDULED, LadderMatchState.RUNNING)
+                and per_match[match_id]
+            ):
                 problems.append(f"{match_id}: {state} with seat results")
         counted: Counter[int] = Counter()
         failed: Counter[int] = Counter()
@@ -316,9 +319,9 @@ def check(store: LadderStore) -> list[str]:
             .where(deal_groups.c.purpose == GroupPurpose.RANKED)
             .distinct()
         ):
-            if state == MatchState.FINISHED:
+            if state == LadderMatchState.FINISHED:
                 counted[version_id] += 1
-            elif state == MatchState.FAILED:
+            elif state == LadderMatchState.FAILED:
                 failed[version_id] += 1
         rated: Counter[int] = Counter(
             dict(
@@ -356,7 +359,7 @@ def check(store: LadderStore) -> list[str]:
                 players = conn.execute(
                     select(func.count(match_seats.c.version_id.distinct()))
                     .select_from(match_seats.join(matches))
-                    .where(matches.c.group_id == g.id, matches.c.state == MatchState.FINISHED)
+                    .where(matches.c.group_id == g.id, matches.c.state == LadderMatchState.FINISHED)
                 ).scalar_one()
                 if players >= 2 and n_ratings != players:
                     problems.append(f"group {g.id}: {n_ratings} ratings for {players} versions")

@@ -53,7 +53,7 @@ from referee.ladder.storage.records import Claim, MatchOutcome, Recorded
 from referee.ladder.storage.schema import (
     DONE,
     GroupPurpose,
-    MatchState,
+    LadderMatchState,
     VersionState,
     bots,
     deal_groups,
@@ -97,7 +97,7 @@ class MatchQueue:
         caller's transaction (the store's, when a version is retired or rejected)."""
         queued = conn.execute(
             select(matches_t.c.id, matches_t.c.group_id)
-            .where(matches_t.c.state == MatchState.SCHEDULED)
+            .where(matches_t.c.state == LadderMatchState.SCHEDULED)
             .where(
                 matches_t.c.id.in_(
                     select(match_seats.c.match_id).where(match_seats.c.version_id == version_id)
@@ -111,7 +111,7 @@ class MatchQueue:
             conn.execute(
                 update(matches_t)
                 .where(matches_t.c.id == match_id)
-                .values(state=MatchState.CANCELLED, finished_at=now, failure=cause)
+                .values(state=LadderMatchState.CANCELLED, finished_at=now, failure=cause)
                 .values(failure_detail=why)
             )
         for group_id in sorted({g for _, g in queued}):
@@ -176,7 +176,7 @@ class MatchQueue:
                         id=match_id,
                         group_id=group_id,
                         seating=i,
-                        state=MatchState.SCHEDULED,
+                        state=LadderMatchState.SCHEDULED,
                         priority=PRIORITY[purpose],
                         queued_at=now,
                         attempts=0,
@@ -225,9 +225,9 @@ class MatchQueue:
                     select(matches_t)
                     .where(
                         or_(
-                            matches_t.c.state == MatchState.SCHEDULED,
+                            matches_t.c.state == LadderMatchState.SCHEDULED,
                             and_(
-                                matches_t.c.state == MatchState.RUNNING,
+                                matches_t.c.state == LadderMatchState.RUNNING,
                                 matches_t.c.lease_expires_at < now,
                             ),
                         ),
@@ -244,7 +244,7 @@ class MatchQueue:
                 self._close(
                     conn,
                     row,
-                    MatchState.FAILED,
+                    LadderMatchState.FAILED,
                     now,
                     failure="abandoned",
                     failure_detail=f"its worker stopped without a result {row.attempts} times "
@@ -254,7 +254,7 @@ class MatchQueue:
             conn.execute(
                 update(matches_t)
                 .where(matches_t.c.id == row.id)
-                .values(state=MatchState.RUNNING, worker=worker[:100], lease_token=token)
+                .values(state=LadderMatchState.RUNNING, worker=worker[:100], lease_token=token)
                 .values(lease_expires_at=now + lease_s, attempts=row.attempts + 1, started_at=now)
                 .values(live_address=None, live_id=None)
             )
@@ -287,7 +287,7 @@ class MatchQueue:
             done = conn.execute(
                 update(matches_t)
                 .where(matches_t.c.id == match_id, matches_t.c.lease_token == token)
-                .where(matches_t.c.state == MatchState.RUNNING)
+                .where(matches_t.c.state == LadderMatchState.RUNNING)
                 .values(lease_expires_at=expires)
             )
             if done.rowcount != 1:
@@ -305,7 +305,7 @@ class MatchQueue:
             done = conn.execute(
                 update(matches_t)
                 .where(matches_t.c.id == match_id, matches_t.c.lease_token == token)
-                .where(matches_t.c.state == MatchState.RUNNING)
+                .where(matches_t.c.state == LadderMatchState.RUNNING)
                 .values(live_address=address[:100], live_id=live_id[:40])
             )
             if done.rowcount != 1:
@@ -326,8 +326,8 @@ class MatchQueue:
             done = conn.execute(
                 update(matches_t)
                 .where(matches_t.c.id == match_id, matches_t.c.lease_token == token)
-                .where(matches_t.c.state == MatchState.RUNNING)
-                .values(state=MatchState.SCHEDULED, lease_token=None, lease_expires_at=None)
+                .where(matches_t.c.state == LadderMatchState.RUNNING)
+                .values(state=LadderMatchState.SCHEDULED, lease_token=None, lease_expires_at=None)
                 .values(attempts=matches_t.c.attempts - 1, live_address=None, live_id=None)
             )
             if done.rowcount != 1:
@@ -348,15 +348,17 @@ class MatchQueue:
             if row is None:
                 raise NotFound(f"no match {match_id}")
             if row.state in DONE and row.lease_token == token:  # this attempt's, again
-                return Recorded(match_id, MatchState(row.state), already=True, group_rated=False)
-            if row.state != MatchState.RUNNING or row.lease_token != token:
+                return Recorded(
+                    match_id, LadderMatchState(row.state), already=True, group_rated=False
+                )
+            if row.state != LadderMatchState.RUNNING or row.lease_token != token:
                 raise LeaseLost(f"match {match_id} is no longer this worker's")
             if outcome.seats:
                 conn.execute(
                     insert(seat_results),
                     [{"match_id": match_id, **s.row()} for s in outcome.seats],
                 )
-            state = MatchState.FINISHED if outcome.finished else MatchState.FAILED
+            state = LadderMatchState.FINISHED if outcome.finished else LadderMatchState.FAILED
             now = self.clock()
             rated = self._close(conn, row, state, now, token=token, **outcome.match_values())
             return Recorded(match_id, state, already=False, group_rated=rated)
@@ -367,7 +369,7 @@ class MatchQueue:
         self,
         conn: Connection,
         row: Row[Any],
-        state: MatchState,
+        state: LadderMatchState,
         now: float,
         token: str | None = None,
         **values: Any,
@@ -385,9 +387,11 @@ class MatchQueue:
         purpose = conn.execute(
             select(deal_groups.c.purpose).where(deal_groups.c.id == row.group_id)
         ).scalar_one()
-        if purpose == GroupPurpose.RANKED and state != MatchState.CANCELLED:
+        if purpose == GroupPurpose.RANKED and state != LadderMatchState.CANCELLED:
             counter = (
-                versions.c.matches if state == MatchState.FINISHED else versions.c.failed_matches
+                versions.c.matches
+                if state == LadderMatchState.FINISHED
+                else versions.c.failed_matches
             )
             seated = conn.execute(
                 select(match_seats.c.version_id)
@@ -431,7 +435,7 @@ class MatchQueue:
                     ),
                 ).join(matches_t, matches_t.c.id == seat_results.c.match_id)
             )
-            .where(matches_t.c.group_id == group_id, matches_t.c.state == MatchState.FINISHED)
+            .where(matches_t.c.group_id == group_id, matches_t.c.state == LadderMatchState.FINISHED)
         ).all()
         players = sorted({s.version_id for s in seats})
         if not players:

@@ -11,7 +11,7 @@ from sqlalchemy import Row
 
 from referee.ladder.errors import LadderError
 from referee.ladder.storage.rating import Rating
-from referee.ladder.storage.schema import GroupPurpose, MatchState, VersionState
+from referee.ladder.storage.schema import GroupPurpose, LadderMatchState, VersionState
 from referee.ladder.uploads.manifest import Manifest
 
 if TYPE_CHECKING:  # the tournament package is heavy to import; only its type is needed
@@ -82,11 +82,11 @@ class Version:
         return f"{self.team}/{self.bot}#{self.number}"
 
 
-def team_of(row: Row[Any]) -> Team:
+def team_from_row(row: Row[Any]) -> Team:
     return Team(row.id, row.name, bool(row.house), row.created_at, row.key_id)
 
 
-def version_of(row: Row[Any]) -> Version:
+def version_from_row(row: Row[Any]) -> Version:
     return Version(
         id=row.id,
         team=row.team,
@@ -133,7 +133,7 @@ class Claim:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class SeatOutcome:
+class SeatRecord:
     """One seat of a played match: the log's summary of it (``referee.log.summary``)
     and what only the worker saw (the process's end, the sandbox's breach)."""
 
@@ -156,7 +156,7 @@ class SeatOutcome:
     stderr_path: str = ""
 
     @classmethod
-    def of(cls, result: SeatResult) -> SeatOutcome:
+    def of(cls, result: SeatResult) -> SeatRecord:
         """A seat as the tournament's table reports it (``referee.tournament.results``),
         which is what the ladder's workers will have."""
         s = result.summary
@@ -199,7 +199,7 @@ class MatchOutcome:
     """
 
     finished: bool
-    seats: tuple[SeatOutcome, ...] = ()
+    seats: tuple[SeatRecord, ...] = ()
     log_path: str | None = None
     log_hash: str | None = None
     log_signed_by: str | None = None
@@ -242,7 +242,7 @@ class MatchOutcome:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Recorded:
     match_id: str
-    state: MatchState
+    state: LadderMatchState
     already: bool
     """The match was recorded before: nothing changed."""
     group_rated: bool

@@ -72,7 +72,7 @@ class VersionState(enum.StrEnum):
     matches and ratings stay."""
 
 
-class MatchState(enum.StrEnum):
+class LadderMatchState(enum.StrEnum):
     SCHEDULED = "scheduled"
     RUNNING = "running"
     """Claimed by a worker under a lease; a lease that ran out puts it back in the queue."""
@@ -93,7 +93,7 @@ class GroupPurpose(enum.StrEnum):
 UNARCHIVED_RUNTIMES = ("builtin", "remote")
 """The runtimes of versions that no archive brings (``referee.ladder.uploads.manifest``)."""
 
-DONE = (MatchState.FINISHED, MatchState.FAILED, MatchState.CANCELLED)
+DONE = (LadderMatchState.FINISHED, LadderMatchState.FAILED, LadderMatchState.CANCELLED)
 """The states a match never leaves."""
 
 
@@ -240,7 +240,7 @@ matches = Table(
     Column("live_address", String(100)),
     Column("live_id", String(40)),
     UniqueConstraint("group_id", "seating"),
-    CheckConstraint(_one_of("state", MatchState), name="state"),
+    CheckConstraint(_one_of("state", LadderMatchState), name="state"),
     Index(None, "state", "priority", "queued_at"),
     Index(None, "state", "finished_at"),
 )

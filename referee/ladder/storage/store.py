@@ -37,8 +37,8 @@ from referee.ladder.storage.records import (
     Team,
     TeamLimits,
     Version,
-    team_of,
-    version_of,
+    team_from_row,
+    version_from_row,
 )
 from referee.ladder.storage.rows import (
     check_disk,
@@ -180,7 +180,7 @@ class LadderStore:
                 .where(teams.c.id == row.id)
                 .values(key_id=key_id, key_hash=digest, key_created_at=self.clock())
             )
-            return dataclasses.replace(team_of(row), key_id=key_id)
+            return dataclasses.replace(team_from_row(row), key_id=key_id)
 
         return NewKey(self._write(body), key)
 
@@ -192,11 +192,11 @@ class LadderStore:
             row = conn.execute(select(teams).where(teams.c.key_id == key_id)).first()
         if not key_matches(row.key_hash if row else None, key_id, secret) or row is None:
             raise KeyRefused("not a key of this ladder (or an old one)")
-        return team_of(row)
+        return team_from_row(row)
 
     def team(self, name: str) -> Team:
         with db.reading(self.engine) as conn:
-            return team_of(team_row(conn, name))
+            return team_from_row(team_row(conn, name))
 
     # -- versions -----------------------------------------------------------------------
 
@@ -477,7 +477,7 @@ class LadderStore:
             if found is None:
                 which = "active version" if number is None else f"version {number}"
                 raise NotFound(f"{team}/{bot} has no {which}")
-            return version_of(version_row(conn, int(found), full=True))
+            return version_from_row(version_row(conn, int(found), full=True))
 
     def _move(
         self,
@@ -530,8 +530,8 @@ class LadderStore:
                 .order_by(versions.c.state_at.desc(), versions.c.id.desc())
                 .offset(keep)
             ).scalars()
-            return [version_of(version_row(conn, v, full=True)) for v in list(ids)]
+            return [version_from_row(version_row(conn, v, full=True)) for v in list(ids)]
 
     def version(self, version_id: int) -> Version:
         with db.reading(self.engine) as conn:
-            return version_of(version_row(conn, version_id, full=True))
+            return version_from_row(version_row(conn, version_id, full=True))

@@ -27,7 +27,7 @@ from referee.ladder.storage import queries
 from referee.ladder.storage.records import Version
 from referee.ladder.storage.schema import (
     GroupPurpose,
-    MatchState,
+    LadderMatchState,
     VersionState,
     bots,
     deal_groups,
@@ -104,7 +104,7 @@ def leaderboard_json(store: LadderStore) -> list[dict[str, Any]]:
                     func.sum(func.cast(seat_results.c.place == 1, Integer)),
                 )
                 .select_from(_ranked_results())
-                .where(matches.c.state == MatchState.FINISHED)
+                .where(matches.c.state == LadderMatchState.FINISHED)
                 .group_by(match_seats.c.version_id)
             ).all()
         }
@@ -156,7 +156,7 @@ def _ranked_results() -> Any:
     )
 
 
-def head_to_head(
+def head_to_head_json(
     store: LadderStore, version_id: int, scoring: Scoring = Scoring.PENALTY
 ) -> list[dict[str, Any]]:
     """The version against each other version, on the same deals (module docstring)."""
@@ -199,7 +199,7 @@ def head_to_head(
     points: dict[int, dict[int, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     broken: set[int] = set()
     for group_id, state, vid, scores in rows:
-        if state != MatchState.FINISHED or scores is None:
+        if state != LadderMatchState.FINISHED or scores is None:
             broken.add(group_id)
             continue
         values = json.loads(scores)
@@ -287,7 +287,7 @@ def bot_json(store: LadderStore, team: str, bot: str) -> dict[str, Any]:
         "bot": bot,
         "current": version_json(current),
         "versions": [{**version_json(v), "history": history[v.id]} for v in all_versions],
-        "head_to_head": head_to_head(store, current.id),
+        "head_to_head_json": head_to_head_json(store, current.id),
         "matches": recent,
         "failures": failures,
         "rejected": [
@@ -306,14 +306,14 @@ def queue_json(store: LadderStore, limit: int = 100) -> dict[str, Any]:
         live = dict(
             conn.execute(
                 select(matches.c.id, matches.c.live_id).where(
-                    matches.c.state == MatchState.RUNNING, matches.c.live_id.is_not(None)
+                    matches.c.state == LadderMatchState.RUNNING, matches.c.live_id.is_not(None)
                 )
             ).all()
         )
         counts: dict[str, int] = dict(
             conn.execute(
                 select(matches.c.state, func.count())
-                .where(matches.c.state.in_((MatchState.SCHEDULED, MatchState.RUNNING)))
+                .where(matches.c.state.in_((LadderMatchState.SCHEDULED, LadderMatchState.RUNNING)))
                 .group_by(matches.c.state)
             ).all()
         )
@@ -330,8 +330,8 @@ def queue_json(store: LadderStore, limit: int = 100) -> dict[str, Any]:
         for e in entries
     ]
     return {
-        "queued": int(counts.get(MatchState.SCHEDULED, 0)),
-        "running": int(counts.get(MatchState.RUNNING, 0)),
+        "queued": int(counts.get(LadderMatchState.SCHEDULED, 0)),
+        "running": int(counts.get(LadderMatchState.RUNNING, 0)),
         "matches": rows,
     }
 
@@ -376,7 +376,9 @@ def match_json(store: LadderStore, match_id: str) -> dict[str, Any]:
         "log_hash": row.log_hash,
         "log_signed_by": row.log_signed_by,
         "replay": f"/matches/{row.id}/replay" if row.log_path else None,
-        "live": f"/matches/{row.id}" if row.state == MatchState.RUNNING and row.live_id else None,
+        "live": f"/matches/{row.id}"
+        if row.state == LadderMatchState.RUNNING and row.live_id
+        else None,
         "seats": [
             {
                 "seat": s.seat,
@@ -459,7 +461,7 @@ def team_json(store: LadderStore, team: str) -> dict[str, Any]:
 __all__ = [
     "RECENT",
     "bot_json",
-    "head_to_head",
+    "head_to_head_json",
     "labels",
     "leaderboard_json",
     "match_json",

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from referee.view.index import page_shell
-from referee.view.standings import _SIG_WORDS, _ticks, esc, fmt, ratings_chart, significance
+from referee.view.standings import SIG_WORDS, axis_ticks, esc, fmt, ratings_chart, significance
 
 STYLES = "ladder.css"
 SERIES = ("#1a4fb0", "#c0561b", "#1f7a3a", "#8a3ab9", "#a4161a", "#2b7f87", "#6b6b10", "#444")
@@ -218,7 +218,7 @@ def history_chart(versions: Sequence[Mapping[str, Any]]) -> str:
         f'<svg class="history" viewBox="0 0 {width:.0f} {height:.0f}" role="img" '
         'aria-label="Rating history: mu and its 95% interval after each rated deal group">'
     ]
-    for t in _ticks(y0, y1, 5):
+    for t in axis_ticks(y0, y1, 5):
         parts.append(
             f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y(t):.1f}" '
             f'y2="{y(t):.1f}"/><text class="axis" x="{left - 6}" y="{y(t) + 4:.1f}" '
@@ -271,7 +271,7 @@ def _pair_row(pair: Mapping[str, Any]) -> str:
         f'<td class="num">{esc(pair.get("groups"))}</td>'
         f'<td class="num"><strong>{fmt(pair.get("mean"), sign=True)}</strong></td>'
         f'<td class="num">{ci}</td><td class="num">{chance}</td>'
-        f'<td><span class="sig" data-sig="{sig}">{esc(_SIG_WORDS[sig])}</span></td></tr>'
+        f'<td><span class="sig" data-sig="{sig}">{esc(SIG_WORDS[sig])}</span></td></tr>'
     )
 
 
@@ -387,7 +387,7 @@ def bot_page(ladder: str, data: Mapping[str, Any]) -> str:
         f'<span class="state s-{state}">{state}</span> · {esc(cur["matches"])} ranked matches'
         f" · {esc(cur['failed_matches'])} failed · last played {when(cur['last_played_at'])}</p>"
     )
-    pairs = data["head_to_head"]
+    pairs = data["head_to_head_json"]
     h2h = (
         '<p class="muted small">Score per hand better than each opponent on the same deals '
         "(positive: this bot did better; one value per complete deal group both played), its "

@@ -53,7 +53,7 @@ from sqlalchemy import select
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import NotFound
 from referee.ladder.storage.keys import KeyGuard
-from referee.ladder.storage.schema import MatchState, matches
+from referee.ladder.storage.schema import LadderMatchState, matches
 from referee.ladder.storage.store import LadderStore
 from referee.ladder.web import content, pages
 from referee.ladder.web.common import (
@@ -232,7 +232,7 @@ class LadderWeb:
             return message(self.config.name, 404, "No such match", "This ladder has no such match.")
         if row.log_path:
             raise web.HTTPFound(f"/matches/{match_id}/replay")
-        if row.state == MatchState.RUNNING and row.live_id:
+        if row.state == LadderMatchState.RUNNING and row.live_id:
             events = f"/matches/{match_id}/events"
             return html(live_page(match_id, events, f"/matches/{match_id}/replay"))
         return message(
@@ -285,7 +285,7 @@ class LadderWeb:
             headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
         )
         await response.prepare(request)
-        if row.state != MatchState.RUNNING or not row.live_id or not row.live_address:
+        if row.state != LadderMatchState.RUNNING or not row.live_id or not row.live_address:
             await response.write(b"event: over\ndata: over\n\n")
             return response
         if sum(self.viewers.values()) >= self.limits.max_viewers or (

@@ -37,7 +37,7 @@ from referee.ladder.web.common import (
     valid_version_id,
 )
 from referee.ladder.web.sessions import TeamAuth
-from referee.table.output import tail_bytes
+from referee.log.outputs import tail_bytes
 
 log = structlog.get_logger("referee.ladder.web")
 
