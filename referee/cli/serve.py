@@ -51,22 +51,9 @@ Prometheus metrics (docs/deploy.md):
 
 
 def _serve_limits(args: argparse.Namespace) -> ServerLimits:
-    from referee.server.limits import ServerLimits
+    from referee.server.limits import LIMITS, ServerLimits
 
-    return ServerLimits(
-        max_hands=args.max_hands,
-        max_waiting_matches=args.max_waiting_matches,
-        max_live_matches=args.max_live_matches,
-        max_connect_timeout_ms=args.max_connect_timeout_ms,
-        max_spectators_per_match=args.max_spectators_per_match,
-        max_spectators=args.max_spectators,
-        max_reconnects_per_minute=args.max_reconnects_per_minute,
-        max_failed_hellos_per_minute=args.max_failed_hellos_per_minute,
-        max_message_bytes=args.max_message_bytes,
-        handshake_timeout_ms=args.handshake_timeout_ms,
-        idle_timeout_ms=args.idle_timeout_ms,
-        max_connections=args.max_connections,
-    )
+    return ServerLimits(**{limit.name: getattr(args, limit.dest) for limit in LIMITS if limit.flag})
 
 
 def _listen_address(text: str) -> str:
@@ -369,95 +356,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="allow plaintext on an address other machines can reach",
     )
+    from referee.server.limits import LIMITS  # each limit declared once, with its flag
+
     limits = serve.add_argument_group("limits")
-    limits.add_argument(
-        "--max-hands",
-        type=count,
-        default=1000,
-        metavar="N",
-        help="hands per match; threshold matches end at N hands too (default 1000)",
-    )
-    limits.add_argument(
-        "--max-waiting-matches",
-        type=count,
-        default=100,
-        metavar="N",
-        help="matches waiting for their bots at once (default 100)",
-    )
-    limits.add_argument(
-        "--max-live-matches",
-        type=count,
-        default=500,
-        metavar="N",
-        help="matches not over at once (default 500)",
-    )
-    limits.add_argument(
-        "--max-connect-timeout-ms",
-        type=count,
-        default=600_000,
-        metavar="MS",
-        help="the longest a match may wait for its bots (default 600000)",
-    )
-    limits.add_argument(
-        "--max-spectators-per-match",
-        type=count,
-        default=32,
-        metavar="N",
-        help="WatchMatch streams per match (default 32)",
-    )
-    limits.add_argument(
-        "--max-spectators",
-        type=count,
-        default=512,
-        metavar="N",
-        help="WatchMatch streams on the server (default 512)",
-    )
-    limits.add_argument(
-        "--max-reconnects-per-minute",
-        type=count,
-        default=60,
-        metavar="N",
-        help="hellos per seat in any minute (default 60)",
-    )
-    limits.add_argument(
-        "--max-failed-hellos-per-minute",
-        type=count,
-        default=60,
-        metavar="N",
-        help="hellos with a bad token or key per client address in any minute (default 60)",
-    )
-    limits.add_argument(
-        "--max-connections",
-        type=count,
-        default=0,
-        metavar="N",
-        help="gRPC connections held at once; more are closed as they arrive (default 0: "
-        "what the open-file limit leaves once a descriptor per live match's log is kept "
-        "in reserve)",
-    )
-    limits.add_argument(
-        "--handshake-timeout-ms",
-        type=positive,
-        default=10_000,
-        metavar="MS",
-        help="a connection that has not finished its TLS and HTTP/2 handshakes by then is "
-        "closed (default 10000)",
-    )
-    limits.add_argument(
-        "--idle-timeout-ms",
-        type=count,
-        default=60_000,
-        metavar="MS",
-        help="a connection with no call open this long is closed; clients connect again "
-        "when they next call (default 60000; 0: never)",
-    )
-    limits.add_argument(
-        "--max-message-bytes",
-        type=count,
-        default=64 * 1024,
-        metavar="N",
-        help="the largest message a client may send (default 65536)",
-    )
+    for limit in LIMITS:
+        if limit.flag:
+            limits.add_argument(
+                limit.flag,
+                type=positive if limit.positive else count,
+                default=limit.default,
+                metavar=limit.metavar,
+                help=limit.help,
+            )
     add_logging_flags(serve)
     serve.add_argument(
         "--log-stream",

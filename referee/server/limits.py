@@ -9,72 +9,159 @@ every match running.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, Any
 
 from referee.match.settings import MatchSettings, SettingsError
-from referee.protocol import match_service
 from referee.rules import MatchEnd
 from referee.rules.deal import MAX_SEED_BYTES
+
+if TYPE_CHECKING:  # the protocol only where a limit is served: `referee --help` stays light
+    from referee.protocol import match_service
 
 DEFAULT_MAX_HANDS = 1000
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
 
 
+_LIMIT = "server_limit"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Limit:
+    """One field of ``ServerLimits`` as ``referee serve`` takes it and
+    ``GetServerInfo`` serves it."""
+
+    name: str
+    default: int
+    help: str
+    """For ``--help``; ``{default}`` becomes the default."""
+    flag: str
+    """Its ``referee serve`` option; "" for none."""
+    metavar: str
+    positive: bool
+    """At least 1 (else 0 may turn it off)."""
+    served: bool
+    """Served by ``GetServerInfo`` (the connection bounds are the transport's)."""
+
+    @property
+    def dest(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
+def _limit(
+    default: int,
+    help: str = "",
+    *,
+    metavar: str = "N",
+    flag: bool = True,
+    positive: bool = False,
+    served: bool = True,
+) -> Any:
+    spec = (help, metavar, flag, positive, served)
+    return dataclasses.field(default=default, metadata={_LIMIT: spec})
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ServerLimits:
-    """A server's limits; 0 turns a count limit off. The connection bounds at the end are
-    not served by GetServerInfo: they are the transport's, not a match's."""
+    """A server's limits; 0 turns a count limit off. Each field is declared once, with
+    its default and its ``referee serve`` option (``LIMITS``, in the order of ``--help``).
+    The connection bounds (connections, handshake and idle timeouts) are not served by
+    GetServerInfo: they are the transport's, not a match's."""
 
-    max_hands: int = DEFAULT_MAX_HANDS
+    max_hands: int = _limit(
+        DEFAULT_MAX_HANDS,
+        "hands per match; threshold matches end at N hands too (default {default})",
+    )
     """Hands per match: a "hands N" match asks for at most this many, and every other
     match (threshold ones too) ends after this many (rules option max_hands)."""
-    max_waiting_matches: int = 100
+    max_waiting_matches: int = _limit(
+        100, "matches waiting for their bots at once (default {default})"
+    )
     """Matches still waiting for their bots, at once."""
-    max_live_matches: int = 500
+    max_live_matches: int = _limit(500, "matches not over at once (default {default})")
     """Matches not over (waiting or running), at once."""
-    max_connect_timeout_ms: int = 600_000
+    max_connect_timeout_ms: int = _limit(
+        600_000, "the longest a match may wait for its bots (default {default})", metavar="MS"
+    )
     """The longest a match may wait for its bots (TimeControl.connect_timeout_ms)."""
-    max_spectators_per_match: int = 32
-    max_spectators: int = 512
+    max_spectators_per_match: int = _limit(32, "WatchMatch streams per match (default {default})")
+    max_spectators: int = _limit(512, "WatchMatch streams on the server (default {default})")
     """WatchMatch streams open at once, per match and on the whole server."""
-    max_reconnects_per_minute: int = 60
+    max_reconnects_per_minute: int = _limit(60, "hellos per seat in any minute (default {default})")
     """Hellos per seat in any minute (a bot that reconnects in a loop is cut off)."""
-    max_failed_hellos_per_minute: int = 60
+    max_failed_hellos_per_minute: int = _limit(
+        60,
+        "hellos with a bad token or key per client address in any minute (default {default})",
+    )
     """Hellos with an unknown token or bot key, per client address, in any minute."""
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    """The largest message a client may send."""
-    max_name_chars: int = 100
-    """Seat names (and the part of a bot's self-chosen name that is kept)."""
-    max_reason_chars: int = 500
-    """A cancel reason."""
-    max_options: int = 32
-    max_option_chars: int = 100
-    """Option overrides per match, and the length of each name and value."""
-    max_seed_bytes: int = MAX_SEED_BYTES
-    max_id_chars: int = 64
-    """Match ids, seat tokens and bot keys in requests (longer ones match nothing)."""
-    handshake_timeout_ms: int = 10_000
+    max_connections: int = _limit(
+        0,
+        "gRPC connections held at once; more are closed as they arrive (default {default}: "
+        "what the open-file limit leaves once a descriptor per live match's log is kept "
+        "in reserve)",
+        served=False,
+    )
+    """gRPC connections a listener holds at once; more are closed as they arrive. 0: no
+    cap (``referee serve`` sets one from its open-file limit: ``connection_budget``)."""
+    handshake_timeout_ms: int = _limit(
+        10_000,
+        "a connection that has not finished its TLS and HTTP/2 handshakes by then is "
+        "closed (default {default})",
+        metavar="MS",
+        positive=True,
+        served=False,
+    )
     """A connection that has not finished its TLS and HTTP/2 handshakes (the client's
     HTTP/2 settings received) this long after it opened is closed: a socket that sends
     nothing holds a descriptor for this long at most (gRPC's own default: 120 s)."""
-    idle_timeout_ms: int = 60_000
+    idle_timeout_ms: int = _limit(
+        60_000,
+        "a connection with no call open this long is closed; clients connect again "
+        "when they next call (default {default}; 0: never)",
+        metavar="MS",
+        served=False,
+    )
     """A connection with no call open this long is closed (HTTP/2 GOAWAY; a client
     connects again when it next calls); 0: never."""
-    max_connections: int = 0
-    """gRPC connections a listener holds at once; more are closed as they arrive. 0: no
-    cap (``referee serve`` sets one from its open-file limit: ``connection_budget``)."""
+    max_message_bytes: int = _limit(
+        DEFAULT_MAX_MESSAGE_BYTES, "the largest message a client may send (default {default})"
+    )
+    """The largest message a client may send."""
+    max_name_chars: int = _limit(100, flag=False, served=False)
+    """Seat names (and the part of a bot's self-chosen name that is kept)."""
+    max_reason_chars: int = _limit(500, flag=False, served=False)
+    """A cancel reason."""
+    max_options: int = _limit(32, flag=False, served=False)
+    max_option_chars: int = _limit(100, flag=False, served=False)
+    """Option overrides per match, and the length of each name and value."""
+    max_seed_bytes: int = _limit(MAX_SEED_BYTES, flag=False, served=False)
+    max_id_chars: int = _limit(64, flag=False, served=False)
+    """Match ids, seat tokens and bot keys in requests (longer ones match nothing)."""
 
     def pb(self) -> match_service.ServerLimits:
+        from referee.protocol import match_service
+
         return match_service.ServerLimits(
-            max_hands=self.max_hands,
-            max_waiting_matches=self.max_waiting_matches,
-            max_live_matches=self.max_live_matches,
-            max_connect_timeout_ms=self.max_connect_timeout_ms,
-            max_spectators_per_match=self.max_spectators_per_match,
-            max_spectators=self.max_spectators,
-            max_reconnects_per_minute=self.max_reconnects_per_minute,
-            max_failed_hellos_per_minute=self.max_failed_hellos_per_minute,
-            max_message_bytes=self.max_message_bytes,
+            **{limit.name: getattr(self, limit.name) for limit in LIMITS if limit.served}
         )
+
+
+def _named(field: dataclasses.Field[Any]) -> Limit:
+    help, metavar, flag, positive, served = field.metadata[_LIMIT]
+    default = field.default
+    assert isinstance(default, int)
+    return Limit(
+        name=field.name,
+        default=default,
+        help=help.format(default=default),
+        flag="--" + field.name.replace("_", "-") if flag else "",
+        metavar=metavar,
+        positive=positive,
+        served=served,
+    )
+
+
+LIMITS: tuple[Limit, ...] = tuple(_named(f) for f in dataclasses.fields(ServerLimits))
+"""Every limit, in the order ``referee serve --help`` shows them."""
 
 
 def check_request(req: match_service.CreateMatchRequest, limits: ServerLimits) -> None:
