@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from referee.cli.flags import add_client_tls_flags, client_tls, count
+from referee.cli.flags import add_client_tls_flags, add_command, client_tls, count
 from referee.text import printable
 
 STDIO_BOT_EPILOG = """\
@@ -107,11 +107,11 @@ def _cmd_bot(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``referee stdio-bot`` and ``referee bot``."""
-    stdio = sub.add_parser(
+    stdio = add_command(
+        sub,
         "stdio-bot",
-        help="play a seat with a program that speaks JSON lines on stdin/stdout (no gRPC)",
-        epilog=STDIO_BOT_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "play a seat with a program that speaks JSON lines on stdin/stdout (no gRPC)",
+        STDIO_BOT_EPILOG,
     )
     stdio.add_argument(
         "--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)"
@@ -151,12 +151,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     stdio.add_argument("command", nargs=argparse.REMAINDER, help="-- the bot's command")
     stdio.set_defaults(func=_cmd_stdio_bot)
 
-    bot = sub.add_parser(
+    bot = add_command(
+        sub,
         "bot",
-        help="play a seat of a match on a running referee with a built-in bot (random, "
+        "play a seat of a match on a running referee with a built-in bot (random, "
         "greedy), as a kit's bot does",
-        epilog=BOT_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        BOT_EPILOG,
     )
     bot.add_argument("name", metavar="NAME", help="a built-in bot: random or greedy")
     bot.add_argument("--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)")

@@ -16,6 +16,19 @@ if TYPE_CHECKING:
     from referee.match.settings import MatchSettings
 
 
+def add_command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help: str,
+    epilog: str,
+    **more: object,
+) -> argparse.ArgumentParser:
+    """A command of ``referee`` (or of a family of them): its one-line ``help`` and its
+    ``epilog`` (the examples of its ``--help``), shown as written."""
+    more.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+    return sub.add_parser(name, help=help, epilog=epilog, **more)  # type: ignore[arg-type]
+
+
 def count(text: str) -> int:
     """An argparse type for a whole number from 0 up to what the protocol carries."""
     try:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.cli.flags import add_command
 from referee.cli.ladder_client import check_key_url, wait_verdict
 
 if TYPE_CHECKING:
@@ -40,12 +41,12 @@ See docs/ladder.md: from nothing to a running ladder, and from a key to a ranked
 
 def add_parser(sub: Any) -> None:
     """The ``ladder`` command and its subcommands, on ``referee``'s subparsers."""
-    ladder = sub.add_parser(
+    ladder = add_command(
+        sub,
         "ladder",
-        help="a standing competition: teams submit bots, matches are played continuously, "
+        "a standing competition: teams submit bots, matches are played continuously, "
         "a public leaderboard",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        EPILOG,
     )
     cmds = ladder.add_subparsers(dest="ladder_command", required=True, metavar="COMMAND")
 

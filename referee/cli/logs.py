@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from referee.cli.flags import count
+from referee.cli.flags import add_command, count
 from referee.program import referee_program
 from referee.text import printable
 
@@ -211,11 +211,11 @@ def _verify_tournament(args: argparse.Namespace, key: bytes | None) -> int:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``referee replay``, ``view``, ``verify`` and ``dataset``."""
-    replay = sub.add_parser(
+    replay = add_command(
+        sub,
         "replay",
-        help="print a match log as readable text, hand by hand, trick by trick",
-        epilog=REPLAY_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "print a match log as readable text, hand by hand, trick by trick",
+        REPLAY_EPILOG,
     )
     replay.add_argument("log", help="a match's .jsonl event log")
     replay.add_argument("--no-rejections", action="store_true", help="hide rejected attempts")
@@ -230,11 +230,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     replay.add_argument("--hand", type=count, metavar="N", help="only hand N")
     replay.set_defaults(func=_cmd_replay)
 
-    view = sub.add_parser(
+    view = add_command(
+        sub,
         "view",
-        help="write a match log as one self-contained HTML replay (or a folder's index)",
-        epilog=VIEW_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "write a match log as one self-contained HTML replay (or a folder's index)",
+        VIEW_EPILOG,
     )
     view.add_argument("source", metavar="LOG|DIR", help="a match's .jsonl log, or a folder of them")
     view.add_argument(
@@ -252,11 +252,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     view.set_defaults(func=_cmd_view)
 
-    verify = sub.add_parser(
+    verify = add_command(
+        sub,
         "verify",
-        help="re-check a log: hash chain, deals against the seed, every verdict, the scores",
-        epilog=VERIFY_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "re-check a log: hash chain, deals against the seed, every verdict, the scores",
+        VERIFY_EPILOG,
     )
     verify.add_argument("logs", nargs="*", help="match .jsonl event logs")
     verify.add_argument(
@@ -280,11 +280,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     verify.set_defaults(func=_cmd_verify)
 
-    dataset = sub.add_parser(
+    dataset = add_command(
+        sub,
         "dataset",
-        help="training data from match logs: one row per decision, as Parquet or JSON lines",
-        epilog=DATASET_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "training data from match logs: one row per decision, as Parquet or JSON lines",
+        DATASET_EPILOG,
     )
     dataset.add_argument(
         "logs",

@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from referee.cli.flags import MatchHelp, add_logging_flags, add_match_settings_flags, match_settings
+from referee.cli.flags import (
+    MatchHelp,
+    add_command,
+    add_logging_flags,
+    add_match_settings_flags,
+    match_settings,
+)
 from referee.program import referee_program
 
 if TYPE_CHECKING:
@@ -200,10 +206,11 @@ def _cmd_match(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``referee match``."""
-    match = sub.add_parser(
+    match = add_command(
+        sub,
         "match",
-        help="start a referee, seat four bots, play one full match, print the standings",
-        epilog=MATCH_EPILOG,
+        "start a referee, seat four bots, play one full match, print the standings",
+        MATCH_EPILOG,
         formatter_class=MatchHelp,
     )
     match.add_argument(

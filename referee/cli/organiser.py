@@ -8,6 +8,7 @@ import sys
 from referee.cli.flags import (
     MatchHelp,
     add_client_tls_flags,
+    add_command,
     add_match_settings_flags,
     client_tls,
     match_settings,
@@ -87,12 +88,12 @@ def _cmd_organiser(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``referee organiser`` and its commands."""
-    org = sub.add_parser(
+    org = add_command(
+        sub,
         "organiser",
-        help="the organiser's calls to a running referee serve: create, list, show, cancel "
+        "the organiser's calls to a running referee serve: create, list, show, cancel "
         "matches, fetch and verify their logs",
-        epilog=ORGANISER_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        ORGANISER_EPILOG,
     )
     org_sub = org.add_subparsers(dest="organiser_command", required=True, metavar="COMMAND")
     conn = argparse.ArgumentParser(add_help=False)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from referee.cli.flags import seat
+from referee.cli.flags import add_command, seat
 
 JUDGE_EPILOG = """\
 example:
@@ -71,25 +71,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "rules", help="the reference judge: check plays without a server (docs/judge.md)"
     )
     rules_sub = rules.add_subparsers(dest="rules_command", required=True, metavar="COMMAND")
-    judge = rules_sub.add_parser(
+    judge = add_command(
+        rules_sub,
         "judge",
-        help="JSON Lines in, one verdict per line out: is this play legal, and why not",
-        epilog=JUDGE_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "JSON Lines in, one verdict per line out: is this play legal, and why not",
+        JUDGE_EPILOG,
     )
     judge.set_defaults(func=_cmd_judge)
-    mv = rules_sub.add_parser(
-        "moves",
-        help="JSON Lines in, every legal play out, in a stable order",
-        epilog=MOVES_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    mv = add_command(
+        rules_sub, "moves", "JSON Lines in, every legal play out, in a stable order", MOVES_EPILOG
     )
     mv.set_defaults(func=_cmd_moves)
-    pos = rules_sub.add_parser(
+    pos = add_command(
+        rules_sub,
         "positions",
-        help="the positions a seat met in a match log, as judge requests (JSON Lines)",
-        epilog=POSITIONS_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "the positions a seat met in a match log, as judge requests (JSON Lines)",
+        POSITIONS_EPILOG,
     )
     pos.add_argument("log", help="a match's .jsonl event log")
     pos.add_argument("--seat", type=seat, required=True, help="the seat: 0, 1, 2 or 3")

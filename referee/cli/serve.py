@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from referee.cli.flags import add_logging_flags, count, positive
+from referee.cli.flags import add_command, add_logging_flags, count, positive
 
 if TYPE_CHECKING:
     from referee.server.limits import ServerLimits
@@ -237,12 +237,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``referee serve``."""
-    serve = sub.add_parser(
-        "serve",
-        help="run the referee server (gRPC) until SIGTERM",
-        epilog=SERVE_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    serve = add_command(sub, "serve", "run the referee server (gRPC) until SIGTERM", SERVE_EPILOG)
     serve.add_argument(
         "--address",
         default="127.0.0.1:50051",

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from referee.cli.flags import add_command
 from referee.program import referee_program
 
 TOURNAMENT_EPILOG = """\
@@ -147,12 +148,12 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``referee tournament``."""
-    tour = sub.add_parser(
+    tour = add_command(
+        sub,
         "tournament",
-        help="play a tournament between bot programs from a TOML file: duplicate deals, "
+        "play a tournament between bot programs from a TOML file: duplicate deals, "
         "ratings, resumable",
-        epilog=TOURNAMENT_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        TOURNAMENT_EPILOG,
     )
     tour.add_argument("config", help="the tournament's TOML file (see docs/tournaments.md)")
     tour.add_argument(

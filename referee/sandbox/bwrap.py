@@ -106,11 +106,7 @@ dir=$(mktemp -d) && mkfifo "$dir/out" || exit 125
 } &
 exec "$@" >"$dir/out" 2>&1
 """
-INNER_SCRIPT = r"""
-port=$1 uid=$2 gid=$3 nofile=$4 wait=$5
-shift 5
-socat TCP-LISTEN:"$port",bind=127.0.0.1,fork,reuseaddr,nodelay,su=nobody \
-  UNIX-CONNECT:/run/pusoy/referee.sock &
+FORWARDER_UP = """\
 want=0100007F:$(printf '%04X' "$port")
 listening() {
   while read -r _ local _ state _; do
@@ -127,7 +123,16 @@ until listening; do
   fi
   [ "$i" -gt 50 ] && sleep 0.005
 done
-ulimit -n "$nofile" || exit 125
+"""
+"""Shell: wait until the forwarder listens on ``$port`` inside the jail (``wait`` seconds
+at most), else exit 125; both scripts below run it before the bot starts."""
+
+INNER_SCRIPT = r"""
+port=$1 uid=$2 gid=$3 nofile=$4 wait=$5
+shift 5
+socat TCP-LISTEN:"$port",bind=127.0.0.1,fork,reuseaddr,nodelay,su=nobody \
+  UNIX-CONNECT:/run/pusoy/referee.sock &
+""" + FORWARDER_UP + r"""ulimit -n "$nofile" || exit 125
 exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all \
   --bounding-set=-all -- "$@"
 """
@@ -139,23 +144,7 @@ su=
 [ "$drop" = 1 ] && su=,su=nobody
 socat TCP-LISTEN:"$port",bind=127.0.0.1,fork,reuseaddr,nodelay$su \
   UNIX-CONNECT:/run/pusoy/referee.sock &
-want=0100007F:$(printf '%04X' "$port")
-listening() {
-  while read -r _ local _ state _; do
-    [ "$local" = "$want" ] && [ "$state" = 0A ] && return 0
-  done </proc/net/tcp
-  return 1
-}
-i=0
-until listening; do
-  i=$((i + 1))
-  if [ "$i" -gt $((wait * 200)) ]; then
-    echo "sandbox: the referee forwarder did not start" >&2
-    exit 125
-  fi
-  [ "$i" -gt 50 ] && sleep 0.005
-done
-ulimit -n "$nofile" && ulimit -v "$vmem" && ulimit -f "$fsize" || exit 125
+""" + FORWARDER_UP + r"""ulimit -n "$nofile" && ulimit -v "$vmem" && ulimit -f "$fsize" || exit 125
 if [ "$cpu" -gt 0 ]; then
   ulimit -S -t "$cpu" && ulimit -H -t $((cpu + 1)) || exit 125
 fi

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import time
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from referee.sandbox.cgroups import (
     GROUP_PREFIX,
     CgroupError,
     field,
+    kill_until_empty,
     read_file,
     write_file,
 )
@@ -143,15 +143,7 @@ class BotGroup:
         without it); whether it emptied."""
         with contextlib.suppress(OSError):
             write_file(self.path / "cgroup.kill", "1")
-        for _ in range(100):
-            pids = self.pids()
-            if not pids:
-                return True
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.002)
-        return not self.pids()
+        return kill_until_empty(self.pids)
 
     def remove(self) -> bool:
         for attempt in range(50):

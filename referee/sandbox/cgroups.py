@@ -26,6 +26,7 @@ import dataclasses
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from referee.sandbox.limits import HELPER_TASKS, Breach, SandboxLimits
@@ -49,6 +50,23 @@ def read_file(path: Path) -> str:
 def write_file(path: Path, value: str) -> None:
     with open(path, "w", encoding="ascii") as f:
         f.write(value)
+
+
+def kill_until_empty(
+    pids: Callable[[], list[int]], between: Callable[[], None] = lambda: None, rounds: int = 100
+) -> bool:
+    """SIGKILL every process ``pids()`` lists until it lists none (``rounds`` at most,
+    2 ms apart, ``between`` run after each round's signals); whether it emptied."""
+    for _ in range(rounds):
+        found = pids()
+        if not found:
+            return True
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        between()
+        time.sleep(0.002)
+    return not pids()
 
 
 def field(text: str, name: str) -> int:
@@ -186,18 +204,13 @@ class BotCgroup:
         """SIGKILL every process of the group until none is left; whether it emptied.
         The process limit bounds how many a bot can fork in between; a frozen group is
         thawed once the signals are sent (the v1 freezer holds them until then)."""
-        for _ in range(rounds):
-            pids = self.pids()
-            if not pids:
-                return True
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+
+        def thaw() -> None:
             if self.can_freeze:
                 with contextlib.suppress(OSError):
                     write_file(self.dirs["freezer"] / "freezer.state", "THAWED")
-            time.sleep(0.002)
-        return not self.pids()
+
+        return kill_until_empty(self.pids, thaw, rounds)
 
     def remove(self) -> bool:
         """Remove the groups (they must be empty); whether all went."""

@@ -20,7 +20,7 @@ import enum
 import hashlib
 import hmac
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,12 +28,12 @@ import grpc
 
 from referee.client.tokens import TokenError, read_token
 from referee.files import create_private_file
+from referee.server.rpc import Context, Continuation, Handler
 from referee.service.rates import limited_log
 
 if TYPE_CHECKING:
     from referee.server.metrics import Metrics
 
-Context = grpc.aio.ServicerContext[Any, Any]
 
 _SERVICE = "/pusoy.referee.v1.MatchService/"
 
@@ -144,11 +144,9 @@ class OrganiserGate(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
     async def intercept_service(
         self,
-        continuation: Callable[
-            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
-        ],
+        continuation: Continuation,
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any]:
+    ) -> Handler:
         handler = await continuation(handler_call_details)
         method = handler_call_details.method
         if handler is None or ACCESS.get(method) is not Access.ORGANISER:

@@ -4,14 +4,11 @@ reaches a match."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import grpc
 
 from referee.server.limits import ServerLimits
+from referee.server.rpc import Context
 from referee.service.rates import LimitedLog, WindowCounter, limited_log, peer_host
-
-Context = grpc.aio.ServicerContext[Any, Any]
 
 
 class HelloGuard:

@@ -16,9 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
-import grpc
 import structlog
 
 from referee.protocol import (
@@ -29,12 +27,11 @@ from referee.protocol import (
     lobby_service_grpc,
 )
 from referee.server.hellos import HelloGuard
+from referee.server.rpc import HELLO_TIMEOUT_S, Context
 
 log = structlog.get_logger("referee.lobby")
 
-Context = grpc.aio.ServicerContext[Any, Any]
 
-HELLO_TIMEOUT_S = 30.0
 MAX_CONCURRENT_MATCHES = 64
 """The most matches one remote bot is seated in at once, whatever it asks for."""
 

@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
+from referee.server.rpc import Context, Continuation, Handler
 from referee.service.rates import limited_log
 
 if TYPE_CHECKING:
     from referee.server.metrics import Metrics
-
-Context = grpc.aio.ServicerContext[Any, Any]
 
 
 class Malformed:
@@ -67,11 +66,9 @@ class MalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
     async def intercept_service(
         self,
-        continuation: Callable[
-            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
-        ],
+        continuation: Continuation,
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any]:
+    ) -> Handler:
         handler = await continuation(handler_call_details)
         if handler is None or handler.request_deserializer is None:
             return handler

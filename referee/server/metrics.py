@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import platform
 from pathlib import Path
+from typing import Any, TypeVar
 
 import structlog
 from prometheus_client import (
@@ -32,6 +33,8 @@ from referee.protocol import PROTOCOL_VERSION, common, play_service
 from referee.protocol.names import DEFAULT_CAUSE, MATCH_STATUS, REFUSAL_REASON, REJECTION_REASON
 
 log = structlog.get_logger("referee.metrics")
+
+M = TypeVar("M", Counter, Gauge, Histogram)
 
 disable_created_metrics()  # type: ignore[no-untyped-call]  # no `_created` series: half the output
 
@@ -81,103 +84,97 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        r = self.registry
-        build = Gauge(
-            f"{PREFIX}_build_info",
+
+        def metric(kind: type[M], name: str, help: str, *labels: str, **more: Any) -> M:
+            return kind(f"{PREFIX}_{name}", help, list(labels), registry=self.registry, **more)
+
+        build = metric(
+            Gauge,
+            "build_info",
             "The referee's version, protocol version and Python (value 1)",
-            ["version", "protocol_version", "python"],
-            registry=r,
+            "version",
+            "protocol_version",
+            "python",
         )
         build.labels(__version__, str(PROTOCOL_VERSION), platform.python_version()).set(1)
-        self.matches = Gauge(
-            f"{PREFIX}_matches",
+        self.matches = metric(
+            Gauge,
+            "matches",
             "Matches hosted now, by status (waiting for their bots, running)",
-            ["status"],
-            registry=r,
+            "status",
         )
-        self.created = Counter(
-            f"{PREFIX}_matches_created", "Matches created (CreateMatch, a tournament)", registry=r
+        self.created = metric(
+            Counter, "matches_created", "Matches created (CreateMatch, a tournament)"
         )
-        self.resumed = Counter(
-            f"{PREFIX}_matches_resumed",
-            "Unfinished matches resumed when the server started",
-            registry=r,
+        self.resumed = metric(
+            Counter, "matches_resumed", "Unfinished matches resumed when the server started"
         )
-        self.ended = Counter(
-            f"{PREFIX}_matches_ended",
+        self.ended = metric(
+            Counter,
+            "matches_ended",
             "Matches whose task ended, by status: finished, cancelled, or unfinished (the "
             "log has no end: a log write failed, or the server was suspended)",
-            ["status"],
-            registry=r,
+            "status",
         )
-        self.events = Counter(
-            f"{PREFIX}_events", "Events written to match logs, by type", ["type"], registry=r
+        self.events = metric(Counter, "events", "Events written to match logs, by type", "type")
+        self.moves = metric(
+            Counter, "moves", "Plays and passes (the bots' own and default actions)", "move"
         )
-        self.moves = Counter(
-            f"{PREFIX}_moves",
-            "Plays and passes (the bots' own and default actions)",
-            ["move"],
-            registry=r,
-        )
-        self.rejections = Counter(
-            f"{PREFIX}_rejections", "Actions rejected, by reason", ["reason"], registry=r
-        )
-        self.defaults = Counter(
-            f"{PREFIX}_default_actions",
+        self.rejections = metric(Counter, "rejections", "Actions rejected, by reason", "reason")
+        self.defaults = metric(
+            Counter,
+            "default_actions",
             "Moves the referee made for a seat, by cause (timeout: turn timeouts)",
-            ["cause"],
-            registry=r,
+            "cause",
         )
-        self.connects = Counter(
-            f"{PREFIX}_seat_connects",
+        self.connects = metric(
+            Counter,
+            "seat_connects",
             "Seats taken by a bot's Hello, by kind (first, reconnect)",
-            ["kind"],
-            registry=r,
+            "kind",
         )
-        self.disconnects = Counter(
-            f"{PREFIX}_seat_disconnects",
+        self.disconnects = metric(
+            Counter,
+            "seat_disconnects",
             "Seats whose stream ended during their match (the bot's or the server's doing)",
-            registry=r,
         )
-        self.connected = Gauge(
-            f"{PREFIX}_connected_seats", "Seats connected now, over all matches", registry=r
+        self.connected = metric(Gauge, "connected_seats", "Seats connected now, over all matches")
+        self.spectators = metric(
+            Gauge, "spectators", "WatchMatch streams following a live match now"
         )
-        self.spectators = Gauge(
-            f"{PREFIX}_spectators", "WatchMatch streams following a live match now", registry=r
-        )
-        self.streams = Counter(
-            f"{PREFIX}_play_streams", "PlayService.Play streams opened", registry=r
-        )
-        self.refusals = Counter(
-            f"{PREFIX}_hello_refusals",
+        self.streams = metric(Counter, "play_streams", "PlayService.Play streams opened")
+        self.refusals = metric(
+            Counter,
+            "hello_refusals",
             "Play streams refused before a seat was taken, by reason",
-            ["reason"],
-            registry=r,
+            "reason",
         )
-        self.malformed = Counter(
-            f"{PREFIX}_malformed_requests",
+        self.malformed = metric(
+            Counter,
+            "malformed_requests",
             "Requests refused because they do not parse, by listener (http, grpc) and cause",
-            ["listener", "cause"],
-            registry=r,
+            "listener",
+            "cause",
         )
-        self.organiser_refusals = Counter(
-            f"{PREFIX}_organiser_refusals",
+        self.organiser_refusals = metric(
+            Counter,
+            "organiser_refusals",
             "Organiser calls and web requests refused for want of the organiser's token, by "
             "where (grpc, web) and why",
-            ["via", "why"],
-            registry=r,
+            "via",
+            "why",
         )
-        self.turn_latency = Histogram(
-            f"{PREFIX}_turn_latency_seconds",
+        self.turn_latency = metric(
+            Histogram,
+            "turn_latency_seconds",
             "From a bot's action arriving to the next prompt handed to its seat's stream",
             buckets=TURN_LATENCY_BUCKETS,
-            registry=r,
         )
-        self.log_append = Histogram(
-            f"{PREFIX}_log_append_seconds",
+        self.log_append = metric(
+            Histogram,
+            "log_append_seconds",
             "Time to append one decision to its match log (with fsync when the policy asks)",
             buckets=LOG_APPEND_BUCKETS,
-            registry=r,
         )
         # Every series exists from the start (at 0), so that rate() and alerts see it.
         self._matches = {s: self.matches.labels(name) for s, name in LIVE.items()}

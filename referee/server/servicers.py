@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import AsyncIterator
-from typing import Any
 
 import grpc
 import structlog
@@ -39,13 +38,12 @@ from referee.server.limits import ServerLimits, apply_limits, check_request
 from referee.server.malformed import Malformed, sees_malformed, unparsable
 from referee.server.metrics import Metrics
 from referee.server.registry import LogUnavailable, MatchRegistry, ShuttingDown
+from referee.server.rpc import HELLO_TIMEOUT_S, Context
 from referee.server.sessions import Session, Spectator
 
 log = structlog.get_logger("referee.rpc")
 
-Context = grpc.aio.ServicerContext[Any, Any]
 
-HELLO_TIMEOUT_S = 30.0
 MAX_ID_CHARS = 64
 """Match ids in requests: a longer one matches nothing and is not echoed back."""
 

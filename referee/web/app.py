@@ -42,7 +42,7 @@ from referee.view.page import live_page as viewer_live_page
 from referee.view.page import replay_page
 from referee.view.standings import esc
 from referee.web.access import OrganiserOnly
-from referee.web.channels import MatchChannel, send_live
+from referee.web.channels import LiveChannels, send_live, woken
 from referee.web.common import (
     LOOK_S,
     last_event_id,
@@ -128,11 +128,11 @@ class WebFront:
         self.feed = feed
         self.requested = address
         self.limits = limits or WebLimits()
-        self.viewers: collections.Counter[str] = collections.Counter()
+        self.live = LiveChannels()
+        self.viewers = self.live.viewers
         self._builds = asyncio.Semaphore(self.limits.replay_builds)
         self._pages: collections.OrderedDict[tuple[str, int, int], str] = collections.OrderedDict()
         self._streams: set[asyncio.Task[Any]] = set()
-        self._channels: dict[str, MatchChannel] = {}
         self._list: ListChannel | None = None
         middlewares = [security_headers] + ([access.middleware] if access else [])
         app = web.Application(middlewares=middlewares, client_max_size=1024)
@@ -185,8 +185,7 @@ class WebFront:
             self._server.close()
         for task in list(self._streams):
             task.cancel()
-        for channel in list(self._channels.values()):
-            channel.close()
+        self.live.close()
         if self._list is not None:
             self._list.close()
         await self.runner.cleanup()
@@ -264,23 +263,6 @@ class WebFront:
 
     # -- the live event stream --------------------------------------------------------
 
-    def _channel(self, match_id: str) -> MatchChannel:
-        """The match's shared channel, started by its first viewer (NoSuchMatch if over)."""
-        channel = self._channels.get(match_id)
-        if channel is None or channel.failed:
-            subscription = self.feed.subscribe(match_id, self.limits.max_backlog)
-            channel = MatchChannel(match_id, subscription)
-            self._channels[match_id] = channel
-        return channel
-
-    def _release(self, match_id: str, channel: MatchChannel) -> None:
-        self.viewers[match_id] -= 1
-        if self.viewers[match_id] <= 0:
-            del self.viewers[match_id]
-            if self._channels.get(match_id) is channel:
-                del self._channels[match_id]
-            channel.close()
-
     async def events(self, request: web.Request) -> web.StreamResponse:
         match_id = request.match_info["match_id"]
         if not valid_match_id(match_id) or self.feed.facts(match_id) is None:
@@ -289,14 +271,16 @@ class WebFront:
             headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
         )
         refusal = ""
-        if sum(self.viewers.values()) >= self.limits.max_viewers:
+        if self.live.total >= self.limits.max_viewers:
             refusal = "this server has as many live viewers as it serves; try again later"
         elif self.viewers[match_id] >= self.limits.max_viewers_per_match:
             refusal = "this match has as many live viewers as it takes; try again later"
         channel = None
         if not refusal:
-            try:
-                channel = self._channel(match_id)
+            try:  # the match's shared channel, started by its first viewer
+                channel = self.live.join(
+                    match_id, lambda: self.feed.subscribe(match_id, self.limits.max_backlog)
+                )
             except NoSuchMatch:
                 refusal = "over"
         await response.prepare(request)
@@ -305,7 +289,6 @@ class WebFront:
             await response.write(f"event: {kind}\ndata: {refusal}\n\n".encode())
             return response
         last = last_event_id(request)
-        self.viewers[match_id] += 1
         task = asyncio.current_task()
         if task is not None:
             self._streams.add(task)
@@ -323,7 +306,7 @@ class WebFront:
         except ConnectionResetError:
             pass
         finally:
-            self._release(match_id, channel)
+            self.live.leave(match_id, channel)
             if task is not None:
                 self._streams.discard(task)
         return response
@@ -337,7 +320,7 @@ class WebFront:
             headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
         )
         await response.prepare(request)
-        if sum(self.viewers.values()) >= self.limits.max_viewers:
+        if self.live.total >= self.limits.max_viewers:
             why = "this server has as many live viewers as it serves; reload later"
             await response.write(f"event: refused\ndata: {why}\n\n".encode())
             return response
@@ -417,11 +400,7 @@ class ListChannel:
         """Until the list is newer than version ``seen``; False after ``wait_s`` s."""
         if self.version != seen and self.message:
             return True
-        try:
-            await asyncio.wait_for(self._grew.wait(), wait_s)
-        except TimeoutError:
-            return False
-        return True
+        return await woken(self._grew, wait_s)
 
     def close(self) -> None:
         self._task.cancel()

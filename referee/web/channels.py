@@ -5,8 +5,10 @@ match's channel to one viewer, for ``referee serve --http`` and the ladder's web
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import time
+from collections.abc import Callable
 
 import structlog
 from aiohttp import web
@@ -66,14 +68,56 @@ class MatchChannel:
         """Until there are more than ``seen`` messages or the feed ended; False on timeout."""
         if len(self.messages) > seen or self.ended or self.failed:
             return True
-        try:
-            await asyncio.wait_for(self._grew.wait(), wait_s)
-        except TimeoutError:
-            return False
-        return True
+        return await woken(self._grew, wait_s)
 
     def close(self) -> None:
         self._task.cancel()
+
+
+async def woken(event: asyncio.Event, wait_s: float) -> bool:
+    """Whether ``event`` is set within ``wait_s`` seconds."""
+    try:
+        await asyncio.wait_for(event.wait(), wait_s)
+    except TimeoutError:
+        return False
+    return True
+
+
+class LiveChannels:
+    """A web front's live streams: each running match's shared channel, made by its
+    first viewer and closed after its last, and the streams open per key (a match, or
+    a list the front keeps current), which its limits count."""
+
+    def __init__(self) -> None:
+        self.viewers: collections.Counter[str] = collections.Counter()
+        self.channels: dict[str, MatchChannel] = {}
+
+    @property
+    def total(self) -> int:
+        """Live streams open now, all keys together."""
+        return sum(self.viewers.values())
+
+    def join(self, match_id: str, source: Callable[[], EventSource]) -> MatchChannel:
+        """The match's channel for one more viewer, started on ``source()`` if it has
+        none yet (or its last one failed); what ``source`` raises, the viewer hears."""
+        channel = self.channels.get(match_id)
+        if channel is None or channel.failed:
+            channel = self.channels[match_id] = MatchChannel(match_id, source())
+        self.viewers[match_id] += 1
+        return channel
+
+    def leave(self, match_id: str, channel: MatchChannel) -> None:
+        """A viewer of ``channel`` is gone; after the last one, the channel stops."""
+        self.viewers[match_id] -= 1
+        if self.viewers[match_id] <= 0:
+            del self.viewers[match_id]
+            if self.channels.get(match_id) is channel:
+                del self.channels[match_id]
+            channel.close()
+
+    def close(self) -> None:
+        for channel in list(self.channels.values()):
+            channel.close()
 
 
 async def send_live(
@@ -107,4 +151,4 @@ async def send_live(
             quiet = time.monotonic()
 
 
-__all__ = ["MatchChannel", "send_live"]
+__all__ = ["LiveChannels", "MatchChannel", "send_live", "woken"]

@@ -291,7 +291,7 @@ async def test_viewers_of_a_match_share_one_feed(tmp_path):
             streams = [sse(first), sse(second), sse(third)]
             for s in streams[:2]:
                 assert json.loads((await anext(s))[1])["t"] == "match"
-            assert len(web._channels) == 1 and len(runner.spectators) == 1
+            assert len(web.live.channels) == 1 and len(runner.spectators) == 1
             bots = [
                 asyncio.create_task(run_bot(Paced(0), server.address, t))
                 for t in created.seat_tokens
@@ -304,10 +304,10 @@ async def test_viewers_of_a_match_share_one_feed(tmp_path):
             for r in (first, second, third):
                 r.close()
         for _ in range(50):
-            if not web._channels and not web.viewers:
+            if not web.live.channels and not web.viewers:
                 break
             await asyncio.sleep(0.02)
-        assert not web._channels and not web.viewers and not runner.spectators
+        assert not web.live.channels and not web.viewers and not runner.spectators
     finally:
         await web.stop()
         await server.stop(grace=0.5)

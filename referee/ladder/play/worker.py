@@ -77,21 +77,10 @@ def _relative(path: Path | None, folder: Path) -> str:
 
 def seat_outcome(seat: SeatReport, folder: Path) -> SeatRecord:
     """A seat as the table reports it, for the store."""
-    s = seat.summary
     breach = seat.sandbox.breach if seat.sandbox is not None else None
-    return SeatRecord(
-        seat=seat.seat,
-        place=s.place,
-        total=s.total,
-        hands_won=s.hands_won,
-        scores=tuple(s.scores),
-        timeouts=s.timeouts,
-        illegal_defaults=s.illegal_defaults,
-        absent_turns=s.absent_turns,
-        rejected=s.rejected,
-        disconnects=s.disconnects,
-        turns=s.turns,
-        think_ms=s.think_ms,
+    return SeatRecord.from_summary(
+        seat.summary,
+        seat.seat,
         crashed=seat.crashed,
         exit_code=seat.exit_code,
         crash=seat.exit.what if seat.exit is not None else "",

@@ -15,6 +15,7 @@ from referee.ladder.storage.schema import GroupPurpose, LadderMatchState, Versio
 from referee.ladder.uploads.manifest import Manifest
 
 if TYPE_CHECKING:  # the tournament package is heavy to import; only its type is needed
+    from referee.log.summary import SeatSummary
     from referee.tournament.results import SeatResult
 
 MAX_SEAT_TEXT = 2000
@@ -132,6 +133,21 @@ class Claim:
     """The versions in seats 0..3."""
 
 
+SUMMARY_FIELDS = (
+    "place",
+    "total",
+    "hands_won",
+    "timeouts",
+    "illegal_defaults",
+    "absent_turns",
+    "rejected",
+    "disconnects",
+    "turns",
+    "think_ms",
+)
+"""The fields of a ``SeatRecord`` taken as they are from the log's summary of the seat."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class SeatRecord:
     """One seat of a played match: the log's summary of it (``referee.log.summary``)
@@ -156,23 +172,18 @@ class SeatRecord:
     stderr_path: str = ""
 
     @classmethod
+    def from_summary(cls, summary: SeatSummary, seat: int, **worker: Any) -> SeatRecord:
+        """A seat of the log's summary, with what only the worker saw (``worker``)."""
+        counted = {name: getattr(summary, name) for name in SUMMARY_FIELDS}
+        return cls(seat=seat, scores=tuple(summary.scores), **counted, **worker)
+
+    @classmethod
     def of(cls, result: SeatResult) -> SeatRecord:
         """A seat as the tournament's table reports it (``referee.tournament.results``),
         which is what the ladder's workers will have."""
-        s = result.summary
-        return cls(
-            seat=s.seat,
-            place=s.place,
-            total=s.total,
-            hands_won=s.hands_won,
-            scores=tuple(s.scores),
-            timeouts=s.timeouts,
-            illegal_defaults=s.illegal_defaults,
-            absent_turns=s.absent_turns,
-            rejected=s.rejected,
-            disconnects=s.disconnects,
-            turns=s.turns,
-            think_ms=s.think_ms,
+        return cls.from_summary(
+            result.summary,
+            result.summary.seat,
             crashed=result.crashed,
             exit_code=result.exit_code,
             crash=result.crash,

@@ -12,12 +12,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, Row, insert, select, update
+from sqlalchemy import Connection, Row, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from referee.ladder.errors import (
@@ -31,7 +30,6 @@ from referee.ladder.storage import db
 from referee.ladder.storage.keys import matches as key_matches
 from referee.ladder.storage.keys import new_key, parse_key
 from referee.ladder.storage.queue import MatchQueue
-from referee.ladder.storage.rating import Rater
 from referee.ladder.storage.records import (
     NewKey,
     Team,
@@ -109,33 +107,33 @@ class LadderStore:
     """The ladder's database: teams, versions, uploads, and ``queue``, the queue of its
     matches. ``open`` migrates it to the newest schema first."""
 
-    def __init__(
-        self,
-        engine: Engine,
-        *,
-        clock: Callable[[], float] = time.time,
-        rater: Rater | None = None,
-        max_attempts: int = 3,
-    ) -> None:
-        self.engine = engine
-        self.clock = clock
-        self.rater = rater or Rater()
-        self.queue = MatchQueue(engine, clock=clock, rater=self.rater, max_attempts=max_attempts)
+    def __init__(self, queue: MatchQueue) -> None:
+        self.queue = queue
+        self.engine = queue.engine
+        self.clock = queue.clock
+        self.rater = queue.rater
 
     @classmethod
     def open(cls, url: str, *, migrate: bool = True, **kwargs: Any) -> LadderStore:
+        """The store of the database at ``url``; ``kwargs``: the queue's (``clock``,
+        ``rater``, ``max_attempts``)."""
         engine = db.make_engine(url)
         if migrate:
             db.upgrade(engine)
         elif db.current_revision(engine) != db.head_revision():
             raise LadderError("the ladder's database is not at the newest schema: migrate it")
-        return cls(engine, **kwargs)
+        return cls(MatchQueue(engine, **kwargs))
 
     def close(self) -> None:
         self.engine.dispose()
 
     def _write(self, body: Callable[[Connection], T]) -> T:
         return db.write(self.engine, body)
+
+    def _new_version(
+        self, conn: Connection, bot_id: int, now: float, state: VersionState, **values: Any
+    ) -> int:
+        return insert_version(conn, bot_id, now, state, self.rater.initial(), **values)
 
     @contextmanager
     def reading(self) -> Iterator[Connection]:
@@ -222,14 +220,8 @@ class LadderStore:
             if found is not None:
                 return int(found)
             manifest = json.dumps({"runtime": "builtin", "command": [strategy]})
-            return insert_version(
-                conn,
-                bot_id,
-                now,
-                VersionState.ACTIVE,
-                self.rater.initial(),
-                runtime="builtin",
-                manifest=manifest,
+            return self._new_version(
+                conn, bot_id, now, VersionState.ACTIVE, runtime="builtin", manifest=manifest
             )
 
         return self.version(self._write(body))
@@ -315,14 +307,8 @@ class LadderStore:
             ).scalar_one()
             bot_id = ensure_bot(conn, team.id, bot_name, now)
             manifest = json.dumps({"runtime": "remote", "command": []})
-            version_id = insert_version(
-                conn,
-                bot_id,
-                now,
-                VersionState.PENDING,
-                self.rater.initial(),
-                runtime="remote",
-                manifest=manifest,
+            version_id = self._new_version(
+                conn, bot_id, now, VersionState.PENDING, runtime="remote", manifest=manifest
             )
             conn.execute(
                 update(uploads).where(uploads.c.id == upload_id).values(version_id=version_id)
@@ -371,12 +357,11 @@ class LadderStore:
                 )
             now = self.clock()
             bot_id = ensure_bot(conn, up.team_id, bot_name, now)
-            version_id = insert_version(
+            version_id = self._new_version(
                 conn,
                 bot_id,
                 now,
                 VersionState.PENDING,
-                self.rater.initial(),
                 runtime=runtime,
                 manifest=manifest_json,
                 archive_sha256=archive_sha256,

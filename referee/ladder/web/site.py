@@ -71,7 +71,7 @@ from referee.ladder.web.teams import TeamRoutes
 from referee.log.reader import LogTooLarge
 from referee.view.page import live_page, replay_page
 from referee.web.app import WebLimits
-from referee.web.channels import MatchChannel, send_live
+from referee.web.channels import LiveChannels, send_live
 from referee.web.common import (
     last_event_id,
     listen_address,
@@ -110,8 +110,8 @@ class LadderWeb:
         self.teams = TeamRoutes(config, store, self.auth)
         self.limits = limits or WebLimits()
         self.tls = tls
-        self._channels: dict[str, MatchChannel] = {}
-        self.viewers: dict[str, int] = {}
+        self.live = LiveChannels()
+        self.viewers = self.live.viewers
         self._replays = asyncio.Semaphore(self.limits.replay_builds)
         app = web.Application(middlewares=[security_headers], client_max_size=MAX_FORM_BYTES)
         r = app.router
@@ -153,8 +153,7 @@ class LadderWeb:
         log.info("ladder web serving", url=self.url)
 
     async def stop(self) -> None:
-        for channel in list(self._channels.values()):
-            channel.close()
+        self.live.close()
         await self.runner.cleanup()
 
     def _board(self) -> list[dict[str, Any]]:
@@ -201,10 +200,10 @@ class LadderWeb:
             headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
         )
         await response.prepare(request)
-        if sum(self.viewers.values()) >= self.limits.max_viewers:
+        if self.live.total >= self.limits.max_viewers:
             await response.write(b"event: refused\ndata: too many viewers\n\n")
             return response
-        self.viewers[""] = self.viewers.get("", 0) + 1
+        self.viewers[""] += 1
         last = b""
         quiet = time.monotonic()
         try:
@@ -288,20 +287,19 @@ class LadderWeb:
         if row.state != LadderMatchState.RUNNING or not row.live_id or not row.live_address:
             await response.write(b"event: over\ndata: over\n\n")
             return response
-        if sum(self.viewers.values()) >= self.limits.max_viewers or (
-            self.viewers.get(match_id, 0) >= self.limits.max_viewers_per_match
+        if self.live.total >= self.limits.max_viewers or (
+            self.viewers[match_id] >= self.limits.max_viewers_per_match
         ):
             await response.write(b"event: refused\ndata: too many viewers; try later\n\n")
             return response
-        channel = self._channels.get(match_id)
-        if channel is None or channel.failed:
-            try:
-                relay = RelaySubscription(row.live_address, row.live_id, self.limits.max_backlog)
-            except ValueError:
-                await response.write(b"event: over\ndata: over\n\n")
-                return response
-            channel = self._channels[match_id] = MatchChannel(match_id, relay)
-        self.viewers[match_id] = self.viewers.get(match_id, 0) + 1
+        address, live_id = row.live_address, row.live_id
+        try:
+            channel = self.live.join(
+                match_id, lambda: RelaySubscription(address, live_id, self.limits.max_backlog)
+            )
+        except ValueError:
+            await response.write(b"event: over\ndata: over\n\n")
+            return response
         try:
             await send_live(
                 request,
@@ -313,12 +311,7 @@ class LadderWeb:
         except (TimeoutError, ConnectionResetError, ViewerTooSlow):
             pass
         finally:
-            self.viewers[match_id] -= 1
-            if self.viewers[match_id] <= 0:
-                del self.viewers[match_id]
-                if self._channels.get(match_id) is channel:
-                    del self._channels[match_id]
-                channel.close()
+            self.live.leave(match_id, channel)
         return response
 
 
