@@ -56,8 +56,9 @@ exit status:
 DEFAULT_BOTS = ["greedy", "random", "greedy", "random"]
 
 
-class _BotAction(argparse.Action):
-    """``--bot``: one more seat, in seat order."""
+class _SeatAction(argparse.Action):
+    """``--bot``: one more seat, in seat order; ``--name`` (``const="name"``): the name of
+    the seat of the ``--bot`` just before it."""
 
     def __call__(
         self,
@@ -67,26 +68,15 @@ class _BotAction(argparse.Action):
         option_string: str | None = None,
     ) -> None:
         seats = list(getattr(namespace, self.dest, None) or [])
-        seats.append([str(values), None])
-        setattr(namespace, self.dest, seats)
-
-
-class _NameAction(argparse.Action):
-    """``--name``: the name of the seat of the ``--bot`` just before it."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: object,
-        option_string: str | None = None,
-    ) -> None:
-        seats = getattr(namespace, self.dest, None)
-        if not seats:
+        if self.const != "name":
+            seats.append([str(values), None])
+        elif not seats:
             parser.error("--name names the --bot given before it: give a --bot first")
-        if seats[-1][1] is not None:
+        elif seats[-1][1] is not None:
             parser.error(f"--bot {seats[-1][0]!r} is given two names")
-        seats[-1][1] = str(values)
+        else:
+            seats[-1][1] = str(values)
+        setattr(namespace, self.dest, seats)
 
 
 def _limit(text: str) -> tuple[str, float]:
@@ -215,7 +205,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     match.add_argument(
         "--bot",
-        action=_BotAction,
+        action=_SeatAction,
         dest="seats",
         metavar="BOT",
         help="a built-in bot (random, greedy), a command, or stdio:COMMAND for a bot that "
@@ -224,7 +214,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     match.add_argument(
         "--name",
-        action=_NameAction,
+        action=_SeatAction,
+        const="name",
         dest="seats",
         metavar="NAME",
         help="the seat name of the --bot just before (default: the program's name, "

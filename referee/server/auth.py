@@ -20,7 +20,6 @@ import enum
 import hashlib
 import hmac
 import secrets
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,7 @@ import grpc
 
 from referee.client.tokens import TokenError, read_token
 from referee.files import create_private_file
-from referee.server.rpc import Context, Continuation, Handler
+from referee.server.rpc import Context, Continuation, Handler, checked_first
 from referee.service.rates import limited_log
 
 if TYPE_CHECKING:
@@ -153,33 +152,11 @@ class OrganiserGate(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             return handler
         return self._guarded(handler, method.rsplit("/", 1)[-1])
 
-    def _guarded(
-        self, handler: grpc.RpcMethodHandler[Any, Any], method: str
-    ) -> grpc.RpcMethodHandler[Any, Any]:
-        gate = self
-        if handler.unary_unary is not None:
-            behaviour: Any = handler.unary_unary
+    def _guarded(self, handler: Handler, method: str) -> Handler:
+        async def check(_request: Any, context: Context) -> None:
+            await self.authorise(context, method)
 
-            async def unary(request: Any, context: Context) -> Any:
-                await gate.authorise(context, method)
-                return await behaviour(request, context)
-
-            return grpc.unary_unary_rpc_method_handler(
-                unary,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            stream_behaviour: Any = handler.unary_stream
-
-            async def stream(request: Any, context: Context) -> AsyncIterator[Any]:
-                await gate.authorise(context, method)
-                async for item in stream_behaviour(request, context):
-                    yield item
-
-            return grpc.unary_stream_rpc_method_handler(
-                stream,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        raise TypeError("organiser methods are unary requests")  # pragma: no cover
+        guarded = checked_first(handler, check)
+        if guarded is None:  # pragma: no cover
+            raise TypeError("organiser methods are unary requests")
+        return guarded

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
-from referee.server.rpc import Context, Continuation, Handler
+from referee.server.rpc import Context, Continuation, Handler, checked_first
 from referee.service.rates import limited_log
 
 if TYPE_CHECKING:
@@ -95,46 +95,12 @@ class MalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             )
         if handler.request_streaming:
             return _stream_requests(handler, safe_parse, refuse)
-        if handler.unary_unary is not None:
-            behaviour: Any = handler.unary_unary
 
-            async def unary(request: Any, context: Context) -> Any:
-                if request is MALFORMED:
-                    await refuse(context)
-                return await behaviour(request, context)
-
-            return grpc.unary_unary_rpc_method_handler(
-                unary,
-                request_deserializer=safe_parse,
-                response_serializer=handler.response_serializer,
-            )
-        stream_behaviour: Any = handler.unary_stream
-        if inspect.isasyncgenfunction(stream_behaviour) or inspect.isasyncgenfunction(
-            getattr(stream_behaviour, "__func__", None)
-        ):
-
-            async def stream(request: Any, context: Context) -> AsyncIterator[Any]:
-                if request is MALFORMED:
-                    await refuse(context)
-                async for item in stream_behaviour(request, context):
-                    yield item
-
-            return grpc.unary_stream_rpc_method_handler(
-                stream,
-                request_deserializer=safe_parse,
-                response_serializer=handler.response_serializer,
-            )
-
-        async def writer(request: Any, context: Context) -> Any:  # writes with context.write
+        async def check(request: Any, context: Context) -> None:
             if request is MALFORMED:
                 await refuse(context)
-            return await stream_behaviour(request, context)
 
-        return grpc.unary_stream_rpc_method_handler(
-            writer,
-            request_deserializer=safe_parse,
-            response_serializer=handler.response_serializer,
-        )
+        return checked_first(handler, check, safe_parse) or handler
 
 
 def _stream_requests(

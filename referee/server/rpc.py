@@ -3,7 +3,8 @@ every stream that opens with a hello shares: how long it may take to say it."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeAlias
 
 import grpc
@@ -13,7 +14,55 @@ Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"  # not subscriptable at r
 Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[Handler]]
 """What a server interceptor calls to find the handler of a call."""
 
+Check = Callable[[Any, Context], Awaitable[None]]
+"""Awaited before a call's behaviour with its request; it may abort the call."""
+
 HELLO_TIMEOUT_S = 30.0
 """A Play or a Lobby stream that has not said Hello this long after it opened is closed."""
 
-__all__ = ["HELLO_TIMEOUT_S", "Context", "Continuation", "Handler"]
+
+def checked_first(
+    handler: Handler, check: Check, deserializer: Callable[[bytes], Any] | None = None
+) -> Handler | None:
+    """``handler`` with ``check(request, context)`` awaited before its behaviour, for the
+    calls with one request: a unary answer, or a response stream (an async generator, or
+    written with ``context.write``); None for a request stream. ``deserializer``: the
+    request's, in place of the handler's own."""
+    parse = deserializer or handler.request_deserializer
+    answer = handler.response_serializer
+    if handler.unary_unary is not None:
+        behaviour: Any = handler.unary_unary
+
+        async def unary(request: Any, context: Context) -> Any:
+            await check(request, context)
+            return await behaviour(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(
+            unary, request_deserializer=parse, response_serializer=answer
+        )
+    if handler.unary_stream is None:
+        return None
+    stream_behaviour: Any = handler.unary_stream
+    if inspect.isasyncgenfunction(stream_behaviour) or inspect.isasyncgenfunction(
+        getattr(stream_behaviour, "__func__", None)
+    ):
+
+        async def stream(request: Any, context: Context) -> AsyncIterator[Any]:
+            await check(request, context)
+            async for item in stream_behaviour(request, context):
+                yield item
+
+        return grpc.unary_stream_rpc_method_handler(
+            stream, request_deserializer=parse, response_serializer=answer
+        )
+
+    async def writer(request: Any, context: Context) -> Any:  # writes with context.write
+        await check(request, context)
+        return await stream_behaviour(request, context)
+
+    return grpc.unary_stream_rpc_method_handler(
+        writer, request_deserializer=parse, response_serializer=answer
+    )
+
+
+__all__ = ["HELLO_TIMEOUT_S", "Check", "Context", "Continuation", "Handler", "checked_first"]

@@ -133,21 +133,6 @@ class Claim:
     """The versions in seats 0..3."""
 
 
-SUMMARY_FIELDS = (
-    "place",
-    "total",
-    "hands_won",
-    "timeouts",
-    "illegal_defaults",
-    "absent_turns",
-    "rejected",
-    "disconnects",
-    "turns",
-    "think_ms",
-)
-"""The fields of a ``SeatRecord`` taken as they are from the log's summary of the seat."""
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class SeatRecord:
     """One seat of a played match: the log's summary of it (``referee.log.summary``)
@@ -173,9 +158,14 @@ class SeatRecord:
 
     @classmethod
     def from_summary(cls, summary: SeatSummary, seat: int, **worker: Any) -> SeatRecord:
-        """A seat of the log's summary, with what only the worker saw (``worker``)."""
-        counted = {name: getattr(summary, name) for name in SUMMARY_FIELDS}
-        return cls(seat=seat, scores=tuple(summary.scores), **counted, **worker)
+        """A seat of the log's summary (every field the summary has), with what only the
+        worker saw (``worker``)."""
+        taken = {
+            f.name: getattr(summary, f.name)
+            for f in dataclasses.fields(cls)
+            if f.name not in ("seat", "scores") and hasattr(summary, f.name)
+        }
+        return cls(seat=seat, scores=tuple(summary.scores), **taken, **worker)
 
     @classmethod
     def of(cls, result: SeatResult) -> SeatRecord:
