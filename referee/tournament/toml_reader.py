@@ -42,6 +42,7 @@ from referee.tournament.config import (
     BotConfig,
     BotKind,
     ConfigError,
+    Deals,
     DisqualifyConfig,
     ExecutionConfig,
     Format,
@@ -114,6 +115,7 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     remote_deals = _enum(
         RemoteDeals, t.text("remote_deals", "shared") or "", "tournament.remote_deals"
     )
+    deals = _enum(Deals, t.text("deals", Deals.PER_TABLE.value) or "", "tournament.deals")
     t.done()
 
     if len(bots) < 4:
@@ -232,6 +234,7 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         sandbox=sandbox,
         disqualify=disqualify,
         remote_deals=remote_deals,
+        deals=deals,
     )
     if has_rounds and has_matches:
         raise ConfigError("tournament.matches", "give either rounds or matches, not both")
