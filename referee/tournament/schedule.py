@@ -10,8 +10,8 @@ has played every table about equally. Group ``g`` (counted in that order from 0)
 the seed ``SHA-256(master seed + ":" + g)`` in lower-case hex (with ``deals =
 "per-round"``, every table of round ``r`` plays ``SHA-256(master seed + ":" + r)``);
 match ``i`` (counted from 0 over the whole schedule) has the id ``<first 8 hex digits
-of the configuration hash>-<i, six digits>``. Both are recomputed identically on every run of the same
-configuration, which is what makes a tournament resumable.
+of the configuration hash>-<i, six digits>``. Both are recomputed identically on every
+run of the same configuration, which is what makes a tournament resumable.
 
 Remote bots cannot be sandboxed, so in a duplicate tournament they would see each deal
 of their groups once per seating and could remember it. With ``remote_deals =
