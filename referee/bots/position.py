@@ -22,6 +22,9 @@ from referee.rules import SEATS, HandState, Rules, parse_cards
 from referee.rules.cards import ALL_CARDS_MASK, iter_cards
 
 
+IGNORED_OPTIONS = ("match_end", "max_hands")
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Position:
     """One seat to act, what it knows."""
@@ -65,10 +68,15 @@ class Position:
         return (seat + forward * step) % SEATS
 
     def key(self) -> bytes:
-        """The position as bytes: what a decision may depend on (seeds, hashes)."""
+        """The position as bytes: what a decision may depend on (seeds, hashes). The
+        match's length and a referee's hands cap are left out: no play of a hand
+        depends on them."""
+        options = self.rules.options()
+        for name in IGNORED_OPTIONS:
+            options.pop(name, None)
         fields = (
             self.rules.profile,
-            sorted(self.rules.options().items()),
+            sorted(options.items()),
             self.seat,
             self.hand,
             self.counts,

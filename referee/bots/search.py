@@ -35,6 +35,7 @@ from referee.rules import (
 SIMULATIONS = 600
 """The anchor's budget: playouts per decision (pool v1)."""
 MAX_CANDIDATES = 12
+TRUST = float(__import__("os").environ.get("TRUST", "0"))
 """Plays searched at one decision at most; more are narrowed to the likely ones."""
 
 
@@ -90,12 +91,15 @@ def candidates(pos: Position) -> list[int]:
     return picked
 
 
-def search_pick(pos: Position, simulations: int = SIMULATIONS, salt: int | str = 0) -> int | None:
+def search_pick(
+    pos: Position, simulations: int = SIMULATIONS, salt: int | str = 0, trust: float = TRUST
+) -> int | None:
     """The search's play at ``pos`` (a mask), or None to pass."""
     arms = candidates(pos)
     if len(arms) == 1:
         return arms[0] or None
     rng = random.Random(pos.seed(salt))
+    prior = expert_pick(pos) or 0
     sign = 1 if pos.rules.scoring is Scoring.CHIPS else -1
     seat = pos.seat
     total = [0.0] * len(arms)
@@ -111,7 +115,7 @@ def search_pick(pos: Position, simulations: int = SIMULATIONS, salt: int | str =
                 winner = greedy_playout(state)
                 total[i] += sign * score_hand(pos.rules, state.hands, winner)[seat]
                 count[i] += 1
-        alive.sort(key=lambda i: (-total[i] / count[i], i))
+        alive.sort(key=lambda i: (-total[i] / count[i] - (trust if arms[i] == prior else 0), i))
         if r < rounds - 1:
             alive = sorted(alive[: (len(alive) + 1) // 2])
     best = alive[0]

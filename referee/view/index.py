@@ -409,6 +409,14 @@ def _stderr_files(folder: Path, results: Sequence[Mapping[str, Any]]) -> dict[st
     return out
 
 
+def _benchmark_report(folder: Path) -> dict[str, Any] | None:
+    try:
+        loaded = json.loads((folder / "benchmark.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
 def write_index(
     folder: Path, out: Path | None = None, *, with_stderr: bool = False
 ) -> tuple[Path, list[MatchRow]]:
@@ -428,6 +436,12 @@ def write_index(
         rows = build_pages(logs, out, files)
         title = str(standings.get("tournament") or folder.resolve().name or "tournament")
         body = tournament_body(title, standings, results, rows)
+        report = _benchmark_report(folder)
+        if report is not None:  # a benchmark's folder: its report first
+            from referee.view.benchmark import benchmark_card
+
+            head, _, rest = body.partition("</header>")
+            body = f"{head}</header>{benchmark_card(report)}{rest}" if rest else body
     else:
         logs = [(p.stem, p) for p in sorted(folder.glob("*.jsonl"))]
         files = {label: files_beside(log) for label, log in logs} if with_stderr else None
