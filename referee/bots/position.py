@@ -21,7 +21,6 @@ from referee.protocol import play_service
 from referee.rules import SEATS, HandState, Rules, parse_cards
 from referee.rules.cards import ALL_CARDS_MASK, iter_cards
 
-
 IGNORED_OPTIONS = ("match_end", "max_hands")
 
 

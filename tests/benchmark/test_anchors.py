@@ -4,22 +4,20 @@ as on the engine, decide from the position alone, and know nothing they may not.
 from __future__ import annotations
 
 import random
-import tempfile
 from pathlib import Path
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from referee_cli import run_referee
 
 from referee.bots.expert import expert_pick, is_boss, partition
-from referee.bots.position import Position, from_hand
+from referee.bots.position import from_hand
 from referee.bots.search import candidates, search_pick
 from referee.log.reader import read_log
 from referee.rl.game import Game
 from referee.rl.opponents import builtin
 from referee.rules import Action, MatchState, Rules, context_for, deal
-from referee_cli import run_referee
 
 PROFILES = ["big-two", "pusoy-dos", "pusoy-dos-chips"]
 
@@ -76,7 +74,7 @@ def test_the_anchors_choose_legal_plays_and_depend_on_the_position_alone():
     rules = Rules.for_profile("big-two")
     for _, pos in _positions(rules, "anchors", chooser=expert_pick):
         for pick in (expert_pick(pos), search_pick(pos, 60)):
-            assert pick is None and pos.can_pass or pick in pos.plays
+            assert (pick is None and pos.can_pass) or pick in pos.plays
         assert search_pick(pos, 60) == search_pick(pos, 60)
         arms = candidates(pos)
         assert len(arms) == len(set(arms)) <= 12

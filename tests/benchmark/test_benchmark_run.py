@@ -11,8 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from referee.cli import main
 from referee_cli import ROOT, run_referee
+
+from referee.cli import main
 
 
 def _benchmark(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
