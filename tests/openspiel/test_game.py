@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 import pytest
+from referee_cli import ROOT, run_referee
 
 import referee.openspiel as spiel
 from referee.log.reader import read_log
 from referee.rl.game import Game
 from referee.rules import Rules, deal
-from referee_cli import ROOT, run_referee
 
 PLAYTHROUGH = ROOT / "docs" / "openspiel" / "python_pusoy.txt"
 
