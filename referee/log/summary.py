@@ -63,6 +63,10 @@ class SeatSummary:
     """The hands (numbered from 1) in which the referee played a turn of the seat by
     default (any cause) or rejected one of its actions: what is left are its clean
     hands (the benchmark's clean results)."""
+    gone_cause: str = ""
+    """Why its bot is gone for good, as the table told the referee (``its bot exited
+    with status 1``, ``its bot was stopped by its jail for breaking its memory limit
+    (memory: 2,400 MB across 4 processes, limit 1,024 MB)``); empty if it was not."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -98,6 +102,7 @@ class _Counts:
     think_ms: int = 0
     think_max_ms: int = 0
     faulty_hands: list[int] = dataclasses.field(default_factory=list)
+    gone_cause: str = ""
 
     def fault(self, hand: int) -> None:
         if not self.faulty_hands or self.faulty_hands[-1] != hand:
@@ -154,6 +159,8 @@ class Summarizer:
             counts = self._seat(ev.seat_disconnected.seat)
             counts.disconnects += counts.live
             counts.live = False
+            if ev.seat_disconnected.gone:
+                counts.gone_cause = ev.seat_disconnected.cause
         elif kind == "referee_restarted":
             for counts in self.counts:
                 counts.live = False
