@@ -259,9 +259,7 @@ def matches_json(store: LadderStore, version_ids: list[int]) -> list[dict[str, A
     ]
 
 
-def bot_json(
-    store: LadderStore, team: str, bot: str, folder: Path | None = None
-) -> dict[str, Any]:
+def bot_json(store: LadderStore, team: str, bot: str, folder: Path | None = None) -> dict[str, Any]:
     """A bot's page: its versions (newest first) with their rating histories and, under
     a benchmark pool, their first scores (the ladder's ``folder``), head to head of its
     current version, its recent matches and its failures."""

@@ -106,9 +106,21 @@ class FirstScores:
         )
         log.info("first score", version=version.label, folder=str(out))
         return subprocess.Popen(
-            [sys.executable, "-m", "referee.cli", "benchmark", "--quick", "--pool", self.pool,
-             "--bot-config", str(bot), "--out", str(out), "--no-page",
-             *(["--deals", str(self.deals)] if self.deals else [])],
+            [
+                sys.executable,
+                "-m",
+                "referee.cli",
+                "benchmark",
+                "--quick",
+                "--pool",
+                self.pool,
+                "--bot-config",
+                str(bot),
+                "--out",
+                str(out),
+                "--no-page",
+                *(["--deals", str(self.deals)] if self.deals else []),
+            ],
             stdin=subprocess.DEVNULL,
             stdout=(out.parent / f"v{version.id}.out").open("wb"),
             stderr=subprocess.STDOUT,
