@@ -13,6 +13,7 @@ that a table's other seats and its referee are not held up while it thinks.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -187,13 +188,14 @@ _apart: ProcessPoolExecutor | None = None
 
 
 def _worker() -> ProcessPoolExecutor:
-    """The built-in bots' worker process: one per process that seats them, started on
-    first use, ending with that process (``referee.pools``)."""
+    """The built-in bots' worker processes (two at most: two searches of two tables at
+    once), one pool per process that seats them, started on first use, ending with that
+    process (``referee.pools``)."""
     global _apart
     if _apart is None:
         from referee.pools import process_pool
 
-        _apart = process_pool(1)
+        _apart = process_pool(min(2, os.cpu_count() or 1))
     return _apart
 
 
