@@ -22,9 +22,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.rl.game import Game  # noqa: E402
-from referee.rl.opponents import builtin  # noqa: E402
-from referee.rules import Rules  # noqa: E402
+from referee.rl.game import Game
+from referee.rl.opponents import builtin
+from referee.rules import Rules
 
 
 def share_won(against: str, deals: int) -> tuple[float, float]:
