@@ -154,7 +154,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         epilog=BOT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    bot.add_argument("name", metavar="NAME", help="a built-in bot: random or greedy")
+    bot.add_argument(
+        "name",
+        metavar="NAME",
+        help="a built-in bot: random, greedy, or a benchmark anchor: expert, search, policy",
+    )
     bot.add_argument("--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)")
     bot.add_argument(
         "--token-file",

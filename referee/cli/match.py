@@ -210,7 +210,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action=_BotAction,
         dest="seats",
         metavar="BOT",
-        help="a built-in bot (random, greedy), a command, or stdio:COMMAND for a bot that "
+        help="a built-in bot (random, greedy, expert, search, policy), a command, or "
+        "stdio:COMMAND for a bot that "
         "speaks JSON lines on stdin/stdout (docs/protocol.md section 8); give 4, in seat order "
         f"(default: {' '.join(DEFAULT_BOTS)})",
     )
