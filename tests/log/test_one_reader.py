@@ -72,6 +72,10 @@ NOT_LOGS = {
     ("referee/view/index.py", "tournament_logs"): "results.jsonl",
     ("referee/view/index.py", "write_index"): "standings.json",
     ("referee/view/page.py", "asset"): "the viewer's own assets",
+    ("referee/benchmark/pool.py", "load_pool"): "a benchmark pool's file",
+    ("referee/ladder/first_score.py", "first_score"): "a first score's ended.json",
+    ("referee/ladder/first_score.py", "FirstScores._ended"): "a benchmark's report",
+    ("referee/view/index.py", "_benchmark_report"): "a benchmark's report",
 }
 """Every other place that opens a file to read it, and what it reads: never a log."""
 
