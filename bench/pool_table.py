@@ -37,7 +37,7 @@ from referee.server.logging import configure_logging  # noqa: E402
 from referee.tournament.director import Tournament  # noqa: E402
 from referee.tournament.progress import Progress  # noqa: E402
 
-DEFAULT_DEALS = 60
+DEFAULT_DEALS = 24
 
 
 def main() -> int:
