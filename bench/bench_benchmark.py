@@ -7,8 +7,8 @@ sample, spawned in its jail): ``referee benchmark`` run as a user runs it, timed
 
 Prints the wall time, the matches, the score's 95% half-width and standard error; for a
 slice of the default run (``--deals`` below the pool's default) also the default run's
-expected wall time and half-width (the cost is linear in deals; the interval narrows as
-1/sqrt(deals)). The machine's load average is printed beside them: on a shared machine
+expected wall time and half-width (the cost is linear in deals; the standard error
+narrows as 1/sqrt(deals)). The machine's load average is printed beside them: on a shared machine
 wall times are noisy.
 """
 
