@@ -30,7 +30,7 @@ import hashlib
 import shlex
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ from referee.sandbox import JailReport, TableJails
 from referee.sandbox.jailer import Jailer
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
 from referee.table.jails import bare_env
-from referee.table.output import tail_bytes
+from referee.table.output import Raised, raised_in, tail_bytes
 from referee.table.procs import OUTPUT_DRAIN_S, BotProcess, ProcessLedger
 from referee.table.referees import Assignment, LocalReferee, Referee
 from referee.table.turns import TurnGate, stop_following
@@ -114,6 +114,8 @@ class SeatReport:
     """What its sandbox saw: a limit broken, CPU time, peak memory."""
     turns_cpu_ms: tuple[float, float] | None = None
     """A sandboxed bot's CPU time within its own turns: in total, and its longest."""
+    raised: tuple[Raised, ...] = ()
+    """What its kit said of turns on which the bot's own code raised (docs/kits.md, 5)."""
 
     @property
     def connected(self) -> bool:
@@ -138,6 +140,8 @@ class MatchReport:
     """SHA-256 of the log's last entry line, what its signature covers: publish it."""
     signed_by: str = ""
     """The public key (base64) the log's signature trailer names; empty when unsigned."""
+    turn_moves: Mapping[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    """Turn id to (hand, move): where a seat's ``raised`` turns are in the match."""
 
     @property
     def finished(self) -> bool:
@@ -294,6 +298,8 @@ class Table:
             dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             await self.referee.collect_log(run.match_id, dest)
             summary = await asyncio.to_thread(summarize_log, dest)
+            outputs = dict(run.stderr)
+            raised = await asyncio.to_thread(lambda: {s: raised_in(p) for s, p in outputs.items()})
             for seat, proc in run.procs:
                 await self._left_then_ended(run, seat, proc, summary.seats[seat])
             return MatchReport(
@@ -306,6 +312,7 @@ class Table:
                 settings=settings,
                 final_hash=summary.final_hash,
                 signed_by=summary.signed_by,
+                turn_moves=summary.turn_moves,
                 seats=tuple(
                     SeatReport(
                         seat=s,
@@ -318,6 +325,7 @@ class Table:
                         exit=run.exits.get(s),
                         sandbox=next((p.report for q, p in run.procs if q == s), None),
                         turns_cpu_ms=run.gate.turns_ms(s),
+                        raised=raised.get(s, ()),
                     )
                     for s in range(4)
                 ),
@@ -374,7 +382,7 @@ class Table:
             "name": spec.name,
             **{key: str(path or "") for key, (_, path) in files.items()},
         }
-        command = shlex.join(expand(bot.argv, values))  # {token} stays a placeholder
+        command = shlex.join(expand(bot.argv, values))  # the token left as its placeholder
         argv = expand(bot.argv, {**values, "token": token})
         env = {**dict(bot.env), "PUSOY_ADDRESS": address, "PUSOY_TOKEN": token}
         env.update({var: str(path) for var, path in files.values() if path})

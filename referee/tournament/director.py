@@ -45,6 +45,7 @@ import structlog
 from referee.client.tokens import TokenError, read_token
 from referee.files import write_atomic
 from referee.rules import new_seed
+from referee.table.bots import command_warnings
 from referee.table.procs import ProcessLedger
 from referee.table.referees import (
     LocalReferee,
@@ -77,6 +78,7 @@ from referee.tournament.ratings import (
     StandingRow,
     Standings,
     pairwise_csv,
+    rank_notes_json,
     replay,
     table_csv,
 )
@@ -280,8 +282,9 @@ class Tournament:
         """hook: the warnings to print before anything starts (remote bots and duplicate
         deals, a sandbox that cannot work here); TournamentError when the configuration
         requires what this machine cannot do. Touches no file."""
+        tokens = command_warnings((bot.name, bot.argv) for bot in self.config.bots)
         try:
-            return remote_warnings(self.config) + self.isolation.check()
+            return remote_warnings(self.config) + tokens + self.isolation.check()
         except SandboxUnavailable as exc:
             raise TournamentError(str(exc)) from None
 
@@ -574,6 +577,7 @@ class Tournament:
             "bots": [r.to_json() for r in rows],
             "pairwise_unit": PAIRWISE_UNIT,
             "pairwise": [p.to_json() for p in pairs],
+            **rank_notes_json(rows, pairs, self.config.rules.scoring.value),
         }
         if self.test is not None:
             doc["sprt"] = self.test.to_json()
