@@ -40,6 +40,7 @@ from referee import text
 from referee.bots import builtin_bot, play_seat
 from referee.client.tls import ClientTls
 from referee.files import replace_private_file
+from referee.llm import is_model_seat
 from referee.log.signing import LogSigner
 from referee.log.summary import SeatSummary, summarize_log
 from referee.match.settings import MatchSettings
@@ -48,6 +49,7 @@ from referee.sandbox import Jailer, JailReport
 from referee.sandbox.turnclock import TurnClock
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
 from referee.table.jails import MatchJails, bare_env
+from referee.table.models import ModelSeatError, model_seat_play, model_seats, with_model_clocks
 from referee.table.output import tail_bytes
 from referee.table.procs import OUTPUT_DRAIN_S, BotProcess, ProcessLedger
 from referee.table.referees import Assignment, LocalReferee, Referee
@@ -137,10 +139,22 @@ class MatchReport:
     """SHA-256 of the log's last entry line, what its signature covers: publish it."""
     signed_by: str = ""
     """The public key (base64) the log's signature trailer names; empty when unsigned."""
+    traces: tuple[tuple[int, Path], ...] = ()
+    """The model seats' traces (seat, file), still private (``referee.llm.trace``) until
+    ``release_traces`` puts them beside the log once the deal group is over."""
 
     @property
     def finished(self) -> bool:
         return self.status == "finished"
+
+    def release_traces(self) -> list[Path]:
+        """Move the model seats' traces beside the log, where the viewer and ``referee
+        verify`` find them: call it once the match's deal group is over."""
+        from referee.llm.trace import release
+        from referee.log.traces import trace_path
+
+        moved = (release(path, trace_path(self.log_path, seat)) for seat, path in self.traces)
+        return [p for p in moved if p is not None]
 
 
 class TableError(RuntimeError):
@@ -164,6 +178,11 @@ class _Run:
     commands: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
     """A spawned bot's name and command, by seat."""
     clock: TurnClock | None = None
+    log_path: Path | None = None
+    """Where the log will be kept: model seats write their traces beside it."""
+    traces: dict[int, Path] = dataclasses.field(default_factory=dict)
+    models: dict[int, Any] = dataclasses.field(default_factory=dict)
+    """The model seats' settings (``referee.llm.settings.ModelSettings``), by seat."""
 
     def cpu_ns(self, seat: int) -> int | None:
         """The CPU time so far of the seat's sandboxed bot (a full jail's cgroup)."""
@@ -272,9 +291,15 @@ class Table:
             raise ValueError(f"a table has four seats, got {len(seats)}")
         names = (seats[0].name, seats[1].name, seats[2].name, seats[3].name)
         settings = dataclasses.replace(settings, seat_names=names, seed=settings.seed or new_seed())
+        try:  # hook: a model seat's settings and its own clock
+            models = model_seats(seats)
+        except ModelSeatError as exc:
+            raise TableError(str(exc)) from None
+        settings = with_model_clocks(settings, models)
         created = await self.referee.create(settings)
         self.match_id = created.match_id
         run = _Run(created.match_id, self.referee.over(created.match_id))
+        run.log_path, run.models = log_path(created.match_id), models
         try:
             if self.on_created is not None:
                 self.on_created(created.match_id)
@@ -307,6 +332,7 @@ class Table:
                 settings=settings,
                 final_hash=summary.final_hash,
                 signed_by=summary.signed_by,
+                traces=tuple(sorted(run.traces.items())),
                 seats=tuple(
                     SeatReport(
                         seat=s,
@@ -356,8 +382,15 @@ class Table:
             run.remote.append(bot.name)
             return
         if isinstance(bot, BuiltinBot):
-            strategy = builtin_bot(bot.strategy, bot_seed(settings.seed, seat))
-            task = asyncio.create_task(play_seat(strategy, address, token, tls=self.tls))
+            if is_model_seat(bot.strategy):  # hook: a language model at the seat
+                assert run.log_path is not None
+                model = run.models[seat]
+                play = model_seat_play(model, seat, run.log_path, address, token, self.tls)
+                run.traces[seat] = play.trace
+                task = asyncio.create_task(play.coro)
+            else:
+                strategy = builtin_bot(bot.strategy, bot_seed(settings.seed, seat))
+                task = asyncio.create_task(play_seat(strategy, address, token, tls=self.tls))
             run.tasks.append(task)
             run.watchers.append(asyncio.create_task(self._watch_task(run, seat, spec, task)))
             return
@@ -561,12 +594,14 @@ async def play_match(
         if jails is not None:
             jails.opened(referee.address)
         try:
-            return await Table(referee, on_exit=on_exit, sandbox=jails).play(
+            report = await Table(referee, on_exit=on_exit, sandbox=jails).play(
                 settings,
                 seats,
                 log_path=referee.log_path,
                 stderr_path=lambda match_id, seat, _: log_dir / f"{match_id}.seat{seat}.stderr",
             )
+            report.release_traces()  # one match: its deal group is over with it
+            return report
         finally:
             await referee.stop()
     finally:

@@ -197,7 +197,8 @@ class Folder:
         """The engine's view of the current hand; None when unknown or after a bad move."""
         self.cards: list[list[str]] | None = None
         """Each seat's cards now, as the page tracks them (the deal less the plays)."""
-        self.turn_ms = DEFAULT_TURN_TIME_MS
+        self.turn_ms = [DEFAULT_TURN_TIME_MS] * SEATS
+        """Each seat's time per turn (ms): the match's, or the seat's own clock's."""
         self.banks = [0] * SEATS
         """Each seat's time bank (ms), as the last prompt said and its moves since spent."""
 
@@ -238,8 +239,9 @@ class Folder:
         self.commitment = text(p.get("seed_commitment"), 128)
         clocks = config.get("time_control")
         clocks = clocks if isinstance(clocks, Mapping) else {}
-        self.turn_ms = whole(clocks.get("turn_time_ms")) or DEFAULT_TURN_TIME_MS
+        self.turn_ms = [whole(clocks.get("turn_time_ms")) or DEFAULT_TURN_TIME_MS] * SEATS
         self.banks = [max(0, whole(clocks.get("time_bank_ms")))] * SEATS
+        self._seat_clocks(clocks.get("seat_clocks"))
         return {
             "t": "match",
             "id": text(self.match_id, 100),
@@ -253,6 +255,16 @@ class Folder:
             "software": text(p.get("software_version"), 60),
             "protocol": whole(p.get("protocol_version")),
         }
+
+    def _seat_clocks(self, clocks: object) -> None:
+        """Seats with clocks of their own (``time_control.seat_clocks``)."""
+        for clock in clocks if isinstance(clocks, list) else []:
+            if not isinstance(clock, Mapping):
+                continue
+            seat = _seat(clock.get("seat", 0))
+            if seat is not None:
+                self.turn_ms[seat] = whole(clock.get("turn_time_ms")) or self.turn_ms[seat]
+                self.banks[seat] = max(0, whole(clock.get("time_bank_ms")))
 
     def _on_seat_connected(self, p: Mapping[str, Any]) -> Op:
         return {
@@ -303,7 +315,7 @@ class Folder:
             "turn": whole(p.get("turn_id")),
             "bank": bank,
             "deadline": deadline // 1000 if deadline is not None else None,
-            "turn_ms": self.turn_ms,
+            "turn_ms": self.turn_ms[seat] if seat is not None else self.turn_ms[0],
         }
 
     def _on_action_rejected(self, p: Mapping[str, Any]) -> Op:
@@ -359,8 +371,8 @@ class Folder:
             op["cause"] = cause
         if cause == "timeout":
             self.banks[seat] = 0
-        elif not cause and op["ms"] > self.turn_ms:
-            self.banks[seat] = max(0, self.banks[seat] - (op["ms"] - self.turn_ms))
+        elif not cause and op["ms"] > self.turn_ms[seat]:
+            self.banks[seat] = max(0, self.banks[seat] - (op["ms"] - self.turn_ms[seat]))
         op["bank"] = self.banks[seat]
         op["strikes"] = whole(p.get("strikes"))
         op["legal"] = self._legal(seat)

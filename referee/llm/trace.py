@@ -1,0 +1,63 @@
+"""A model seat's trace: one JSON line per action it sent, bound to the signed log.
+
+Each line holds what led to one action: every call to the model since the seat's last
+action (the prompt or its hash, the answer, the reasoning the endpoint returned, token
+counts, latency, how the answer was read, the provider's failures), the action itself
+and whether it was the model's or the seat's fallback. The seat sends the SHA-256 of the
+line's bytes with the action (``Action.trace_sha256``) and the referee logs it in the
+action's command, so the file is bound to the log line by line: ``referee.log.traces`` (what
+``referee verify`` runs) finds a line changed, added, dropped or reordered.
+
+The file is private (0600) and written where no bot and no spectator looks
+(``pending_path``) until its deal group is over; ``release`` then moves it beside the
+log (``trace_path``), where ``referee view`` and ``referee verify`` find it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from referee.files import create_private_file
+from referee.log.traces import line_sha256, trace_path
+
+PENDING_DIR = ".traces-pending"
+"""Beside the logs: the traces of matches whose deal group is not over yet (0700)."""
+
+
+def pending_path(log_path: Path, seat: int) -> Path:
+    """Where a trace is written while its deal group plays: a private folder beside the
+    logs that the viewer, the verifier and every jail leave alone."""
+    return log_path.parent / PENDING_DIR / trace_path(log_path, seat).name
+
+
+class TraceWriter:
+    """Appends lines to a new private file; ``write`` returns each line's SHA-256."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        create_private_file(path, b"")
+        self.lines = 0
+
+    def write(self, record: Mapping[str, Any]) -> str:
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
+        with self.path.open("ab") as out:
+            out.write(line + b"\n")
+            out.flush()
+            os.fsync(out.fileno())
+        self.lines += 1
+        return line_sha256(line)
+
+
+def release(pending: Path, final: Path) -> Path | None:
+    """Move a finished trace beside its log (its deal group is over); None when there is
+    none (the seat never acted)."""
+    if not pending.exists():
+        return None
+    final.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.replace(pending, final)
+    return final
