@@ -39,7 +39,7 @@ examples:
   referee verify --tournament night1  # every log (with night1/signing-key.pub), every deal group
 
 A language-model seat's trace (docs/llm.md) is bound to its log: every trace beside a log
-(MATCH.seatN.trace.jsonl) is checked line by line against the hashes the log holds, and
+(MATCH.seatN.trace.ndjson) is checked line by line against the hashes the log holds, and
 --trace SEAT=FILE checks one kept elsewhere.
 
 With --public-key (the base64 text `referee serve` prints and GetServerInfo serves, or a
@@ -119,6 +119,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
     from referee.view.index import write_index
     from referee.view.page import replay_page
     from referee.view.stderr import files_beside
+    from referee.view.traces import traces_beside
 
     source = Path(args.source)
     try:
@@ -133,7 +134,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
         if args.with_stderr and not files:
             where = source.with_name(f"{source.stem}.seatN.stderr")
             print(f"referee view: no bot output beside the log ({where})", file=sys.stderr)
-        html = replay_page(source, stderr=files)
+        html = replay_page(source, stderr=files, traces=traces_beside(source))
         out.write_text(html, encoding="utf-8")
     except LogTooLarge as exc:
         print(f"referee view: {exc}", file=sys.stderr)
@@ -318,7 +319,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="append",
         metavar="SEAT=FILE",
         help="a language-model seat's trace to check against the log (default: the "
-        "MATCH.seatN.trace.jsonl files beside it)",
+        "MATCH.seatN.trace.ndjson files beside it)",
     )
     verify.add_argument(
         "--jobs", type=int, metavar="N", help="logs verified at once (default: up to 4)"

@@ -27,7 +27,7 @@ examples:
 A language model plays a seat as llm:SETTINGS.toml (docs/llm.md): the house's own seat,
 beside the referee, reaching the model's OpenAI-compatible endpoint; its own clock comes
 from its settings (or --seat-clock), its trace is kept beside the log
-(LOG_DIR/<match>.seatN.trace.jsonl), bound to it, and shown by `referee view`.
+(LOG_DIR/<match>.seatN.trace.ndjson), bound to it, and shown by `referee view`.
 
 Spawned bots run in a jail (--sandbox auto): they see the system, their own folder and
 the referee's Python read-only, never the log or state folder (the live log holds every

@@ -15,6 +15,7 @@ log (``trace_path``), where ``referee view`` and ``referee verify`` find it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -60,4 +61,6 @@ def release(pending: Path, final: Path) -> Path | None:
         return None
     final.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.replace(pending, final)
+    with contextlib.suppress(OSError):
+        pending.parent.rmdir()  # the last pending trace of this folder: leave no litter
     return final

@@ -24,12 +24,12 @@ MAX_TRACE_LINES = 100_000
 
 
 def trace_path(log_path: Path, seat: int) -> Path:
-    """Where a released trace lives: beside its log (``M.jsonl`` -> ``M.seat2.trace.jsonl``).
+    """Where a released trace lives: beside its log (``M.jsonl`` -> ``M.seat2.trace.ndjson``).
 
     >>> trace_path(Path("logs/m1.jsonl"), 2).as_posix()
-    'logs/m1.seat2.trace.jsonl'
+    'logs/m1.seat2.trace.ndjson'
     """
-    return log_path.with_name(f"{log_path.stem}.seat{seat}.trace.jsonl")
+    return log_path.with_name(f"{log_path.stem}.seat{seat}.trace.ndjson")
 
 
 def line_sha256(line: bytes) -> str:

@@ -154,6 +154,23 @@ def _scalars(values: Any) -> dict[str, Any]:
     return out
 
 
+def _clocks(values: Any) -> dict[str, Any]:
+    """The time control as display values, each seat's own clock in words."""
+    out = _scalars(values)
+    clocks = values.get("seat_clocks") if isinstance(values, Mapping) else None
+    if isinstance(clocks, list):
+        words = []
+        for c in clocks[:4]:
+            if isinstance(c, Mapping):
+                bank = whole(c.get("time_bank_ms"))
+                words.append(
+                    f"seat {whole(c.get('seat'))}: {whole(c.get('turn_time_ms'))} ms a turn"
+                    + (f", bank {bank} ms" if bank else "")
+                )
+        out["seat_clocks"] = "; ".join(words)
+    return out
+
+
 def _seat_lists(hands: Any) -> list[list[str]] | None:
     """Four seats' cards from a list of SeatCards, or None when any is missing."""
     out: list[list[str] | None] = [None] * SEATS
@@ -248,7 +265,7 @@ class Folder:
             "profile": text(rules.get("profile", ""), 60),
             "rules": rules,
             "seats": seats,
-            "time": _scalars(config.get("time_control")),
+            "time": _clocks(config.get("time_control")),
             "faults": _scalars(config.get("fault_policy")),
             "drills": _scalars(config.get("drills")),
             "commitment": self.commitment,

@@ -571,6 +571,8 @@
     if (m.illegal) panel.appendChild(el('p', 'bad', 'The rules engine does not accept this move: ' + m.illegal));
     var lines = outputOf(m);
     if (lines) panel.appendChild(outputBox('Its output before this move', lines));
+    var model = traceOf(m);
+    if (model) panel.appendChild(modelBox(model));
     var before = stateAt(V.h, k - 1);
     var legal = m.legal;
     var cards = before.cards ? before.cards[m.seat] : null;
@@ -916,6 +918,65 @@
     for (var i = 0; i < marks.length; i++) {
       marks[i].classList.toggle('here', Number(marks[i].getAttribute('data-pos')) === p);
     }
+  }
+
+  // -- a language model's trace (MATCH.seatN.trace.ndjson beside the log) ----------------
+
+  var TRACE = [null, null, null, null];
+  (function () {
+    var seats = data.traces && Array.isArray(data.traces.seats) ? data.traces.seats : [];
+    for (var s = 0; s < SEATS; s++) {
+      var t = seats[s];
+      if (!t || typeof t !== 'object') continue;
+      var bySeq = {};
+      (t.moves || []).forEach(function (entry) {
+        if (Array.isArray(entry) && Array.isArray(entry[1])) bySeq[String(entry[0])] = entry[1];
+      });
+      TRACE[s] = { bySeq: bySeq, file: String(t.file || '') };
+    }
+  })();
+
+  function traceOf(m) {
+    var t = validSeat(m.seat) ? TRACE[m.seat] : null;
+    if (!t || !sees(m.seat)) return null;
+    var lines = t.bySeq[String(m.seq)];
+    return lines && lines.length ? lines : null;
+  }
+
+  function modelText(cls, s) {
+    // Line breaks kept (a model writes in lines); every other control character shown.
+    var node = el('pre', 'mono ' + cls);
+    node.textContent = String(s).split('\n').map(clean).join('\n');
+    return node;
+  }
+
+  function modelCall(c, last) {
+    var d = el('details', 'model-call');
+    d.open = last;
+    var head = 'Asked the model';
+    if (c.parse) head += ': read as ' + c.parse;
+    if (c.fault) head += ': ' + c.fault;
+    if (c.ms) head += ' (' + (c.ms / 1000).toFixed(2) + ' s' + (c.tokens ? ', ' + c.tokens[0] + ' + ' + c.tokens[1] + ' tokens' : '') + ')';
+    d.appendChild(el('summary', '', head));
+    if (c.saw) { d.appendChild(el('h4', '', 'It saw')); d.appendChild(modelText('model-saw', c.saw)); }
+    if (c.thought) { d.appendChild(el('h4', '', 'Its reasoning')); d.appendChild(modelText('model-thought', c.thought)); }
+    d.appendChild(el('h4', '', 'It said'));
+    d.appendChild(modelText('model-said', c.said || '(nothing)'));
+    return d;
+  }
+
+  function modelBox(lines) {
+    var box = el('div', 'model-trace');
+    box.appendChild(el('h3', '', 'The model' + (lines[0].model ? ' (' + lines[0].model + ')' : '') + ': what it saw, said and played'));
+    lines.forEach(function (line, i) {
+      var move = line.move && line.move.length ? line.move.join(' ') : 'pass';
+      var head = (lines.length > 1 ? 'Move ' + (i + 1) + ' sent: ' : 'Move sent: ') + move;
+      if (line.source === 'fallback') head += ' (sent by the seat itself: ' + (line.fault || 'no answer') + ')';
+      box.appendChild(el('p', 'chose', head));
+      var calls = line.calls || [];
+      calls.forEach(function (c, j) { box.appendChild(modelCall(c, j === calls.length - 1)); });
+    });
+    return box;
   }
 
   // -- the bots' own output (referee view --with-stderr) ---------------------------------
