@@ -68,6 +68,7 @@ from referee.ladder.archive import ArchiveLimits
 from referee.ladder.db import sqlite_url
 from referee.ladder.manifest import RUNTIMES
 from referee.ladder.types import TeamLimits
+from referee.llm import is_model_seat, model_seat_name
 from referee.match.settings import MatchSettings
 from referee.rules import Rules
 from referee.sandbox import LIMIT_FIELDS, SandboxLimits
@@ -194,8 +195,10 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
     folder = (base / (la.text("folder", "ladder-data") or "ladder-data")).resolve()
     database = la.text("database", "") or sqlite_url(folder / "ladder.db")
     anchors = _names(la, "anchors", ["random", "greedy"])
-    for anchor in anchors:
-        if anchor not in BUILTIN_BOTS:
+    for i, anchor in enumerate(anchors):
+        if is_model_seat(anchor):  # a language model of the house: llm:SETTINGS
+            anchors[i] = model_seat_name(anchor, base)
+        elif anchor not in BUILTIN_BOTS:
             raise ConfigError("ladder.anchors", f"{anchor!r} is not a built-in bot")
     public_url = la.text("public_url", "") or ""
     la.done()

@@ -64,3 +64,13 @@ def release(pending: Path, final: Path) -> Path | None:
     with contextlib.suppress(OSError):
         pending.parent.rmdir()  # the last pending trace of this folder: leave no litter
     return final
+
+
+def release_all(log_path: Path) -> list[Path]:
+    """Release every pending trace of a log's match (its deal group is over)."""
+    out = []
+    for seat in range(4):
+        moved = release(pending_path(log_path, seat), trace_path(log_path, seat))
+        if moved is not None:
+            out.append(moved)
+    return out
