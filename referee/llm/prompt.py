@@ -80,9 +80,13 @@ def primer(rules: common.Rules) -> str:
             if rules.five_card_hands
             else " (no five-card hands in this match)."
         ),
-        "On a lead you play any play"
-        + (f" (the first play of a hand must hold {_opening(rules)})" if _opening(rules) else "")
-        + "; after it each seat must play as many cards that beat the table, or pass.",
+        "On a lead you play any play ("
+        + (
+            f"the first play of every hand must hold {_opening(rules)}"
+            if rules.first_lead == "opening-card-every-hand"
+            else f"the first play of the match must hold {_opening(rules)}"
+        )
+        + "); after it each seat must play as many cards that beat the table, or pass.",
     ]
     if rules.five_card_hands:
         lines.append(f"Straights, low to high: {_STRAIGHTS.get(rules.straights, rules.straights)}.")
