@@ -175,3 +175,33 @@ def move_schema(plays: list[list[str]], can_pass: bool) -> dict[str, object]:
             }
         )
     return {"anyOf": options}
+
+
+CARD_NAMES = tuple(r + s for r in "3456789TJQKA2" for s in "CSHD")
+
+
+def format_schema() -> dict[str, object]:
+    """A JSON schema of a well-formed move, legal or not: one to five card names, or a
+    pass. Constrains the answer's form and leaves the move to the model (the referee
+    judges it).
+
+    >>> format_schema()["anyOf"][0]["properties"]["play"]["maxItems"]
+    5
+    """
+    play = {"type": "array", "items": {"enum": list(CARD_NAMES)}, "minItems": 1, "maxItems": 5}
+    return {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {"play": play},
+                "required": ["play"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"pass": {"const": True}},
+                "required": ["pass"],
+                "additionalProperties": False,
+            },
+        ]
+    }

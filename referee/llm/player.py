@@ -32,7 +32,14 @@ from typing import Any
 
 from referee.client.seat import RECONNECT_WINDOW_S, SeatClient, SeatOutcome, SeatPlayer
 from referee.client.tls import ClientTls
-from referee.llm.answer import Answer, ParseFault, move_schema, parse_answer, strip_reasoning
+from referee.llm.answer import (
+    Answer,
+    ParseFault,
+    format_schema,
+    move_schema,
+    parse_answer,
+    strip_reasoning,
+)
 from referee.llm.endpoint import Endpoint, ProviderError
 from referee.llm.prompt import TEMPLATE_VERSION, Message, retry_messages, turn_messages
 from referee.llm.settings import ModelSettings
@@ -127,7 +134,11 @@ class ModelPlayer(SeatPlayer):
         messages = turn_messages(self.rules, prompt, self.settings.prompt)
         schema = None
         if self.settings.endpoint.structured != "off":
-            schema = move_schema([list(p.cards) for p in prompt.legal_plays], prompt.can_pass)
+            schema = (
+                format_schema()
+                if self.settings.constrain == "format"
+                else move_schema([list(p.cards) for p in prompt.legal_plays], prompt.can_pass)
+            )
         calls: list[dict[str, Any]] = []
         parse_left = self.settings.parse_retries
         feedback = ""

@@ -15,6 +15,7 @@ referee's environment (``api_key_env``), and lives only in the request header.
     retries = 4                            # provider failures (429, 5xx, time-outs)
     backoff_s = 1.0
     structured = "off"                     # "json_schema" or "json_object": constrained
+    constrain = "legal"                    # to the legal moves, or "format": any move
     temperature = 0.0
     [prompt]
     format = "text"                        # or "json"
@@ -49,6 +50,7 @@ from referee.tournament.config import ConfigError
 from referee.tournament.toml_table import TomlTable, read_toml
 
 STRUCTURED = ("off", "json_schema", "json_object")
+CONSTRAIN = ("legal", "format")
 KEEP = ("full", "hash")
 MAX_NAME_CHARS = 40
 MAX_FILE_BYTES = 64 * 1024
@@ -64,6 +66,9 @@ class ModelSettings:
     name: str
     endpoint: EndpointSettings
     prompt: PromptOptions
+    constrain: str = "legal"
+    """What a constrained answer may be: a ``legal`` move, or any well-formed move
+    (``format``: the model's own choice, judged by the referee)."""
     keep_prompts: bool = True
     parse_retries: int = 2
     max_tokens_per_match: int = 0
@@ -183,6 +188,7 @@ def parse_model_settings(data: Mapping[str, Any], source: Path) -> ModelSettings
         structured=_choice(ep, "structured", "off", STRUCTURED),
         extra=(("seed", ep.whole("seed", 0)),) if ep.has("seed") else (),
     )
+    constrain = _choice(ep, "constrain", "legal", CONSTRAIN)
     ep.done()
 
     pr = top.table("prompt")
@@ -215,6 +221,7 @@ def parse_model_settings(data: Mapping[str, Any], source: Path) -> ModelSettings
         name=name,
         endpoint=dataclasses.replace(endpoint, max_tokens=max_tokens),
         prompt=prompt,
+        constrain=constrain,
         keep_prompts=keep == "full",
         parse_retries=parse_retries,
         max_tokens_per_match=per_match,

@@ -57,7 +57,11 @@ def llama_server(log: Path) -> Iterator[str]:
         sys.executable, "-m", "llama_cpp.server",
         "--model", str(model), "--model_alias", MODEL_ALIAS,
         "--host", "127.0.0.1", "--port", str(port),
-        "--chat_format", "gemma", "--n_ctx", "4096", "--n_threads", "2",
+        "--chat_format", "gemma", "--n_ctx", "4096",
+        # One thread: ggml's threads wait for each other by spinning, which on a busy
+        # 2-core machine (CI's other pytest worker, the referee, the bots) burns ten
+        # times the CPU of the work itself.
+        "--n_threads", "1", "--n_threads_batch", "1",
     ]  # fmt: skip
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
