@@ -29,6 +29,7 @@ examples:
   referee ladder run examples/ladder.toml             # matchmaker and workers (Ctrl-C stops)
   referee ladder serve examples/ladder.toml --http 127.0.0.1:8080
   PUSOY_LADDER_KEY=pdl_... referee ladder submit --url http://127.0.0.1:8080 mybot ./mybot/
+  referee ladder submit --dry-run mybot ./mybot/      # the files it would send; sends nothing
   referee ladder status examples/ladder.toml
   referee ladder retire examples/ladder.toml alpha mybot   # its active version leaves
   referee ladder backup examples/ladder.toml ladder-backup.db
@@ -80,12 +81,21 @@ def add_parser(sub: Any) -> None:
     submit = command(
         "submit",
         "upload a new version of a bot: an archive (.tar.gz or .zip with a bot.toml), or a "
-        "folder that is packed first; locally (CONFIG) or to a ladder's web (--url)",
-        f"{KEY_ENV}=pdl_... referee ladder submit --url https://ladder.example mybot bot.tar.gz",
+        "folder that is packed first with only the bot (never keys, tokens, match logs, "
+        "state or log folders, nor what .pusoyignore lists); locally (CONFIG) or to a "
+        "ladder's web (--url). The files and their total size are printed before sending",
+        f"{KEY_ENV}=pdl_... referee ladder submit --url https://ladder.example mybot ./mybot/"
+        "\n  referee ladder submit --dry-run mybot ./mybot/    # what would be sent, nothing sent",
     )
     submit.add_argument("bot", help="the bot's name under your team")
     submit.add_argument("archive", help="a .tar.gz or .zip with bot.toml, or a folder")
-    where = submit.add_mutually_exclusive_group(required=True)
+    submit.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what would be sent (the files, their total size, what is left out) "
+        "and send nothing",
+    )
+    where = submit.add_mutually_exclusive_group()
     where.add_argument("--config", help="the ladder's TOML file (on the ladder's machine)")
     where.add_argument("--url", help="the ladder's web address (https, or http on loopback)")
     submit.add_argument(
@@ -285,23 +295,81 @@ def _cmd_team(args: argparse.Namespace) -> int:
     return 0
 
 
-def _archive_file(path: Path, scratch: Path, limit: int) -> Path:
-    """The archive to upload: the file, or a folder packed into ``scratch``."""
-    from referee.ladder.submit import pack
+SHOWN_FILES = 100
+"""Files ``submit`` lists one by one; the rest are counted."""
 
-    if path.is_dir():
-        scratch.write_bytes(pack([path], limit=limit))
-        return scratch
-    return path
+
+def _archive_file(path: Path, scratch: Path, limit: int) -> Path:
+    """The archive to upload, its contents printed first: the file as it is, or a
+    folder packed into ``scratch`` with only the bot."""
+    from referee.ladder.submit import pack_folder
+
+    if not path.is_dir():
+        _show_archive(path)
+        return path
+    packed = pack_folder(path, limit=limit)
+    print(
+        f"Packing {path}: {len(packed.files)} files, {packed.total:,} bytes "
+        f"({len(packed.data):,} bytes packed):"
+    )
+    _list(packed.files)
+    if packed.left_out:
+        print("Left out (never sent):")
+        _list(
+            [
+                (h.path.relative_to(path).as_posix() + ("/" if h.path.is_dir() else ""), h.why)
+                for h in packed.left_out
+            ]
+        )
+    scratch.write_bytes(packed.data)
+    return scratch
+
+
+def _list(rows: list[tuple[str, int | str]] | tuple[tuple[str, int], ...]) -> None:
+    for name, what in rows[:SHOWN_FILES]:
+        print(f"  {name}  {what:,}" if isinstance(what, int) else f"  {name}  {what}")
+    if len(rows) > SHOWN_FILES:
+        print(f"  ... and {len(rows) - SHOWN_FILES} more")
+
+
+def _show_archive(path: Path) -> None:
+    """An archive's files and their total size, as its headers say (the ladder checks
+    all of it again)."""
+    import tarfile
+    import zipfile
+
+    members: list[tuple[str, int | str]] = []
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as zf:
+                members = [(i.filename, i.file_size) for i in zf.infolist() if not i.is_dir()]
+        else:
+            with tarfile.open(path, "r:*") as tar:
+                members = [(m.name, m.size) for m in tar if m.isfile()]
+    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
+        raise SystemExit(f"referee ladder submit: {path} is not a .tar.gz or .zip: {exc}") from None
+    total = sum(size for _, size in members if isinstance(size, int))
+    print(
+        f"Sending {path} as it is: {len(members)} files, {total:,} bytes "
+        f"({path.stat().st_size:,} bytes packed):"
+    )
+    _list(members)
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
     import tempfile
 
-    key = _key(args)
+    if not args.dry_run and not (args.url or args.config):
+        raise SystemExit("referee ladder submit: give --url (or --config on the ladder's machine)")
+    key = "" if args.dry_run else _key(args)
     source = Path(args.archive)
+    if not source.exists():
+        raise SystemExit(f"referee ladder submit: {source} does not exist")
     with tempfile.TemporaryDirectory(prefix="ladder-submit-") as tmp:
         archive = _archive_file(source, Path(tmp) / "bot.tar.gz", 1 << 30)
+        if args.dry_run:
+            print("Dry run: nothing sent.")
+            return 0
         if args.url:
             answer = _submit_http(args.url, key, args.bot, archive)
         else:

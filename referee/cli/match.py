@@ -89,13 +89,38 @@ class _NameAction(argparse.Action):
         seats[-1][1] = str(values)
 
 
+def _limit(text: str) -> tuple[str, float]:
+    """``--limit NAME=VALUE``: one of a jailed bot's limits (docs/tournaments.md, Sandbox).
+
+    >>> _limit("memory_mb=512"), _limit("turn_cores=0.5")
+    (('memory_mb', 512), ('turn_cores', 0.5))
+    """
+    from referee.sandbox import SandboxLimits
+    from referee.sandbox.limits import LIMIT_FIELDS
+
+    name, sep, value = text.partition("=")
+    if not sep or name not in LIMIT_FIELDS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give NAME=VALUE, NAME one of {', '.join(LIMIT_FIELDS)}"
+        )
+    whole = isinstance(getattr(SandboxLimits(), name), int)
+    try:
+        number = int(value) if whole else float(value)
+    except ValueError:
+        kind = "a whole number" if whole else "a number"
+        raise argparse.ArgumentTypeError(f"{name} is {kind}, not {value!r}") from None
+    if not 0 <= number <= 1_000_000 or (whole and number < 1):
+        raise argparse.ArgumentTypeError(f"{name} = {value} is out of range")
+    return name, number
+
+
 def _cmd_match(args: argparse.Namespace) -> int:
     import asyncio
 
     from referee.llm.readout import model_lines
     from referee.match.settings import SettingsError
     from referee.rules import new_seed
-    from referee.sandbox import SandboxUnavailable
+    from referee.sandbox import SandboxLimits, SandboxUnavailable
     from referee.server.logging import configure_logging
     from referee.server.secrets import SecretsError, load_signer
     from referee.table.bots import match_seats
@@ -125,7 +150,11 @@ def _cmd_match(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         plan = plan_jails(
-            args.sandbox, seats, log_dir=Path(args.log_dir), state_dir=Path(args.state_dir)
+            args.sandbox,
+            seats,
+            log_dir=Path(args.log_dir),
+            state_dir=Path(args.state_dir),
+            limits=SandboxLimits().merged(dict(args.limits or ())),
         )
     except SandboxUnavailable as exc:
         print(f"referee match: --sandbox on: {exc}", file=sys.stderr)
@@ -204,6 +233,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "e.g. random_bot for 'python examples/random_bot.py')",
     )
     add_match_settings_flags(match)
+    match.add_argument(
+        "--limit",
+        action="append",
+        dest="limits",
+        type=_limit,
+        metavar="NAME=VALUE",
+        help="a jailed bot's limit (memory_mb, cpu_s, turn_cores, processes, open_files, "
+        "tmp_mb, stderr_kb; --dry-run says what holds each): e.g. --limit memory_mb=512",
+    )
     match.add_argument("--log-dir", default="matches", help="folder for the event log")
     match.add_argument(
         "--state-dir",

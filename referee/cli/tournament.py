@@ -85,7 +85,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
                 f"{plan.test.verdict_text()}; {len(plan.test.groups)} of {plan.groups} "
                 "deal groups seat both bots"
             )
-        print(tournament.isolation.describe())
+        print("\n".join(tournament.isolation.describe(limits=True)))
         for warning in tournament.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         return 0
@@ -94,7 +94,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     except TournamentError as exc:
         print(f"referee tournament: {exc}", file=sys.stderr)
         return 2
-    print(tournament.isolation.describe(), flush=True)
+    print("\n".join(tournament.isolation.describe()), flush=True)
     if tournament.counts.done:
         print(f"Resuming: {tournament.counts.done} matches already recorded", flush=True)
     create_private_file(tournament.folder / "referee.log", b"", sync=False)

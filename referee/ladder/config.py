@@ -37,6 +37,12 @@ them once. A configuration, in full (every table optional)::
     wait_s = 30                   # a remote bot offline this long: its queued matches go
     insecure = false              # true: keys from other machines in clear (a TLS tunnel)
 
+    [web]                         # referee ladder serve
+    trusted_proxies = []          # ["127.0.0.1", "::1"]: proxies whose Forwarded /
+                                  # X-Forwarded-For (and -Proto) name the client
+    uploads_at_once = 8           # uploads received at once, all teams
+    team_uploads_at_once = 2      # ... and of one team
+
     [limits]                      # per team (TeamLimits) and per archive (ArchiveLimits)
     uploads_per_hour = 10
     disk_mb = 512
@@ -49,7 +55,7 @@ them once. A configuration, in full (every table optional)::
     memory_mb = 1024
 
     [[entry]]                     # bots `referee ladder init` uploads (examples/ladder.toml)
-    team = "examples"
+    team = "examples-weak"
     bot = "weak"
     files = ["weak_bot.py"]       # relative to this file, packed into the archive
     command = ["weak_bot.py"]     # runtime python: run by the referee's Python
@@ -58,6 +64,7 @@ them once. A configuration, in full (every table optional)::
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -120,6 +127,11 @@ class LadderConfig:
     archive_limits: ArchiveLimits
     bot_limits: SandboxLimits
     entries: tuple[Entry, ...]
+    trusted_proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    """The web's reverse proxies whose forwarding headers name the client
+    (``referee.web.forwarded``); none by default."""
+    uploads_at_once: int = 8
+    team_uploads_at_once: int = 2
 
     @property
     def rules(self) -> Rules:
@@ -231,6 +243,19 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
     lobby_insecure = lb.flag("insecure", False)
     lb.done()
 
+    wb = top.table("web")
+    proxies = []
+    for i, text in enumerate(_names(wb, "trusted_proxies", [])):
+        try:
+            proxies.append(ipaddress.ip_network(text.strip(), strict=False))
+        except ValueError:
+            raise ConfigError(
+                f"web.trusted_proxies[{i}]", f"{text!r} is not an IP address or network"
+            ) from None
+    uploads_at_once = wb.whole("uploads_at_once", 8, low=1, high=1000)
+    team_uploads_at_once = wb.whole("team_uploads_at_once", 2, low=1, high=1000)
+    wb.done()
+
     li = top.table("limits")
     team_limits = TeamLimits(
         uploads_per_hour=li.whole("uploads_per_hour", 10, low=1, high=100_000),
@@ -273,6 +298,9 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
         archive_limits=archive_limits,
         bot_limits=bot_limits,
         entries=entries,
+        trusted_proxies=tuple(proxies),
+        uploads_at_once=uploads_at_once,
+        team_uploads_at_once=min(team_uploads_at_once, uploads_at_once),
     )
 
 

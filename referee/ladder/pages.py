@@ -479,12 +479,15 @@ def queue_page(ladder: str, queue: Mapping[str, Any]) -> str:
 # -- a team ----------------------------------------------------------------------------------
 
 
-def sign_in_page(ladder: str, note: str = "") -> str:
+def sign_in_page(ladder: str, token: str, note: str = "") -> str:
+    """The sign-in form; ``token`` is bound to this browser's sign-in cookie (another
+    site cannot post the form with a key of its choosing)."""
     body = (
         '<header><h1>Your team</h1><p class="muted">Sign in with your team\'s API key '
         "(<code>pdl_…</code>) to upload versions and read your bots' output.</p></header>"
         + (f'<p class="bad">{esc(note)}</p>' if note else "")
         + '<section class="card"><form method="post" action="/team/login" class="stack">'
+        f'<input type="hidden" name="token" value="{esc(token)}">'
         '<label>API key <input type="password" name="key" autocomplete="current-password" '
         'required maxlength="128" size="60"></label><button type="submit">Sign in</button>'
         "</form></section>"

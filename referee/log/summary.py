@@ -59,6 +59,10 @@ class SeatSummary:
     """Wall time from prompt to answer over those turns (``elapsed_ms``), in total."""
     think_max_ms: int = 0
     """The longest of those turns."""
+    gone_cause: str = ""
+    """Why its bot is gone for good, as the table told the referee (``its bot exited
+    with status 1``, ``its bot was stopped by its jail for breaking its memory limit
+    (memory: 2,400 MB across 4 processes, limit 1,024 MB)``); empty if it was not."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -93,6 +97,7 @@ class _Counts:
     turns: int = 0
     think_ms: int = 0
     think_max_ms: int = 0
+    gone_cause: str = ""
 
 
 class Summarizer:
@@ -142,6 +147,8 @@ class Summarizer:
             counts = self._seat(ev.seat_disconnected.seat)
             counts.disconnects += counts.live
             counts.live = False
+            if ev.seat_disconnected.gone:
+                counts.gone_cause = ev.seat_disconnected.cause
         elif kind == "referee_restarted":
             for counts in self.counts:
                 counts.live = False

@@ -7,7 +7,7 @@ lobby), wait for the end, give the bots a moment to exit and stop what is left o
 collect the log, and read from it what the match came to.
 
 Spawned bots run in a sandbox when the table is given one (``sandbox``, a
-``referee.sandbox.Jailer``): they are told the address they reach the referee at inside
+``referee.sandbox.TableJails``): they are told the address they reach the referee at inside
 it, their exit names the limit they broke, and the report has what the sandbox measured
 (CPU time, within their turns too, and memory). These are the sandbox's hooks here.
 
@@ -45,14 +45,15 @@ from referee.log.signing import LogSigner
 from referee.log.summary import SeatSummary, summarize_log
 from referee.match.settings import MatchSettings
 from referee.rules import new_seed
-from referee.sandbox import Jailer, JailReport
-from referee.sandbox.turnclock import TurnClock
+from referee.sandbox import JailReport, TableJails
+from referee.sandbox.jailer import Jailer
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
-from referee.table.jails import MatchJails, bare_env
+from referee.table.jails import bare_env
 from referee.table.models import ModelSeatError, model_seat_play, model_seats, with_model_clocks
 from referee.table.output import tail_bytes
 from referee.table.procs import OUTPUT_DRAIN_S, BotProcess, ProcessLedger
 from referee.table.referees import Assignment, LocalReferee, Referee
+from referee.table.turns import TurnGate, stop_following
 
 log = structlog.get_logger("referee.table")
 
@@ -177,19 +178,15 @@ class _Run:
     stderr: dict[int, Path] = dataclasses.field(default_factory=dict)
     commands: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
     """A spawned bot's name and command, by seat."""
-    clock: TurnClock | None = None
+    gate: TurnGate = dataclasses.field(default_factory=TurnGate)
+    """Its jailed bots, run turn by turn."""
+    following: asyncio.Task[None] | None = None
+    """The gate's ears when the referee is elsewhere (its public events)."""
     log_path: Path | None = None
     """Where the log will be kept: model seats write their traces beside it."""
     traces: dict[int, Path] = dataclasses.field(default_factory=dict)
     models: dict[int, Any] = dataclasses.field(default_factory=dict)
     """The model seats' settings (``referee.llm.settings.ModelSettings``), by seat."""
-
-    def cpu_ns(self, seat: int) -> int | None:
-        """The CPU time so far of the seat's sandboxed bot (a full jail's cgroup)."""
-        for s, proc in self.procs:
-            if s == seat and proc.jail is not None and proc.jail.group is not None:
-                return proc.jail.group.cpu_ns()
-        return None
 
 
 def bot_seed(match_seed: str, seat: int) -> int:
@@ -254,7 +251,7 @@ class Table:
         ledger: ProcessLedger | None = None,
         exit_grace_s: float = BOT_EXIT_GRACE_S,
         tls: ClientTls | None = None,
-        sandbox: Jailer | None = None,
+        sandbox: TableJails | None = None,
     ) -> None:
         self.referee = referee
         self.tls = tls
@@ -303,8 +300,10 @@ class Table:
         try:
             if self.on_created is not None:
                 self.on_created(created.match_id)
-            if self.sandbox is not None and self.sandbox.counts_cpu:  # hook: CPU per turn
-                run.clock = TurnClock(self.referee.address, run.match_id, run.cpu_ns).start()
+            if self.sandbox is not None and not self.referee.follow_turns(run.match_id, run.gate):
+                run.following = asyncio.create_task(
+                    run.gate.follow(self.referee.address, run.match_id)
+                )
             for seat, (spec, token) in enumerate(zip(seats, created.tokens, strict=True)):
                 await self._seat(run, settings, seat, spec, token, label, stderr_path)
             try:
@@ -313,8 +312,8 @@ class Table:
                 why = f"the match ran over its time limit ({time_limit_s:g} s)"
                 await self.referee.cancel(run.match_id, why)
                 await run.over.wait()
-            if run.clock is not None:
-                await run.clock.stop()
+            run.gate(None, True)
+            await stop_following(run.following)
             await self._unseat(run)
             dest = log_path(run.match_id)
             dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -344,7 +343,7 @@ class Table:
                         stderr_path=run.stderr.get(s),
                         exit=run.exits.get(s),
                         sandbox=next((p.report for q, p in run.procs if q == s), None),
-                        turns_cpu_ms=run.clock.turns_ms(s) if run.clock is not None else None,
+                        turns_cpu_ms=run.gate.turns_ms(s),
                     )
                     for s in range(4)
                 ),
@@ -437,6 +436,8 @@ class Table:
         if self.ledger is not None:
             self.ledger.add(proc)
         run.procs.append((seat, proc))
+        if jail is not None:
+            run.gate.add(seat, jail)
         run.commands[seat] = (spec.name, command)
         watcher = self._watch_process(run, seat, spec.name, command, proc)
         run.watchers.append(asyncio.create_task(watcher))
@@ -475,7 +476,9 @@ class Table:
             return
         await proc.output.closed(OUTPUT_DRAIN_S)  # its last words, a traceback
         tail = await asyncio.to_thread(read_tail, proc.stderr_path)
-        what = f"was killed for breaking its {breach}" if breach else describe_exit(code)
+        what = describe_exit(code)
+        if breach and proc.jail is not None:
+            what = f"was stopped by its jail for breaking its {breach} ({proc.jail.cause})"
         hint = proc.jail.hint(tail) if proc.jail is not None and not breach else ""
         ended = BotExit(seat, name, command, what, code, proc.stderr_path, tail, hint=hint)
         await self._gone(run, ended)
@@ -550,8 +553,9 @@ class Table:
         """Stop everything of the match at once (also when the table is cancelled)."""
         for task in (*run.tasks, *run.watchers):
             task.cancel()
-        if run.clock is not None:
-            run.clock.cancel()
+        if run.following is not None:
+            run.following.cancel()
+        run.gate(None, True)  # a stopped bot hears no signal but SIGKILL
         for _, proc in run.procs:
             proc.kill_group()
             proc.output.close()
@@ -569,7 +573,7 @@ async def play_match(
     address: str = "127.0.0.1:0",
     on_exit: Callable[[BotExit], None] | None = None,
     signer: LogSigner | None = None,
-    jails: MatchJails | None = None,
+    jails: Jailer | None = None,
     publish_logs: bool = False,
 ) -> MatchReport:
     """``referee match``: a referee in this process (its log in ``log_dir``, each spawned

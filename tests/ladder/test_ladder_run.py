@@ -108,7 +108,7 @@ files = ["weak_bot.py"]
 command = ["weak_bot.py"]
 
 [[entry]]
-team = "alpha"
+team = "delta"
 bot = "snoop"
 files = ["snoop_bot.py"]
 command = [{snoop}]
@@ -289,7 +289,7 @@ def test_a_ladder_killed_at_random_moments_loses_nothing_and_ranks_its_bots(
         assert stall.state is VersionState.REJECTED
         assert "timed out" in stall.reason
 
-        snoop = version(store, "alpha", "snoop")
+        snoop = version(store, "delta", "snoop")
         assert snoop.state is VersionState.ACTIVE
         outputs = [p.read_text(errors="replace") for p in config.stderr_dir.rglob("seat*.txt")]
         snooped = [line for text in outputs for line in text.splitlines() if "SNOOP" in line]

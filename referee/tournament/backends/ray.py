@@ -43,7 +43,7 @@ from typing import Any, Protocol
 from referee.files import replace_private_file
 from referee.log.reader import read_bounded
 from referee.log.signing import LogSigner, resign
-from referee.sandbox import Jailer
+from referee.sandbox import TableJails
 from referee.table.output import tail_bytes
 from referee.table.referees import LocalReferee, RefereeUnavailable
 from referee.table.table import BOT_EXIT_GRACE_S, MatchReport, Table
@@ -124,7 +124,7 @@ def require_ray(setting: str = '[execution] backend = "ray"') -> ModuleType:
     return ray
 
 
-class WorkerSandbox(Jailer, Protocol):
+class WorkerSandbox(TableJails, Protocol):
     """The sandboxes of one match on a worker (a tournament's ``Isolation`` for one match
     at a time, a ladder's jails for the folders of the match's versions): decided there,
     with a socket of the worker's own referee."""
