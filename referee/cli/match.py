@@ -125,6 +125,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     from referee.server.secrets import SecretsError, load_signer
     from referee.table.bots import match_seats
     from referee.table.jails import plan_jails
+    from referee.table.models import release_traces
     from referee.table.readout import (
         EXIT_USAGE,
         exit_notice,
@@ -190,6 +191,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     except (RefereeUnavailable, SettingsError, TableError) as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    release_traces(report.log_path, report.traces)  # one match: its deal group is over
     for line in summary_lines(report):
         print(line)
     for line in model_lines(report):  # hook: language-model seats, clean beside raw

@@ -18,9 +18,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from referee.files import create_private_file
 from referee.log.traces import line_sha256, trace_path
@@ -74,3 +74,23 @@ def release_all(log_path: Path) -> list[Path]:
         if moved is not None:
             out.append(moved)
     return out
+
+
+class _Result(Protocol):
+    @property
+    def group(self) -> int: ...
+    @property
+    def log(self) -> str: ...
+
+
+def release_group(
+    folder: Path, results: Iterable[_Result], group: int, sizes: Mapping[int, int]
+) -> None:
+    """A tournament's hook: once every match of ``group`` has its result, release the
+    traces of its matches' logs (``log`` relative to ``folder``). Until then they stay
+    private: the rotations of a duplicate deal run at once, with the same cards."""
+    done = [r for r in results if r.group == group]
+    if len(done) >= sizes.get(group, 0):
+        for r in done:
+            if r.log:
+                release_all(folder / r.log)

@@ -6,16 +6,18 @@ here: its settings read once per match, with the API key (file or environment), 
 the match is created, so that a bad file or a missing key stops the table at once; its
 own clock (``[clock]`` of its settings) in the match's settings unless the organiser
 gave that seat one; and its trace, written privately beside the log until the deal
-group is over (``MatchReport.release_traces``).
+group is over (``release_traces``, by whoever knows the group: ``referee match`` at
+once, a tournament when the group's last match is over).
 """
 
 from __future__ import annotations
 
-import dataclasses
+import hashlib
 from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.bots import builtin_bot, play_seat
 from referee.client.seat import SeatOutcome
 from referee.client.tls import ClientTls
 from referee.llm import is_model_seat, settings_file
@@ -24,6 +26,11 @@ from referee.table.bots import BuiltinBot, Seat
 
 if TYPE_CHECKING:  # without loading the settings reader at import
     from referee.llm.settings import ModelSettings
+
+
+def bot_seed(match_seed: str, seat: int) -> int:
+    """A built-in random bot's seed, so that a match of built-in bots replays exactly."""
+    return int.from_bytes(hashlib.sha256(f"{match_seed}:bot:{seat}".encode()).digest()[:8])
 
 
 class ModelSeatError(ValueError):
@@ -61,25 +68,42 @@ def with_model_clocks(
     return settings
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ModelSeatPlay:
-    """A model seat about to play: its private trace file and the coroutine to run."""
+class HouseSeats:
+    """The house's seats of one match: built-in strategies, and language models with
+    their settings (key read), clocks and traces."""
 
-    trace: Path
-    coro: Coroutine[Any, Any, SeatOutcome]
+    def __init__(self, seats: Sequence[Seat]) -> None:
+        self.models = model_seats(seats)
+        self.log_path: Path | None = None
+        """Where the match's log will be kept (the traces go beside it)."""
+        self.traces: dict[int, Path] = {}
+
+    def clocks(self, settings: MatchSettings) -> MatchSettings:
+        return with_model_clocks(settings, self.models)
+
+    def play(
+        self, name: str, seat: int, match_seed: str, address: str, token: str, tls: ClientTls | None
+    ) -> Coroutine[Any, Any, SeatOutcome]:
+        """The seat's player: the strategy ``name`` (the random bot seeded from the
+        match's seed), or the model, its trace opened where no bot and no spectator
+        looks."""
+        from referee.llm.player import play_model_seat
+        from referee.llm.trace import TraceWriter, pending_path
+
+        if seat not in self.models:
+            strategy = builtin_bot(name, bot_seed(match_seed, seat))
+            return play_seat(strategy, address, token, tls=tls)
+        assert self.log_path is not None
+        trace = TraceWriter(pending_path(self.log_path, seat))
+        self.traces[seat] = trace.path
+        return play_model_seat(self.models[seat], trace, address, token, tls=tls)
 
 
-def model_seat_play(
-    model: ModelSettings,
-    seat: int,
-    log_path: Path,
-    address: str,
-    token: str,
-    tls: ClientTls | None,
-) -> ModelSeatPlay:
-    """The seat's player, its trace opened where no bot and no spectator looks."""
-    from referee.llm.player import play_model_seat
-    from referee.llm.trace import TraceWriter, pending_path
+def release_traces(log_path: Path, traces: Sequence[tuple[int, Path]]) -> list[Path]:
+    """Move a match's model traces beside its log, where the viewer and ``referee
+    verify`` find them: once the match's deal group is over."""
+    from referee.llm.trace import release
+    from referee.log.traces import trace_path
 
-    trace = TraceWriter(pending_path(log_path, seat))
-    return ModelSeatPlay(trace.path, play_model_seat(model, trace, address, token, tls=tls))
+    moved = (release(path, trace_path(log_path, seat)) for seat, path in traces)
+    return [p for p in moved if p is not None]

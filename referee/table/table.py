@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
 import shlex
 import signal
 import sys
@@ -37,10 +36,8 @@ from typing import Any
 import structlog
 
 from referee import text
-from referee.bots import builtin_bot, play_seat
 from referee.client.tls import ClientTls
 from referee.files import replace_private_file
-from referee.llm import is_model_seat
 from referee.log.signing import LogSigner
 from referee.log.summary import SeatSummary, summarize_log
 from referee.match.settings import MatchSettings
@@ -49,7 +46,7 @@ from referee.sandbox import JailReport, TableJails
 from referee.sandbox.jailer import Jailer
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
 from referee.table.jails import bare_env
-from referee.table.models import ModelSeatError, model_seat_play, model_seats, with_model_clocks
+from referee.table.models import HouseSeats, ModelSeatError, bot_seed
 from referee.table.output import tail_bytes
 from referee.table.procs import OUTPUT_DRAIN_S, BotProcess, ProcessLedger
 from referee.table.referees import Assignment, LocalReferee, Referee
@@ -141,21 +138,11 @@ class MatchReport:
     signed_by: str = ""
     """The public key (base64) the log's signature trailer names; empty when unsigned."""
     traces: tuple[tuple[int, Path], ...] = ()
-    """The model seats' traces (seat, file), still private (``referee.llm.trace``) until
-    ``release_traces`` puts them beside the log once the deal group is over."""
+    """Model seats' traces (seat, file), private until ``models.release_traces``."""
 
     @property
     def finished(self) -> bool:
         return self.status == "finished"
-
-    def release_traces(self) -> list[Path]:
-        """Move the model seats' traces beside the log, where the viewer and ``referee
-        verify`` find them: call it once the match's deal group is over."""
-        from referee.llm.trace import release
-        from referee.log.traces import trace_path
-
-        moved = (release(path, trace_path(self.log_path, seat)) for seat, path in self.traces)
-        return [p for p in moved if p is not None]
 
 
 class TableError(RuntimeError):
@@ -182,16 +169,7 @@ class _Run:
     """Its jailed bots, run turn by turn."""
     following: asyncio.Task[None] | None = None
     """The gate's ears when the referee is elsewhere (its public events)."""
-    log_path: Path | None = None
-    """Where the log will be kept: model seats write their traces beside it."""
-    traces: dict[int, Path] = dataclasses.field(default_factory=dict)
-    models: dict[int, Any] = dataclasses.field(default_factory=dict)
-    """The model seats' settings (``referee.llm.settings.ModelSettings``), by seat."""
-
-
-def bot_seed(match_seed: str, seat: int) -> int:
-    """A built-in random bot's seed, so that a match of built-in bots replays exactly."""
-    return int.from_bytes(hashlib.sha256(f"{match_seed}:bot:{seat}".encode()).digest()[:8])
+    house: HouseSeats | None = None
 
 
 def describe_exit(code: int) -> str:
@@ -289,14 +267,14 @@ class Table:
         names = (seats[0].name, seats[1].name, seats[2].name, seats[3].name)
         settings = dataclasses.replace(settings, seat_names=names, seed=settings.seed or new_seed())
         try:  # hook: a model seat's settings and its own clock
-            models = model_seats(seats)
+            house = HouseSeats(seats)
         except ModelSeatError as exc:
             raise TableError(str(exc)) from None
-        settings = with_model_clocks(settings, models)
+        settings = house.clocks(settings)
         created = await self.referee.create(settings)
         self.match_id = created.match_id
-        run = _Run(created.match_id, self.referee.over(created.match_id))
-        run.log_path, run.models = log_path(created.match_id), models
+        run = _Run(created.match_id, self.referee.over(created.match_id), house=house)
+        house.log_path = log_path(created.match_id)
         try:
             if self.on_created is not None:
                 self.on_created(created.match_id)
@@ -331,7 +309,7 @@ class Table:
                 settings=settings,
                 final_hash=summary.final_hash,
                 signed_by=summary.signed_by,
-                traces=tuple(sorted(run.traces.items())),
+                traces=tuple(sorted(house.traces.items())),
                 seats=tuple(
                     SeatReport(
                         seat=s,
@@ -381,15 +359,9 @@ class Table:
             run.remote.append(bot.name)
             return
         if isinstance(bot, BuiltinBot):
-            if is_model_seat(bot.strategy):  # hook: a language model at the seat
-                assert run.log_path is not None
-                model = run.models[seat]
-                play = model_seat_play(model, seat, run.log_path, address, token, self.tls)
-                run.traces[seat] = play.trace
-                task = asyncio.create_task(play.coro)
-            else:
-                strategy = builtin_bot(bot.strategy, bot_seed(settings.seed, seat))
-                task = asyncio.create_task(play_seat(strategy, address, token, tls=self.tls))
+            assert run.house is not None  # a strategy, or a language model (llm:SETTINGS)
+            play = run.house.play(bot.strategy, seat, settings.seed, address, token, self.tls)
+            task = asyncio.create_task(play)
             run.tasks.append(task)
             run.watchers.append(asyncio.create_task(self._watch_task(run, seat, spec, task)))
             return
@@ -598,14 +570,12 @@ async def play_match(
         if jails is not None:
             jails.opened(referee.address)
         try:
-            report = await Table(referee, on_exit=on_exit, sandbox=jails).play(
+            return await Table(referee, on_exit=on_exit, sandbox=jails).play(
                 settings,
                 seats,
                 log_path=referee.log_path,
                 stderr_path=lambda match_id, seat, _: log_dir / f"{match_id}.seat{seat}.stderr",
             )
-            report.release_traces()  # one match: its deal group is over with it
-            return report
         finally:
             await referee.stop()
     finally:

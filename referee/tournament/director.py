@@ -44,6 +44,7 @@ import structlog
 
 from referee.client.tokens import TokenError, read_token
 from referee.files import write_atomic
+from referee.llm.trace import release_group
 from referee.rules import new_seed
 from referee.table.procs import ProcessLedger
 from referee.table.referees import (
@@ -525,7 +526,7 @@ class Tournament:
                 self.progress.message(f"{sr.bot} is disqualified: {sr.disqualified}")
         self.files.append(result)
         self.results[result.match_id] = result
-        self._release_traces(result.group)  # hook: model seats' traces, once the group is over
+        release_group(self.folder, self.results.values(), result.group, self.group_sizes)
         assert self.standings is not None
         self.standings.add(result)
         if self.test is not None:
@@ -545,19 +546,6 @@ class Tournament:
         elif result.error:
             text += f" ({result.error})"
         self.progress.match_done(text, self.counts, self._leader())
-
-    def _release_traces(self, group: int) -> None:
-        """A deal group's matches are all over: its model seats' traces go beside their
-        logs, where the viewer and ``referee verify`` find them. Until then they stayed
-        private (the rotations of a duplicate deal run at once, each with the same cards)."""
-        done = [r for r in self.results.values() if r.group == group]
-        if len(done) < self.group_sizes.get(group, 0):
-            return
-        from referee.llm.trace import release_all
-
-        for r in done:
-            if r.log:
-                release_all(self.folder / r.log)
 
     def _write_standings(self, final: bool = False) -> list[StandingRow]:
         """standings.json and standings.csv from the results so far. The final table

@@ -115,4 +115,3 @@ async def test_structured_output_is_asked_for_in_the_endpoints_style(style, key)
         finally:
             await client.close()
     assert key in ep.requests[0]["response_format"]
-

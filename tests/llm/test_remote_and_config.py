@@ -146,3 +146,28 @@ def test_a_tournament_and_a_ladder_name_a_model_seat_like_a_builtin_bot(tmp_path
         {"ladder": {"anchors": ["greedy", "llm:model.toml"]}}, tmp_path / "l.toml"
     )
     assert house_bot_name(ladder.anchors[1]) == "llm-remote-gemma"
+
+
+async def test_a_tournament_releases_a_models_traces_when_its_deal_group_is_over(tmp_path):
+    async with ScriptedEndpoint([passing]) as ep:
+        write_settings(tmp_path, ep.url, "backoff_s = 0.01\n")
+        config = tmp_path / "t.toml"
+        config.write_text(
+            '[tournament]\nseed = "llm-t"\noutput = "out"\nrounds = 1\n'
+            '[rules]\nprofile = "pusoy-dos"\nhands = 1\n'
+            '[time]\nturn_time_ms = 2000\n'
+            '[[bot]]\nname = "gemma"\nbuiltin = "llm:model.toml"\n'
+            + "".join(f'[[bot]]\nname = "{n}"\nbuiltin = "{b}"\n' for n, b in
+                      (("g1", "greedy"), ("g2", "greedy"), ("r", "random")))
+        )  # fmt: skip
+        done = await asyncio.to_thread(run_referee, "tournament", str(config), timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "out"
+    logs = sorted((out / "logs").glob("*.jsonl"))
+    traces = sorted((out / "logs").glob("*.trace.ndjson"))
+    assert len(logs) == 4 and len(traces) == 4  # one group, its rotations: all released
+    assert not (out / "logs" / ".traces-pending").exists()
+    for trace in traces:
+        assert oct(trace.stat().st_mode & 0o777) == "0o600"
+    check = await asyncio.to_thread(run_referee, "verify", str(logs[0]))
+    assert check.returncode == 0 and "each bound to its action" in check.stdout, check.stdout

@@ -20,7 +20,9 @@ from referee.log.traces import trace_path, verify_traces
 from referee.log.verify import verify_log
 from referee.match.settings import MatchSettings, match_rules
 from referee.table.bots import BuiltinBot, Seat
-from referee.table.table import TableError, play_match
+from referee.table.models import release_traces
+from referee.table.table import MatchReport, TableError
+from referee.table.table import play_match as play_table
 
 
 def settings_file(tmp_path: Path, url: str, **extra: str) -> Path:
@@ -75,6 +77,13 @@ def seats(model: Path) -> list[Seat]:
     return [Seat("m", BuiltinBot(f"llm:{model}"))] + [
         Seat(f"g{i}", BuiltinBot("greedy")) for i in range(1, 4)
     ]
+
+
+async def play_match(*args: Any, **kw: Any) -> MatchReport:
+    """``referee match``'s match: its traces released at its end (its own deal group)."""
+    report = await play_table(*args, **kw)
+    release_traces(report.log_path, report.traces)
+    return report
 
 
 def match(**kw: Any) -> MatchSettings:
