@@ -146,7 +146,7 @@ def build_pages(
             rows.append(_missing(label, f"cannot read the log: {exc.strerror}"))
             continue
         report = verify_log(log)
-        data = replay_data(folded, report, stderr=files, traces=traces)
+        data = replay_data(folded, report, stderr=files, traces=traces, log=log)
         title = f"Match {folded.match_id}" if folded.match_id else f"Match log {log.name}"
         _write(out / name, render_page(data, title))
         row = row_from_ops(label, name, folded.ops, data["verdict"])

@@ -98,9 +98,11 @@ def replay_data(
     embed_log: bool = True,
     stderr: Mapping[int, Path] | None = None,
     traces: Mapping[int, Path] | None = None,
+    log: Path | None = None,
 ) -> dict[str, Any]:
     """The page's data; ``stderr``: each seat's output file to show beside its moves;
-    ``traces``: each model seat's trace (``referee.view.traces``)."""
+    ``traces``: each model seat's trace (``referee.view.traces``), with its results
+    clean beside raw when the ``log`` file is given."""
     data: dict[str, Any] = {
         "format": FORMAT,
         "ops": folded.ops,
@@ -111,7 +113,7 @@ def replay_data(
         if outputs is not None:
             data["stderr"] = outputs
     if traces:  # hook: what a language model saw, said and played
-        model = trace_data(traces, folded.ops)
+        model = trace_data(traces, folded.ops, log)
         if model is not None:
             data["traces"] = model
     if embed_log:
@@ -137,7 +139,9 @@ def replay_page(
     folded = fold_log(path)
     report = verify_log(path)
     title = f"Match {folded.match_id}" if folded.match_id else f"Match log {Path(path).name}"
-    data = replay_data(folded, report, embed_log=embed_log, stderr=stderr, traces=traces)
+    data = replay_data(
+        folded, report, embed_log=embed_log, stderr=stderr, traces=traces, log=Path(path)
+    )
     return render_page(data, title)
 
 

@@ -13,6 +13,7 @@ all-cards view only, as it does a bot's output.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -66,9 +67,27 @@ def _line(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def trace_data(files: Mapping[int, Path], ops: Sequence[Op]) -> dict[str, Any] | None:
+def _summary(log: Path | None, seat: int, trace: Path) -> dict[str, Any] | None:
+    """The seat's results clean beside raw, and its faults (``referee.llm.report``)."""
+    if log is None:
+        return None
+    from referee.llm.report import model_report
+
+    report = model_report(log, seat, trace)
+    if report is None:
+        return None
+    out = dataclasses.asdict(report)
+    out["model"] = text(report.model, 80)
+    out["cost"] = round(report.cost, 6)
+    return out
+
+
+def trace_data(
+    files: Mapping[int, Path], ops: Sequence[Op], log: Path | None = None
+) -> dict[str, Any] | None:
     """The page's ``traces`` data: per seat, its trace lines grouped by the move (the op's
-    ``seq``) of their turn; None when no file can be read."""
+    ``seq``) of their turn, and (given the ``log``) its results clean beside raw; None
+    when no file can be read."""
     moves: dict[tuple[int, int], int] = {}
     for op in ops:
         if op.get("t") == "move" and isinstance(op.get("seat"), int):
@@ -90,5 +109,6 @@ def trace_data(files: Mapping[int, Path], ops: Sequence[Op]) -> dict[str, Any] |
         seats[seat] = {
             "file": text(path.name, 120),
             "moves": [[seq, lines] for seq, lines in sorted(by_move.items())],
+            "summary": _summary(log, seat, path),
         }
     return {"seats": seats} if any(seats) else None

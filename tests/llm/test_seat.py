@@ -112,6 +112,22 @@ async def test_faults_are_sent_back_with_their_reasons_and_the_trace_is_bound(tm
     assert verify_log(report.log_path).ok
     [check] = verify_traces(report.log_path)
     assert check.problem is None and check.lines == len(records)
+    # the replay embeds the trace at the model's moves, with its results clean beside raw
+    from referee.view.fold import fold_log
+    from referee.view.page import replay_data
+    from referee.view.traces import traces_beside
+
+    data = replay_data(
+        fold_log(report.log_path),
+        verify_log(report.log_path),
+        traces=traces_beside(report.log_path),
+        log=report.log_path,
+    )
+    seat0 = data["traces"]["seats"][0]
+    assert seat0["summary"]["rejections"] >= 1 and seat0["summary"]["parse_faults"] >= 1
+    assert seat0["summary"]["clean_hands"] == 0 and seat0["summary"]["hands"] == 1
+    shown = [line for _, lines in seat0["moves"] for line in lines]
+    assert shown[0]["calls"][0]["said"] == "Let me think about this carefully."
     # nobody saw another seat's cards: the prompts hold only seat 0's hand
     log = [json.loads(line) for line in report.log_path.read_text().splitlines()[:-1]]
     dealt = next(e["event"]["hand_dealt"] for e in log if "hand_dealt" in e["event"])

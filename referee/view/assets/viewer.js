@@ -572,7 +572,7 @@
     var lines = outputOf(m);
     if (lines) panel.appendChild(outputBox('Its output before this move', lines));
     var model = traceOf(m);
-    if (model) panel.appendChild(modelBox(model));
+    if (model) panel.appendChild(modelBox(model, m.seat));
     var before = stateAt(V.h, k - 1);
     var legal = m.legal;
     var cards = before.cards ? before.cards[m.seat] : null;
@@ -932,7 +932,7 @@
       (t.moves || []).forEach(function (entry) {
         if (Array.isArray(entry) && Array.isArray(entry[1])) bySeq[String(entry[0])] = entry[1];
       });
-      TRACE[s] = { bySeq: bySeq, file: String(t.file || '') };
+      TRACE[s] = { bySeq: bySeq, file: String(t.file || ''), summary: t.summary || null };
     }
   })();
 
@@ -965,9 +965,21 @@
     return d;
   }
 
-  function modelBox(lines) {
+  function modelSummary(sm) {
+    // The seat's results clean (hands with no fault of the model's) beside raw.
+    var n = function (v) { return typeof v === 'number' && isFinite(v) ? v : 0; };
+    return el('p', 'muted small', 'Clean hands ' + n(sm.clean_hands) + '/' + n(sm.hands) + ': total ' +
+      n(sm.clean_total) + ' clean, ' + n(sm.raw_total) + ' raw; ' + n(sm.first_try) + '/' + n(sm.turns) +
+      ' turns right first time, ' + n(sm.rejections) + ' rejected, ' + n(sm.parse_faults) + ' unreadable, ' +
+      n(sm.fallbacks) + ' fallbacks, ' + n(sm.provider_failures) + ' provider failures; tokens ' +
+      n(sm.prompt_tokens) + ' in, ' + n(sm.completion_tokens) + ' out' + (n(sm.cost) ? ', est. cost ' + n(sm.cost) : ''));
+  }
+
+  function modelBox(lines, seat) {
     var box = el('div', 'model-trace');
     box.appendChild(el('h3', '', 'The model' + (lines[0].model ? ' (' + lines[0].model + ')' : '') + ': what it saw, said and played'));
+    var sm = TRACE[seat] && TRACE[seat].summary;
+    if (sm && typeof sm === 'object') box.appendChild(modelSummary(sm));
     lines.forEach(function (line, i) {
       var move = line.move && line.move.length ? line.move.join(' ') : 'pass';
       var head = (lines.length > 1 ? 'Move ' + (i + 1) + ' sent: ' : 'Move sent: ') + move;
