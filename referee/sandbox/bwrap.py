@@ -204,7 +204,9 @@ class JailSpec:
 
 
 def _inside(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path == r or r in path.parents for r in roots)
+    """Whether ``path`` is one of ``roots`` or below one (by their words: no I/O)."""
+    text = str(path)
+    return any(text == str(r) or text.startswith(str(r).rstrip("/") + "/") for r in roots)
 
 
 def _allowed(path: Path, uid: int, gid: int, want: int) -> bool:

@@ -14,6 +14,8 @@ tokens. One rule says what of such a folder is private, for the jail
   line does, whatever the rest of its name);
 - folders: one that directly holds a match log, a bot's output, a tournament's file, a
   key or a token is a log, tournament, state or tokens folder, and is left out whole;
+  so is a version control folder (``.git``: its history may hold anything once
+  committed); a Python environment (a folder with ``pyvenv.cfg``) is not walked;
 - what a ``.pusoyignore`` file lists (in the folder or any folder below it, for the
   entries under it): one pattern a line, as in a ``.gitignore``: ``#`` comments, ``!``
   takes a pattern back, a trailing ``/`` matches folders only, a ``/`` elsewhere anchors
@@ -34,12 +36,13 @@ import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from referee.log.reader import starts_as_log
+
 IGNORE_FILE = ".pusoyignore"
 MAX_ENTRIES = 100_000
 """Entries a scan walks at most (a Rust kit's ``target/`` holds some thousands)."""
 MAX_IGNORE_BYTES = 64 * 1024
 """A longer ignore file is read this far (a pattern cut in two is dropped)."""
-LOG_HEAD_BYTES = 1024
 LOG_SUFFIXES = (".json", ".log")
 """Names holding one of these are read to see whether they are match logs."""
 
@@ -48,6 +51,8 @@ TOKENS = ("*.token", "organiser-token", "serving.json")
 OUTPUTS = ("*.stderr", "*.stderr.times")
 TOURNAMENT = ("tournament.json", "results.jsonl", "results.csv", "standings.json")
 STATE_FOLDERS = (".referee",)
+VERSION_CONTROL = (".git", ".hg", ".svn")
+"""Left out whole: their history may hold anything once committed (a log, a key)."""
 
 _FILE_KINDS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (KEYS, "a private key", "a state folder"),
@@ -73,21 +78,11 @@ def _by_name(name: str) -> tuple[str, str] | None:
     return None
 
 
-def is_match_log(path: Path) -> bool:
-    """Whether ``path`` starts as a match log does (a log renamed is still one)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(LOG_HEAD_BYTES)
-    except OSError:
-        return False
-    return head.lstrip().startswith(b"{") and b'"match_id"' in head and b'"match_created"' in head
-
-
 def _file_reason(path: Path, name: str) -> tuple[str, str] | None:
     found = _by_name(name)
     if found is not None:
         return found
-    if any(s in name for s in LOG_SUFFIXES) and is_match_log(path):
+    if any(s in name for s in LOG_SUFFIXES) and starts_as_log(path):
         return "a match log", "a log folder"
     return None
 
@@ -102,16 +97,13 @@ def private_reason(path: Path) -> str | None:
         return found[0] if found is not None else None
     if name in STATE_FOLDERS:
         return "a state folder"
+    if name in VERSION_CONTROL:
+        return "a version control folder"
     try:
-        with os.scandir(path) as entries:
-            for entry in entries:
-                if entry.is_file(follow_symlinks=False):
-                    found = _file_reason(Path(entry.path), entry.name)
-                    if found is not None:
-                        return f"{found[1]} (it holds {entry.name})"
+        with os.scandir(path) as it:
+            return _holds_private(list(it))
     except OSError:
         return None
-    return None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -191,10 +183,12 @@ def _read_ignore(folder: Path) -> list[_Rule]:
     return parse_ignore(data.decode("utf-8", "replace"))
 
 
-def _ignored(layers: Sequence[tuple[Path, list[_Rule]]], path: Path, is_dir: bool) -> bool:
+def _ignored(layers: Sequence[tuple[str, list[_Rule]]], path: str, is_dir: bool) -> bool:
+    """Whether the ignore files' rules leave ``path`` out (the last that matches decides);
+    ``layers``: each ignore file's folder (ending in /) and its rules."""
     verdict = False
     for base, rules in layers:
-        rel = path.relative_to(base).as_posix()
+        rel = path[len(base) :]
         for rule in rules:
             if rule.folders_only and not is_dir:
                 continue
@@ -234,15 +228,16 @@ class FolderScan:
 
 
 def scan_folder(root: Path, *, limit: int = MAX_ENTRIES) -> FolderScan:
-    """Walk ``root`` (never following symbolic links) for what is private in it. ``root``
-    itself is never hidden whole: its private entries are, one by one."""
+    """Walk ``root`` (never following symbolic links) for what is private in it, reading
+    each folder once. ``root`` itself is never hidden whole: its private entries are, one
+    by one; a folder below that holds a private file is left out whole."""
     root = Path(root)
     hidden: list[Hidden] = []
     seen = 0
-    stack: list[tuple[Path, list[tuple[Path, list[_Rule]]]]] = [(root, [])]
+    Layers = list[tuple[str, list[_Rule]]]
+    stack: list[tuple[str, Layers]] = [(str(root), [])]
     while stack:
         folder, outer = stack.pop()
-        layers = [*outer, (folder, _read_ignore(folder))]
         try:
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -250,21 +245,44 @@ def scan_folder(root: Path, *, limit: int = MAX_ENTRIES) -> FolderScan:
             continue
         seen += len(entries)
         if seen > limit:
-            return FolderScan(root, tuple(hidden), False, seen)
+            return FolderScan(root, tuple(sorted(hidden, key=lambda h: h.path)), False, seen)
+        if folder != str(root):
+            why = _holds_private(entries)
+            if why is not None:
+                hidden.append(Hidden(Path(folder), why))
+                continue
+        rules = _read_ignore(Path(folder)) if any(e.name == IGNORE_FILE for e in entries) else []
+        layers = [*outer, (folder + "/", rules)] if rules else outer
         below = []
         for entry in entries:
-            path = Path(entry.path)
             is_dir = entry.is_dir(follow_symlinks=False)
-            if _ignored(layers, path, is_dir):
-                hidden.append(Hidden(path, f"listed in {IGNORE_FILE}"))
-                continue
-            why = private_reason(path) if is_dir else _file_why(path, entry.name)
-            if why is not None:
-                hidden.append(Hidden(path, why))
+            if layers and _ignored(layers, entry.path, is_dir):
+                hidden.append(Hidden(Path(entry.path), f"listed in {IGNORE_FILE}"))
+            elif is_dir and entry.name in STATE_FOLDERS:
+                hidden.append(Hidden(Path(entry.path), "a state folder"))
+            elif is_dir and entry.name in VERSION_CONTROL:
+                hidden.append(Hidden(Path(entry.path), "a version control folder"))
+            elif is_dir and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")):
+                continue  # a Python environment: shown as it is, not walked
             elif is_dir:
-                below.append((path, layers))
+                below.append((entry.path, layers))
+            elif folder == str(root):
+                why = _file_why(Path(entry.path), entry.name)
+                if why is not None:
+                    hidden.append(Hidden(Path(entry.path), why))
         stack.extend(reversed(below))
     return FolderScan(root, tuple(sorted(hidden, key=lambda h: h.path)), True, seen)
+
+
+def _holds_private(entries: Sequence[os.DirEntry[str]]) -> str | None:
+    """What a folder is, when one of its files is private: ``a log folder (it holds
+    X.jsonl)``; None when none is."""
+    for entry in entries:
+        if entry.is_file(follow_symlinks=False):
+            found = _file_reason(Path(entry.path), entry.name)
+            if found is not None:
+                return f"{found[1]} (it holds {entry.name})"
+    return None
 
 
 def _file_why(path: Path, name: str) -> str | None:
@@ -285,7 +303,6 @@ __all__ = [
     "MAX_ENTRIES",
     "FolderScan",
     "Hidden",
-    "is_match_log",
     "parse_ignore",
     "private_files",
     "private_reason",

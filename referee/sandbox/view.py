@@ -150,7 +150,11 @@ def bot_view(
     private: list[Hidden] = []
     notes: list[str] = []
     shown: list[Path] = []
+    runtime = runtime_paths()
     for folder in sorted(folders):
+        if _runtime(folder, runtime):
+            shown.append(folder)  # a Python and its packages: no author keeps logs there
+            continue
         scan = scan_folder(folder)
         if not scan.complete:
             notes.append(
@@ -161,7 +165,6 @@ def bot_view(
             continue
         private.extend(scan.hidden)
         shown.append(folder)
-    runtime = runtime_paths()
     visible = [*shown, *sorted(files), *runtime, *read_only]
     masked = [Path(h).resolve() for h in hidden]
     masked += [h.path for h in private if h.path not in files]
@@ -181,6 +184,15 @@ def bot_view(
         files=tuple(sorted(files)),
         private=tuple(private),
         notes=tuple(notes),
+    )
+
+
+def _runtime(folder: Path, runtime: Sequence[Path]) -> bool:
+    """A folder of a Python (the referee's, or a virtualenv of the bot's own)."""
+    return (
+        any(folder == r or r in folder.parents for r in runtime)
+        or (folder / "pyvenv.cfg").is_file()
+        or (folder / "bin" / "python3").exists()
     )
 
 

@@ -37,6 +37,9 @@ def author_folder(tmp_path: Path) -> Path:
     shutil.copy(FIXTURE_LOG, folder / "game.json")  # a log, renamed
     (folder / "saved").mkdir()
     shutil.copy(FIXTURE_LOG, folder / "saved" / "best-game.txt.log")
+    (folder / ".git" / "objects").mkdir(parents=True)  # its history may hold a log
+    (folder / ".venv" / "lib").mkdir(parents=True)
+    (folder / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (folder / "tls").mkdir()
     (folder / "tls" / "client.pem").write_text("-----BEGIN PRIVATE KEY-----\n")
     return folder
@@ -48,6 +51,7 @@ def test_an_authors_folder_shows_the_bot_and_its_data_and_hides_the_rest(tmp_pat
     assert scan.complete
     hidden = {h.path.relative_to(folder).as_posix(): h.why for h in scan.hidden}
     assert hidden == {
+        ".git": "a version control folder",
         ".referee": "a state folder",
         "game.json": "a match log",
         "saved": "a log folder (it holds best-game.txt.log)",
@@ -57,7 +61,7 @@ def test_an_authors_folder_shows_the_bot_and_its_data_and_hides_the_rest(tmp_pat
     }
     assert hidden["runs/1"].startswith("a log folder (it holds ")
     shown = [p.relative_to(folder).as_posix() for p in scan.files()]
-    assert shown == ["bot.py", "data/book.json"]
+    assert shown == [".venv/pyvenv.cfg", "bot.py", "data/book.json"]  # a venv: not searched
 
 
 def test_a_folder_that_is_itself_a_log_folder_is_hidden_entry_by_entry(tmp_path: Path) -> None:
