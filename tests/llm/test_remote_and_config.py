@@ -171,3 +171,31 @@ async def test_a_tournament_releases_a_models_traces_when_its_deal_group_is_over
         assert oct(trace.stat().st_mode & 0o777) == "0o600"
     check = await asyncio.to_thread(run_referee, "verify", str(logs[0]))
     assert check.returncode == 0 and "each bound to its action" in check.stdout, check.stdout
+
+
+async def test_a_ray_worker_brings_back_a_models_trace_whole(tmp_path):
+    """What a Ray task runs (``play_here``) and what the driver does with its result
+    (``place_files``), without the cluster: the trace comes back whole, waits in private,
+    and verifies against the re-signed log once released."""
+    from referee.llm.trace import release_all
+    from referee.log.traces import verify_traces
+    from referee.match.settings import MatchSettings, match_rules
+    from referee.table.bots import BuiltinBot, Seat
+    from referee.tournament.backends import MatchJob
+    from referee.tournament.backends.ray import place_files, play_here
+
+    async with ScriptedEndpoint([passing]) as ep:
+        model = write_settings(tmp_path, ep.url)
+        greedy = [Seat(f"g{i}", BuiltinBot("greedy")) for i in (1, 2, 3)]
+        seats = (Seat("gemma", BuiltinBot(f"llm:{model}")), *greedy)
+        settings = MatchSettings(match_rules("pusoy-dos", hands=1), seed="ray-llm")
+        job = MatchJob("m1", settings, seats, tmp_path / "out" / "m1.jsonl", tmp_path / "out")
+        played = await asyncio.to_thread(play_here, job)
+    assert played.traces and played.traces[0][0] == 0
+    report = place_files(played, job)
+    [(_, pending)] = report.traces
+    assert pending.parent.name == ".traces-pending" and pending.exists()
+    assert not verify_traces(job.log_path)[0].path  # bound, not released yet
+    release_all(job.log_path)
+    [check] = verify_traces(job.log_path)
+    assert check.problem is None and check.lines > 0
