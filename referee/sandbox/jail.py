@@ -18,10 +18,11 @@ What counts and stops the tree is the best the host gives, limit by limit
   miss (a fork bomb between two polls).
 
 Turns (``turn``): once play has begun a bot runs only on its turn; between its turns it
-is stopped, so busy loops of its own cannot slow the others, but for ``BREATH_S`` every
-``BREATH_EVERY_S`` (its connection answers the referee's keepalive pings, and it reads
-what arrived). While it runs it may keep ``turn_cores`` cores busy on average, beyond a
-burst of ``TURN_BURST_S`` CPU seconds: a bot over it is stopped for good.
+is stopped, so busy loops of its own cannot slow the others (the referee's server for
+jailed bots pings their connections rarely: ``JAILED_KEEPALIVE_MS``). While it runs it
+may keep ``turn_cores`` cores busy on average, beyond a burst of ``TURN_BURST_S`` CPU
+seconds: a bot over it is stopped for good, checked every ``POLL_S`` and at the end of
+each of its turns.
 """
 
 from __future__ import annotations
@@ -56,9 +57,6 @@ from referee.sandbox.processes import Namespace, Usage, memory_of, read_info
 POLL_S = 0.05
 """How often a running bot's tree is measured (what a breach may overshoot by is what
 the bot can take in this long: bench/RESULTS.md has the largest measured)."""
-BREATH_EVERY_S = 1.0
-BREATH_S = 0.005
-"""A stopped bot runs this long every ``BREATH_EVERY_S``."""
 HOST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -146,7 +144,6 @@ class Jail:
         self._stopped = False
         self._ran_s = 0.0
         self._running_since = 0.0
-        self._next_breath = 0.0
 
     @property
     def level(self) -> Level:
@@ -228,26 +225,13 @@ class Jail:
     async def _watch_limits(self, proc: asyncio.subprocess.Process) -> None:
         while proc.returncode is None:
             self._find_namespace()
-            now = time.monotonic()
-            if self._stopped and now >= self._next_breath:
-                await self._breathe()
-            elif not self._stopped:
+            if not self._stopped:
                 self._measure()
             if self.breach is not None:
                 self.kill()
                 return
-            wait = POLL_S if not self._stopped else max(0.0, self._next_breath - now)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(proc.wait(), min(wait, BREATH_EVERY_S))
-
-    async def _breathe(self) -> None:
-        """Let a stopped bot run a moment, then stop it again (unless its turn came)."""
-        self._resume()
-        await asyncio.sleep(BREATH_S)
-        self._measure()
-        if not self.on_turn and self.breach is None:
-            self._stop()
-        self._next_breath = time.monotonic() + BREATH_EVERY_S
+                await asyncio.wait_for(proc.wait(), POLL_S)
 
     def _usage(self) -> Usage | None:
         """What the bot's tree uses now: from its cgroup where it has one, else from
@@ -348,7 +332,9 @@ class Jail:
             self._resume()
         else:
             self._stop()
-            self._next_breath = time.monotonic() + BREATH_EVERY_S
+            self._measure()  # its turn's CPU against its budget, at once
+            if self.breach is not None:
+                self.kill()
 
     def release_turns(self) -> None:
         """Play is over: it runs freely again, to hear the end and exit."""
@@ -494,4 +480,4 @@ def _rlimit_breach(code: int | None) -> Breach | None:
     return None
 
 
-__all__ = ["BREATH_EVERY_S", "BREATH_S", "POLL_S", "Jail", "JailReport", "TableJails"]
+__all__ = ["POLL_S", "Jail", "JailReport", "TableJails"]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from referee.sandbox.bridge import CoreAllocator, RefereeSocket
 from referee.sandbox.bwrap import JailSpec, Level
-from referee.sandbox.jail import BREATH_EVERY_S, BREATH_S, POLL_S, Jail
+from referee.sandbox.jail import POLL_S, Jail
 from referee.sandbox.limits import HELPER_TASKS, TURN_BURST_S, SandboxLimits
 from referee.sandbox.probe import SandboxUnavailable, Support
 from referee.sandbox.view import BotView, bot_identity, cannot_read, describe, who
@@ -190,8 +190,7 @@ def enforcement(support: Support, level: Level, limits: SandboxLimits) -> list[s
         f"memory: {limits.memory_mb:,} MB, its /tmp and /dev/shm included: {memory}",
         f"processes: {limits.processes} at once, threads counted (+{HELPER_TASKS} for the "
         f"jail's own): {tasks}",
-        f"CPU between its turns: stopped ({stop}), but {BREATH_S * 1000:.0f} ms every "
-        f"{BREATH_EVERY_S:g} s",
+        f"CPU between its turns: none, it is stopped ({stop})",
         f"CPU in its turns: {turn}",
     ]
     if limits.cpu_s:

@@ -54,6 +54,15 @@ SERVER_OPTIONS = [
     ("grpc.keepalive_permit_without_calls", 1),
 ]
 
+JAILED_KEEPALIVE_MS = 600_000
+"""Keepalive pings to jailed bots' connections (local, through a jail's Unix socket):
+rare, since a jailed bot is stopped between its turns and cannot answer a ping then,
+and a local connection whose bot died closes at once."""
+JAILED_SERVER_OPTIONS = [
+    (key, JAILED_KEEPALIVE_MS if key == "grpc.keepalive_time_ms" else value)
+    for key, value in SERVER_OPTIONS
+]
+
 SERVICE_NAMES = (
     match_service.DESCRIPTOR.services_by_name["MatchService"].full_name,
     play_service.DESCRIPTOR.services_by_name["PlayService"].full_name,
@@ -231,10 +240,12 @@ class RefereeServer:
         return server
 
     def _bot_server(self) -> grpc.aio.Server:
-        """PlayService alone (sandboxed bots): the same seats, limits and hello guard."""
+        """PlayService alone (sandboxed bots): the same seats, limits and hello guard;
+        rare keepalive pings (a jailed bot is stopped between its turns)."""
+        options = dict(_grpc_options(self.limits, self.limits.max_connections))
+        options.update(JAILED_SERVER_OPTIONS)
         server = grpc.aio.server(
-            interceptors=[MalformedRequests(self.metrics)],
-            options=_grpc_options(self.limits, self.limits.max_connections),
+            interceptors=[MalformedRequests(self.metrics)], options=list(options.items())
         )
         play_service_grpc.add_PlayServiceServicer_to_server(self._play, server)
         return server

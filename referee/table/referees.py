@@ -39,7 +39,7 @@ from referee.log.signing import LogSigner, SigningKeyError
 from referee.match.settings import MatchSettings
 from referee.protocol import common
 from referee.rules import new_seed
-from referee.server.app import SERVER_OPTIONS, RefereeServer
+from referee.server.app import JAILED_SERVER_OPTIONS, SERVER_OPTIONS, RefereeServer
 from referee.server.limits import apply_limits
 from referee.server.lobby import Assignment, Lobby
 from referee.server.metrics import Metrics
@@ -369,6 +369,7 @@ class ServerReferee(Referee):
 
 __all__ = [
     "DISCARD_REASON",
+    "JAILED_SERVER_OPTIONS",
     "REACH_TIMEOUT_S",
     "SERVER_OPTIONS",
     "Assignment",

@@ -93,7 +93,7 @@ async def test_a_jail_stops_and_continues_and_kills_its_whole_tree(tmp_path: Pat
             await asyncio.sleep(0.02)
         assert frozen(jail), states(jail)
         before = jail.cpu_ns()
-        await asyncio.sleep(0.5)  # a stopped bot's CPU does not grow (but for a breath)
+        await asyncio.sleep(0.5)  # a stopped bot's CPU does not grow
         after = jail.cpu_ns()
         assert before is not None and after is not None and after - before < 0.1e9
         jail.turn(True)
