@@ -83,6 +83,8 @@ class ModelPlayer(SeatPlayer):
         self.rules = common.Rules()
         self.results: asyncio.Queue[play_service.ActionResult] = asyncio.Queue()
         self.task: asyncio.Task[None] | None = None
+        self.delivery: asyncio.Future[bool] | None = None
+        """The last action's sending and its trace line's writing (``close`` waits)."""
         self.match_id = ""
         self.hand = 0
         self.tokens = 0
@@ -121,6 +123,9 @@ class ModelPlayer(SeatPlayer):
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
+        if self.delivery is not None:  # its trace line is written before the file moves
+            with contextlib.suppress(Exception):
+                await self.delivery
         await self.endpoint.close()
 
     def _deadline(self, prompt: play_service.TurnPrompt, received: float) -> float:
@@ -249,13 +254,23 @@ class ModelPlayer(SeatPlayer):
             "match_tokens": self.tokens,
             "cost": round(self.settings.cost(prompt_tokens, completion_tokens), 8),
         }
-        digest = await asyncio.to_thread(self.trace.write, record)
-        if not await seat.send(_action(prompt.turn_id, cards, digest)):
+        line, digest = self.trace.encode(record)
+        # Sent, then written, as one step a new prompt's cancel cannot split: a line is
+        # in the trace only for an action that went out (the log binds every line).
+        action = _action(prompt.turn_id, cards, digest)
+        self.delivery = asyncio.ensure_future(self._deliver(seat, action, line))
+        if not await asyncio.shield(self.delivery):
             return None
         while True:
             result = await self.results.get()
             if result.turn_id == prompt.turn_id:
                 return result
+
+    async def _deliver(self, seat: SeatClient, action: play_service.Action, line: bytes) -> bool:
+        if not await seat.send(action):
+            return False
+        await asyncio.to_thread(self.trace.append, line)
+        return True
 
 
 async def play_model_seat(

@@ -44,14 +44,25 @@ class TraceWriter:
         create_private_file(path, b"")
         self.lines = 0
 
-    def write(self, record: Mapping[str, Any]) -> str:
+    @staticmethod
+    def encode(record: Mapping[str, Any]) -> tuple[bytes, str]:
+        """A record's line (compact JSON, UTF-8) and its SHA-256, which the action
+        carries: the line is written once the action is sent (``append``)."""
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
+        return line, line_sha256(line)
+
+    def append(self, line: bytes) -> None:
         with self.path.open("ab") as out:
             out.write(line + b"\n")
             out.flush()
             os.fsync(out.fileno())
         self.lines += 1
-        return line_sha256(line)
+
+    def write(self, record: Mapping[str, Any]) -> str:
+        """Encode and append a record at once; its line's SHA-256."""
+        line, digest = self.encode(record)
+        self.append(line)
+        return digest
 
 
 def release(pending: Path, final: Path) -> Path | None:
