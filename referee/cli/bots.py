@@ -12,8 +12,8 @@ from referee.text import printable
 STDIO_BOT_EPILOG = """\
 examples:
   referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
-  referee stdio-bot --address 127.0.0.1:50051 --token T --name mine -- ./mybot --fast
-  referee stdio-bot --address ref.example:50051 --tls-ca ca.pem --token T -- ./mybot
+  PUSOY_TOKEN=T referee stdio-bot --address 127.0.0.1:50051 --name mine -- ./mybot --fast
+  PUSOY_TOKEN=T referee stdio-bot --address ref.example:50051 --tls-ca ca.pem -- ./mybot
 
 The bot reads one JSON line per message of the Play stream on stdin and writes one
 answer per line on stdout: cards ("5D 5C"), "pass", or an Action in JSON. See
@@ -168,7 +168,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     stdio.add_argument(
         "--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)"
     )
-    stdio.add_argument("--token", help="the seat's token (default: PUSOY_TOKEN)")
+    stdio.add_argument(
+        "--token",
+        help="the seat's token (default and better: PUSOY_TOKEN; a command line is visible "
+        "to every user of the machine in ps)",
+    )
     add_client_tls_flags(stdio)
     stdio.add_argument("--name", help="the bot's name for the log (default: the program's name)")
     stdio.add_argument(

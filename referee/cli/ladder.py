@@ -2,20 +2,20 @@
 
 The parser is built here without importing the ladder (which needs the ``ladder``
 extra); each command imports what it uses when it runs, and a missing extra is one
-line saying how to install it.
+line saying how to install it (``referee.cli.main``, for every extra's commands).
 """
 
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import os
+import shlex
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+
+from referee.cli.ladder_client import check_key_url, wait_verdict
 
 if TYPE_CHECKING:
     from referee.ladder.config import LadderConfig
@@ -183,16 +183,10 @@ def add_parser(sub: Any) -> None:
 
 def run_ladder_command(args: argparse.Namespace) -> int:
     """Run a ``referee ladder`` command; errors the ladder raises are one line each."""
-    try:
-        from referee.ladder.errors import LadderError
-        from referee.sandbox import SandboxUnavailable
-        from referee.tournament.config import ConfigError
-    except ModuleNotFoundError as exc:  # pragma: no cover - without the extra
-        print(
-            f"referee ladder needs the ladder extra: pip install 'pusoy-referee[ladder]' ({exc})",
-            file=sys.stderr,
-        )
-        return 2
+    from referee.ladder.errors import LadderError
+    from referee.sandbox import SandboxUnavailable
+    from referee.tournament.config import ConfigError
+
     try:
         code: int = args.ladder_func(args)
     except (LadderError, ConfigError, SandboxUnavailable, OSError) as exc:
@@ -205,6 +199,23 @@ def _config(path: str) -> LadderConfig:
     from referee.ladder.config import load_ladder_config
 
     return load_ladder_config(Path(path))
+
+
+def _made(path: str) -> LadderConfig:
+    """The config of a ladder that ``referee ladder init`` has made: every command but
+    ``init`` and ``run`` (which make what is missing) needs its database."""
+    from referee.ladder.db import sqlite_file
+    from referee.ladder.errors import LadderError
+    from referee.program import referee_program
+
+    config = _config(path)
+    database = sqlite_file(config.database)
+    if database is not None and not database.is_file():
+        raise LadderError(
+            f"{path} has no ladder yet (no database {database}): make it first with "
+            f"{referee_program()} ladder init {shlex.quote(path)}"
+        )
+    return config
 
 
 def _key(args: argparse.Namespace) -> str:
@@ -373,13 +384,14 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         if args.url:
             answer = _submit_http(args.url, key, args.bot, archive)
         else:
-            answer = _submit_local(_config(args.config), key, args.bot, archive)
+            answer = _submit_local(_made(args.config), key, args.bot, archive)
     if "error" in answer:
         print(f"referee ladder submit: refused: {answer['error']}", file=sys.stderr)
         return 1
     print(f"{answer['label']}: uploaded ({answer['state']}); it plays a validation match first")
     if args.wait:
-        return _wait_verdict(args, key, answer)
+        database = None if args.url else _config(args.config).database
+        return wait_verdict(int(answer["id"]), url=args.url, database=database, key=key)
     return 0
 
 
@@ -399,23 +411,6 @@ def _submit_local(config: LadderConfig, key: str, bot: str, archive: Path) -> di
         return version_json(version)
     finally:
         store.close()
-
-
-def check_key_url(url: str) -> None:
-    """A key goes over TLS, or to this machine: never in clear over a network."""
-    parts = urlsplit(url)
-    if parts.scheme == "https":
-        return
-    host = parts.hostname or ""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if parts.scheme != "http" or not loopback:
-        raise SystemExit(
-            f"referee ladder: {url} is not https (or http on this machine): a key is never "
-            "sent in clear"
-        )
 
 
 def _submit_http(url: str, key: str, bot: str, archive: Path) -> dict[str, Any]:
@@ -448,40 +443,6 @@ def _submit_http(url: str, key: str, bot: str, archive: Path) -> dict[str, Any]:
     return asyncio.run(post())
 
 
-def _wait_verdict(args: argparse.Namespace, key: str, answer: dict[str, Any]) -> int:
-    """Poll the version until it is active or rejected."""
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        time.sleep(2)
-        if args.url:
-            state = _get_json(args.url, f"/api/versions/{answer['id']}")
-        else:
-            from referee.ladder.api import version_json
-            from referee.ladder.store import LadderStore
-
-            store = LadderStore.open(_config(args.config).database, migrate=False)
-            try:
-                state = version_json(store.version(int(answer["id"])))
-            finally:
-                store.close()
-        if state.get("state") in ("active", "rejected"):
-            print(
-                f"{state['label']}: {state['state']}"
-                + (f": {state['reason']}" if state.get("reason") else "")
-            )
-            return 0 if state["state"] == "active" else 1
-    print("no verdict after 10 minutes: is the ladder running?", file=sys.stderr)
-    return 1
-
-
-def _get_json(url: str, path: str) -> dict[str, Any]:
-    import urllib.request
-
-    with urllib.request.urlopen(url.rstrip("/") + path, timeout=30) as response:
-        data: dict[str, Any] = json.loads(response.read(1 << 20))
-    return data
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
     from referee.ladder.runner import run_ladder
 
@@ -503,7 +464,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if bool(args.tls_cert) != bool(args.tls_key):
         raise SystemExit("referee ladder serve: give both --tls-cert and --tls-key")
     return serve_ladder(
-        _config(args.config),
+        _made(args.config),
         args.http,
         metrics=args.metrics,
         tls=(Path(args.tls_cert), Path(args.tls_key)) if args.tls_cert else None,
@@ -515,7 +476,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     from referee.ladder.api import status_json
     from referee.ladder.store import LadderStore
 
-    config = _config(args.config)
+    config = _made(args.config)
     store = LadderStore.open(config.database, migrate=False)
     try:
         status = status_json(store)
@@ -551,7 +512,7 @@ def _cmd_retire(args: argparse.Namespace) -> int:
     check_name("team", args.team)
     check_name("bot", args.bot)
     reason = check_reason(args.reason)  # all before the database is opened
-    config = _config(args.config)
+    config = _made(args.config)
     store = LadderStore.open(config.database, migrate=False)
     try:
         version = store.find_version(args.team, args.bot, args.version)
@@ -569,7 +530,7 @@ def _cmd_retire(args: argparse.Namespace) -> int:
 def _cmd_backup(args: argparse.Namespace) -> int:
     from referee.ladder.backup import backup
 
-    config = _config(args.config)
+    config = _made(args.config)
     out = Path(args.out)
     backup(config.database, out)
     print(

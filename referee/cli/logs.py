@@ -208,17 +208,11 @@ def _verify_traces(path: Path, given: dict[int, Path]) -> bool:
 
 
 def _cmd_dataset(args: argparse.Namespace) -> int:
-    try:
-        import pyarrow  # noqa: F401  (the rl extra's; Parquet)
+    # Without the rl extra: one line (referee.cli.main), before any log is read.
+    import pyarrow  # noqa: F401  (the rl extra's; Parquet)
 
-        from referee.rl.dataset import run
-    except ModuleNotFoundError as exc:
-        print(
-            f"referee dataset: {exc.name} is missing: the command needs the rl extra, "
-            'pip install "pusoy-referee[rl]" (and "clients/python[numpy]" for the kit)',
-            file=sys.stderr,
-        )
-        return 2
+    from referee.rl.dataset import run
+
     return run(
         args.logs,
         args.output,

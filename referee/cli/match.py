@@ -123,9 +123,9 @@ def _cmd_match(args: argparse.Namespace) -> int:
     from referee.sandbox import SandboxLimits, SandboxUnavailable
     from referee.server.logging import configure_logging
     from referee.server.secrets import SecretsError, load_signer
-    from referee.table.bots import match_seats
+    from referee.table.bots import match_seats, seat_warnings
     from referee.table.jails import plan_jails
-    from referee.table.models import release_traces
+    from referee.table.models import ModelSeatError, release_traces
     from referee.table.readout import (
         EXIT_USAGE,
         exit_notice,
@@ -160,10 +160,11 @@ def _cmd_match(args: argparse.Namespace) -> int:
     except SandboxUnavailable as exc:
         print(f"referee match: --sandbox on: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    warnings = [*plan.warnings, *seat_warnings(seats)]
     if args.dry_run:
-        print("\n".join([*plan.lines(), *plan.blocking, *plan.warnings]))
+        print("\n".join([*plan.lines(), *plan.blocking, *warnings]))
         return EXIT_USAGE if plan.blocking else 0
-    for line in [*plan.blocking, *plan.warnings]:
+    for line in [*plan.blocking, *warnings]:
         print(f"referee match: {line}", file=sys.stderr, flush=True)
     if plan.blocking:
         return EXIT_USAGE
@@ -188,7 +189,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
                 publish_logs=args.publish_logs,
             )
         )
-    except (RefereeUnavailable, SettingsError, TableError) as exc:
+    except (RefereeUnavailable, SettingsError, TableError, ModelSeatError) as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return EXIT_USAGE
     release_traces(report.log_path, report.traces)  # one match: its deal group is over

@@ -30,6 +30,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     from referee.tournament.progress import Progress, format_duration
     from referee.tournament.report import (
         format_pairwise,
+        format_rank_notes,
         format_standings,
         verify_command,
     )
@@ -127,6 +128,9 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     names = [r.name for r in summary.standings]
     print(format_pairwise(names, summary.pairwise, scoring))
     print()
+    if notes := format_rank_notes(summary.standings, summary.pairwise, scoring):
+        print(notes)
+        print()
     if summary.test is not None:
         print(summary.test.verdict_text())
     print(

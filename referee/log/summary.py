@@ -8,6 +8,7 @@ cause, disconnects).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 
 from referee.log.reader import LogLine, read_log, walk
@@ -79,6 +80,9 @@ class LogSummary:
     """SHA-256 of the last entry line: what the log's signature covers."""
     signed_by: str = ""
     """The public key the log's trailer names (base64); empty for an unsigned log."""
+    turn_moves: Mapping[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    """Each turn's move: turn id to (hand number, its move in the hand counted from 1, as
+    ``referee view`` numbers them), for what a bot says of a turn (a kit's raised marker)."""
 
 
 @dataclasses.dataclass
@@ -110,6 +114,9 @@ class Summarizer:
         self.ended: common.MatchEnded | None = None
         self.left = [False] * SEATS
         self.hands = 0
+        self.hand_number = 0
+        self.move = 0
+        self.turn_moves: dict[int, tuple[int, int]] = {}
 
     def _seat(self, seat: int) -> _Counts:
         if not 0 <= seat < SEATS:
@@ -122,6 +129,8 @@ class Summarizer:
         self.match_id = line.entry.match_id
         if kind in ("played", "passed"):
             body = ev.played if kind == "played" else ev.passed
+            self.move += 1
+            self.turn_moves[body.turn_id] = (self.hand_number, self.move)
             field = _CAUSES.get(body.default_cause)
             counts = self._seat(body.seat)
             if field is not None:
@@ -136,6 +145,8 @@ class Summarizer:
                 counts.late += 1
             else:
                 counts.rejected += 1
+        elif kind == "hand_dealt":
+            self.hand_number, self.move = ev.hand_dealt.hand_number, 0
         elif kind == "hand_ended":
             self.hands += 1
             for seat, score in enumerate(ev.hand_ended.scores):
@@ -195,6 +206,7 @@ class Summarizer:
             hands=self.hands,
             seats=seats,
             seat_names=self.names,
+            turn_moves=self.turn_moves,
         )
 
 

@@ -47,11 +47,17 @@ from referee.server.tls import ServerTls, is_loopback
 
 log = structlog.get_logger("referee.server")
 
+NO_SHARED_PORT = ("grpc.so_reuseport", 0)
+"""gRPC core binds with SO_REUSEPORT by default: a second referee (or ladder lobby) started
+on the port of a running one, by the same user, would listen too and take half of its
+connections, bots of one match landing at the other. Off, it cannot listen there."""
+
 SERVER_OPTIONS = [
     ("grpc.keepalive_time_ms", 20_000),
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
     ("grpc.keepalive_permit_without_calls", 1),
+    NO_SHARED_PORT,
 ]
 
 JAILED_KEEPALIVE_MS = 600_000
@@ -97,6 +103,7 @@ def _grpc_options(limits: ServerLimits, max_connections: int) -> list[tuple[str,
         ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
         ("grpc.server_max_unrequested_time_in_server", MAX_UNACCEPTED_S),
         ("grpc.server_handshake_timeout_ms", limits.handshake_timeout_ms),
+        NO_SHARED_PORT,
     ]
     if limits.idle_timeout_ms:
         options.append(("grpc.max_connection_idle_ms", limits.idle_timeout_ms))

@@ -14,7 +14,7 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from referee.bots import BUILTIN_BOTS
@@ -24,7 +24,8 @@ from referee.stdio import bridge_argv
 
 PLACEHOLDERS = {
     "address": "the referee's address, HOST:PORT (also in PUSOY_ADDRESS)",
-    "token": "the seat's token (also in PUSOY_TOKEN, which keeps it out of the process list)",
+    "token": "the seat's token; better left to PUSOY_TOKEN, which every kit reads: on a "
+    "command line every user of the machine can read it in the process list (a warning)",
     "python": "the Python running the referee, which has the Python kit (pusoy_client)",
     "seat": "the seat, 0 to 3",
     "match": "the match's id (a tournament's own id for it)",
@@ -102,8 +103,8 @@ def parse_bot(text: str) -> Bot:
 
     >>> parse_bot("greedy")
     BuiltinBot(strategy='greedy')
-    >>> parse_bot("./mybot --token={token}").argv
-    ('./mybot', '--token={token}')
+    >>> parse_bot("./mybot --seat={seat}").argv
+    ('./mybot', '--seat={seat}')
     >>> parse_bot("stdio:./plain --fast").argv[1:]
     ('-m', 'referee.cli', 'stdio-bot', '--name', '{name}', '--', './plain', '--fast')
     """
@@ -150,11 +151,31 @@ def unknown_placeholder(argv: Sequence[str]) -> str | None:
     return None
 
 
+TOKEN_WARNING = (
+    "its command puts the seat token on the command line ({token}), where every user of "
+    "this machine can read it (ps): leave {token} out, the bot gets the token in "
+    "PUSOY_TOKEN (every kit reads it)"
+)
+"""Said once per bot whose command has ``{token}``, where a match or a tournament is
+configured (``referee match``, ``referee tournament``), also with ``--dry-run``."""
+
+
+def token_warning(argv: Sequence[str]) -> str | None:
+    """``TOKEN_WARNING`` when a command puts the seat token on its command line.
+
+    >>> token_warning(["bot", "--token={token}"]) == TOKEN_WARNING
+    True
+    >>> token_warning(["bot", "--address", "{address}"]) is None
+    True
+    """
+    return TOKEN_WARNING if any("{token}" in word for word in argv) else None
+
+
 def expand(argv: Sequence[str], values: Mapping[str, str]) -> list[str]:
     """Replace ``{name}`` placeholders in every word.
 
-    >>> expand(["bot", "--token={token}"], {"token": "abc"})
-    ['bot', '--token=abc']
+    >>> expand(["bot", "--seat={seat}"], {"seat": "2"})
+    ['bot', '--seat=2']
     """
     out = []
     for word in argv:
@@ -183,7 +204,7 @@ def bot_name(bot: Bot) -> str:
     (for an interpreter, its script's), without folders or extension; a generic file
     name keeps its folder.
 
-    >>> bot_name(CommandBot(("python3", "examples/random_bot.py", "--token={token}")))
+    >>> bot_name(CommandBot(("python3", "examples/random_bot.py", "--seat={seat}")))
     'random_bot'
     >>> bot_name(CommandBot(("clients/go/bot", "--address", "{address}")))
     'go-bot'
@@ -321,11 +342,30 @@ __all__ = [
     "bot_name",
     "check_name",
     "check_program",
+    "command_warnings",
     "distinct_names",
     "expand",
     "parse_bot",
+    "seat_warnings",
+    "token_warning",
     "unknown_placeholder",
 ]
+
+
+def command_warnings(bots: Iterable[tuple[str, Sequence[str]]]) -> list[str]:
+    """What to tell the organiser of a tournament's bots, by (name, command): one line per
+    bot that puts its seat token on its command line."""
+    return [f"bot {name}: {said}" for name, argv in bots if (said := token_warning(argv))]
+
+
+def seat_warnings(seats: Sequence[Seat]) -> list[str]:
+    """What to tell the person who configured a match of its seats' commands: one line
+    per bot that puts its seat token on its command line."""
+    out = []
+    for i, seat in enumerate(seats):
+        if isinstance(seat.bot, CommandBot) and (said := token_warning(seat.bot.own_argv)):
+            out.append(f"warning: seat {i} ({seat.name}): {said}")
+    return out
 
 
 def match_seats(given: Sequence[tuple[str, str | None]]) -> list[Seat]:

@@ -72,7 +72,7 @@ class HouseSeats:
     """The house's seats of one match: built-in strategies, and language models with
     their settings (key read), clocks and traces."""
 
-    def __init__(self, seats: Sequence[Seat]) -> None:
+    def __init__(self, seats: Sequence[Seat] = ()) -> None:
         self.models = model_seats(seats)
         self.log_path: Path | None = None
         """Where the match's log will be kept (the traces go beside it)."""
@@ -97,6 +97,15 @@ class HouseSeats:
         trace = TraceWriter(pending_path(self.log_path, seat))
         self.traces[seat] = trace.path
         return play_model_seat(self.models[seat], trace, address, token, tls=tls)
+
+
+def house_seats(
+    seats: Sequence[Seat], settings: MatchSettings
+) -> tuple[HouseSeats, MatchSettings]:
+    """A table's house seats, and the match's settings with the model seats' clocks;
+    ModelSeatError when a model seat's settings or key cannot be read."""
+    house = HouseSeats(seats)
+    return house, house.clocks(settings)
 
 
 def release_traces(log_path: Path, traces: Sequence[tuple[int, Path]]) -> list[Path]:

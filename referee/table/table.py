@@ -29,7 +29,7 @@ import dataclasses
 import shlex
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +46,8 @@ from referee.sandbox import JailReport, TableJails
 from referee.sandbox.jailer import Jailer
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
 from referee.table.jails import bare_env
-from referee.table.models import HouseSeats, ModelSeatError, bot_seed
-from referee.table.output import tail_bytes
+from referee.table.models import HouseSeats, bot_seed, house_seats
+from referee.table.output import Raised, raised_in, tail_bytes
 from referee.table.procs import OUTPUT_DRAIN_S, BotProcess, ProcessLedger
 from referee.table.referees import Assignment, LocalReferee, Referee
 from referee.table.turns import TurnGate, stop_following
@@ -113,6 +113,8 @@ class SeatReport:
     """What its sandbox saw: a limit broken, CPU time, peak memory."""
     turns_cpu_ms: tuple[float, float] | None = None
     """A sandboxed bot's CPU time within its own turns: in total, and its longest."""
+    raised: tuple[Raised, ...] = ()
+    """What its kit said of turns on which the bot's own code raised (docs/kits.md, 5)."""
 
     @property
     def connected(self) -> bool:
@@ -137,6 +139,8 @@ class MatchReport:
     """SHA-256 of the log's last entry line, what its signature covers: publish it."""
     signed_by: str = ""
     """The public key (base64) the log's signature trailer names; empty when unsigned."""
+    turn_moves: Mapping[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    """Turn id to (hand, move): where a seat's ``raised`` turns are in the match."""
     traces: tuple[tuple[int, Path], ...] = ()
     """Model seats' traces (seat, file), private until ``models.release_traces``."""
 
@@ -169,7 +173,7 @@ class _Run:
     """Its jailed bots, run turn by turn."""
     following: asyncio.Task[None] | None = None
     """The gate's ears when the referee is elsewhere (its public events)."""
-    house: HouseSeats | None = None
+    house: HouseSeats = dataclasses.field(default_factory=HouseSeats)
 
 
 def describe_exit(code: int) -> str:
@@ -266,11 +270,7 @@ class Table:
             raise ValueError(f"a table has four seats, got {len(seats)}")
         names = (seats[0].name, seats[1].name, seats[2].name, seats[3].name)
         settings = dataclasses.replace(settings, seat_names=names, seed=settings.seed or new_seed())
-        try:  # hook: a model seat's settings and its own clock
-            house = HouseSeats(seats)
-        except ModelSeatError as exc:
-            raise TableError(str(exc)) from None
-        settings = house.clocks(settings)
+        house, settings = house_seats(seats, settings)  # hook: model seats (ModelSeatError)
         created = await self.referee.create(settings)
         self.match_id = created.match_id
         run = _Run(created.match_id, self.referee.over(created.match_id), house=house)
@@ -297,6 +297,8 @@ class Table:
             dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             await self.referee.collect_log(run.match_id, dest)
             summary = await asyncio.to_thread(summarize_log, dest)
+            outputs = dict(run.stderr)
+            raised = await asyncio.to_thread(lambda: {s: raised_in(p) for s, p in outputs.items()})
             for seat, proc in run.procs:
                 await self._left_then_ended(run, seat, proc, summary.seats[seat])
             return MatchReport(
@@ -309,6 +311,7 @@ class Table:
                 settings=settings,
                 final_hash=summary.final_hash,
                 signed_by=summary.signed_by,
+                turn_moves=summary.turn_moves,
                 traces=tuple(sorted(house.traces.items())),
                 seats=tuple(
                     SeatReport(
@@ -322,6 +325,7 @@ class Table:
                         exit=run.exits.get(s),
                         sandbox=next((p.report for q, p in run.procs if q == s), None),
                         turns_cpu_ms=run.gate.turns_ms(s),
+                        raised=raised.get(s, ()),
                     )
                     for s in range(4)
                 ),
@@ -359,7 +363,6 @@ class Table:
             run.remote.append(bot.name)
             return
         if isinstance(bot, BuiltinBot):
-            assert run.house is not None  # a strategy, or a language model (llm:SETTINGS)
             play = run.house.play(bot.strategy, seat, settings.seed, address, token, self.tls)
             task = asyncio.create_task(play)
             run.tasks.append(task)
@@ -379,7 +382,7 @@ class Table:
             "name": spec.name,
             **{key: str(path or "") for key, (_, path) in files.items()},
         }
-        command = shlex.join(expand(bot.argv, values))  # {token} stays a placeholder
+        command = shlex.join(expand(bot.argv, values))  # the token left as its placeholder
         argv = expand(bot.argv, {**values, "token": token})
         env = {**dict(bot.env), "PUSOY_ADDRESS": address, "PUSOY_TOKEN": token}
         env.update({var: str(path) for var, path in files.values() if path})

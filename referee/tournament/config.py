@@ -93,7 +93,7 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
 
     [[bot]]
     name = "mine"
-    command = "{python} my_bot.py --address {address} --token {token}"
+    command = "{python} my_bot.py --depth 3"  # address and token: PUSOY_ADDRESS, PUSOY_TOKEN
     limits = { memory_mb = 2048 }  # over [sandbox]'s
     read_only = ["data"]
 

@@ -46,6 +46,7 @@ from referee.client.tokens import TokenError, read_token
 from referee.files import write_atomic
 from referee.llm.trace import release_group
 from referee.rules import new_seed
+from referee.table.bots import command_warnings
 from referee.table.procs import ProcessLedger
 from referee.table.referees import (
     LocalReferee,
@@ -78,6 +79,7 @@ from referee.tournament.ratings import (
     StandingRow,
     Standings,
     pairwise_csv,
+    rank_notes_json,
     replay,
     table_csv,
 )
@@ -281,8 +283,9 @@ class Tournament:
         """hook: the warnings to print before anything starts (remote bots and duplicate
         deals, a sandbox that cannot work here); TournamentError when the configuration
         requires what this machine cannot do. Touches no file."""
+        tokens = command_warnings((bot.name, bot.argv) for bot in self.config.bots)
         try:
-            return remote_warnings(self.config) + self.isolation.check()
+            return remote_warnings(self.config) + tokens + self.isolation.check()
         except SandboxUnavailable as exc:
             raise TournamentError(str(exc)) from None
 
@@ -576,6 +579,7 @@ class Tournament:
             "bots": [r.to_json() for r in rows],
             "pairwise_unit": PAIRWISE_UNIT,
             "pairwise": [p.to_json() for p in pairs],
+            **rank_notes_json(rows, pairs, self.config.rules.scoring.value),
         }
         if self.test is not None:
             doc["sprt"] = self.test.to_json()

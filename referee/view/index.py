@@ -28,7 +28,7 @@ from referee.log.verify import verify_log
 from referee.table.output import times_path
 from referee.view.fold import Op, fold_log
 from referee.view.page import FORMAT, asset, render_page, replay_data, source_hash
-from referee.view.standings import esc, head_to_head, ratings_chart, ratings_table
+from referee.view.standings import esc, head_to_head, rank_notes, ratings_chart, ratings_table
 from referee.view.stderr import files_beside
 from referee.view.traces import traces_beside
 
@@ -265,13 +265,17 @@ def _match_line(
         places = [p if isinstance(p := s.get("place"), int) else 0 for s in seats]
         totals = [s.get("total", "") for s in seats]
         crashed = [bool(s.get("crashed")) for s in seats]
+        raised = [s.get("raised") if isinstance(s.get("raised"), int) else 0 for s in seats]
     elif row is not None:
         names, places, totals, crashed = list(row.seats), list(row.places), list(row.totals), []
+        raised = []
     else:
-        names, places, totals, crashed = [], [], [], []
+        names, places, totals, crashed, raised = [], [], [], [], []
     status = str(result.get("status", "")) if result is not None else (row.status if row else "")
     hands = result.get("hands") if result is not None else (row.hands if row else 0)
-    problem = status != "finished" or (row is None or not row.verified) or any(crashed)
+    problem = (
+        status != "finished" or (row is None or not row.verified) or any(crashed) or any(raised)
+    )
     where = ""
     if result is not None:
         where = (
@@ -292,6 +296,11 @@ def _match_line(
     if any(crashed):
         gone = ", ".join(n for n, c in zip(names, crashed, strict=False) if c)
         extra += f'<span class="badge crash">crashed: {esc(gone)}</span>'
+    if any(raised):
+        said = ", ".join(
+            f"{n} ({k}×)" if k > 1 else n for n, k in zip(names, raised, strict=False) if k
+        )
+        extra += f'<span class="badge crash">its code raised: {esc(said)}</span>'
     line = (
         f'<li class="match" data-bots="{esc(json.dumps(names))}" data-status="{esc(status)}" '
         f'data-problem="{int(problem)}">{number}{link}{where}'
@@ -379,6 +388,7 @@ def tournament_body(
         parts += [
             '<section class="card"><h2>Standings</h2>',
             ratings_table(bots, scoring),
+            rank_notes(standings),
             "</section>",
             '<section class="card"><h2>Ratings and their 95% intervals</h2>',
             ratings_chart(bots),

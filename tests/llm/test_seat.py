@@ -20,8 +20,8 @@ from referee.log.traces import trace_path, verify_traces
 from referee.log.verify import verify_log
 from referee.match.settings import MatchSettings, match_rules
 from referee.table.bots import BuiltinBot, Seat
-from referee.table.models import release_traces
-from referee.table.table import MatchReport, TableError
+from referee.table.models import ModelSeatError, release_traces
+from referee.table.table import MatchReport
 from referee.table.table import play_match as play_table
 
 
@@ -189,5 +189,5 @@ async def test_a_missing_key_stops_the_table_before_the_match(tmp_path, monkeypa
     monkeypatch.delenv("PUSOY_TEST_KEY", raising=False)
     model = settings_file(tmp_path, "http://127.0.0.1:9/v1")
     with_key_env(model)
-    with pytest.raises(TableError, match="PUSOY_TEST_KEY is not set"):
+    with pytest.raises(ModelSeatError, match="PUSOY_TEST_KEY is not set"):
         await play_match(match(), seats(model), log_dir=tmp_path / "logs")

@@ -64,6 +64,7 @@ NOT_LOGS = {
     ("referee/sandbox/view.py", "_environment_of"): "a bot's program and its config",
     ("referee/table/output.py", "BotOutput.__init__"): "a bot's output files (writes)",
     ("referee/table/output.py", "read_output"): "a bot's output and its times",
+    ("referee/table/output.py", "raised_in"): "a bot's output (its kit's raised markers)",
     ("referee/table/procs.py", "_stat_fields"): "/proc/PID/stat",
     ("referee/table/procs.py", "BotProcess.spawn"): "the sandbox (jail.open())",
     ("referee/table/procs.py", "ProcessLedger.reap_leftovers"): "the process ledger",

@@ -27,7 +27,7 @@ from .conftest import bot_entry, write_config
 def command_bot(folder: Path, name: str, script: str = "bot.py") -> str:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / script).write_text("print('hi')\n")
-    return bot_entry(name, command=f"{{python}} {script} --token={{token}}", cwd=str(folder))
+    return bot_entry(name, command=f"{{python}} {script} --seat={{seat}}", cwd=str(folder))
 
 
 def test_a_bot_sees_its_files_not_the_others_nor_the_tournament(tmp_path):

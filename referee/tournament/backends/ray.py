@@ -40,6 +40,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
+from referee.extras import install_hint
 from referee.files import replace_private_file
 from referee.llm.trace import pending_path
 from referee.log.reader import read_bounded
@@ -57,7 +58,7 @@ from referee.tournament.backends.base import (
     output_name,
 )
 
-RAY_INSTALL_HINT = "pip install 'pusoy-referee[ray]'"
+RAY_INSTALL_HINT = install_hint("ray")
 MAX_OUTPUT_BYTES = 1 << 20
 """Of each spawned bot's output, the last this many bytes come back from a worker."""
 

@@ -561,6 +561,11 @@
         (m.strikes ? ' (strikes: ' + m.strikes + ')' : '')));
     }
     if (!sees(m.seat)) return;
+    var raised = raisedAt(m);
+    if (raised) {
+      panel.appendChild(el('p', 'warn raised', "The bot's code raised at move " + k + ': ' + raised +
+        '; its kit played the fallback'));
+    }
     var rejects = (H.notes[k - 1] || []).filter(function (o) { return isAttempt(o, m); });
     if (rejects.length) {
       panel.appendChild(el('h3', '', 'Rejected attempts'));
@@ -846,7 +851,8 @@
   // -- the timeline: where the things worth finding happened ----------------------------
 
   var MARKS = {
-    hand: 'hand end', crash: 'crash', timeout: 'timeout', reject: 'rejection', disconnect: 'disconnect'
+    hand: 'hand end', crash: 'crash', timeout: 'timeout', reject: 'rejection', disconnect: 'disconnect',
+    raised: 'raise'
   };
 
   function timelineMarks() {
@@ -865,6 +871,10 @@
             add(at, 'reject', seatName(op.seat) + ': ' + (op.reason || '').replace(/_/g, ' '));
           }
         });
+        if (next && raisedAt(next)) {
+          add(base + j + 1, 'raised', seatName(next.seat) + ": the bot's code raised at hand " + H.deal.hand +
+            ', move ' + (j + 1) + ': ' + raisedAt(next));
+        }
         if (next && next.cause === 'timeout') {
           add(base + j + 1, 'timeout', seatName(next.seat) + ' timed out (hand ' + H.deal.hand + ', move ' + (j + 1) + ')');
         }
@@ -886,7 +896,7 @@
       if (groups[id]) { groups[id].text.push(mk.text); return; }
       groups[id] = { p: mk.p, kind: mk.kind, text: [mk.text] };
     });
-    var order = ['hand', 'reject', 'disconnect', 'timeout', 'crash'];
+    var order = ['hand', 'reject', 'disconnect', 'timeout', 'raised', 'crash'];
     Object.keys(groups).map(function (id) { return groups[id]; }).sort(function (a, b) {
       return order.indexOf(a.kind) - order.indexOf(b.kind) || a.p - b.p;
     }).forEach(function (g) {
@@ -1003,12 +1013,24 @@
       (o.moves || []).forEach(function (entry) {
         if (Array.isArray(entry) && Array.isArray(entry[1])) bySeq[String(entry[0])] = entry[1];
       });
+      var raised = {};
+      (Array.isArray(o.raised) ? o.raised : []).forEach(function (entry) {
+        if (Array.isArray(entry) && typeof entry[1] === 'string') raised[String(entry[0])] = entry[1];
+      });
       OUT[s] = {
         bySeq: bySeq, end: o.end || [], untimed: o.untimed || [], file: o.file || '',
-        skipped: o.skipped || 0, lines: o.lines || 0
+        skipped: o.skipped || 0, lines: o.lines || 0, raised: raised
       };
     }
   })();
+
+  // What the seat's kit said of this move: the bot's own code raised on its turn and the
+  // kit played its fallback (docs/kits.md, section 5); null when it said nothing.
+  function raisedAt(m) {
+    var o = m && validSeat(m.seat) ? OUT[m.seat] : null;
+    if (!o || !sees(m.seat)) return null;
+    return o.raised[String(m.seq)] || null;
+  }
 
   function outputOf(m) {
     var o = validSeat(m.seat) ? OUT[m.seat] : null;
