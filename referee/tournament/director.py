@@ -64,11 +64,7 @@ from referee.tournament.backends import (
     RayNotInstalled,
     require_ray,
 )
-from referee.tournament.config import (
-    Backend,
-    TournamentConfig,
-    identity_changes,
-)
+from referee.tournament.config import Backend, TournamentConfig, identity_changes
 from referee.tournament.dispatch import Dispatcher
 from referee.tournament.disqualify import Disqualifier
 from referee.tournament.isolation import Isolation, SandboxUnavailable, remote_warnings
