@@ -11,4 +11,6 @@ from pusoy_client.samples import GreedyBot
 
 print("ENV " + json.dumps({"names": sorted(os.environ), "depth": os.environ.get("MYBOT_DEPTH")}))
 sys.stdout.flush()
-sys.exit(main(GreedyBot()))
+
+if __name__ == "__main__":
+    sys.exit(main(GreedyBot()))

@@ -23,4 +23,5 @@ class Raising(GreedyBot):
         return super().choose(prompt)
 
 
-sys.exit(main(Raising()))
+if __name__ == "__main__":
+    sys.exit(main(Raising()))
