@@ -79,6 +79,7 @@ from referee.ladder.archive import ArchiveLimits
 from referee.ladder.db import sqlite_url
 from referee.ladder.manifest import RUNTIMES
 from referee.ladder.types import TeamLimits
+from referee.llm import is_model_seat, model_seat_name
 from referee.match.settings import MatchSettings
 from referee.rules import Rules
 from referee.sandbox import LIMIT_FIELDS, SandboxLimits
@@ -226,8 +227,10 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
     if first_score and not pool:
         raise ConfigError("ladder.first_score", "a first score needs a benchmark pool (pool)")
     anchors = _names(la, "anchors", pool_anchors)
-    for anchor in anchors:
-        if anchor not in BUILTIN_BOTS:
+    for i, anchor in enumerate(anchors):
+        if is_model_seat(anchor):  # a language model of the house: llm:SETTINGS
+            anchors[i] = model_seat_name(anchor, base)
+        elif anchor not in BUILTIN_BOTS:
             raise ConfigError("ladder.anchors", f"{anchor!r} is not a built-in bot")
     public_url = la.text("public_url", "") or ""
     la.done()

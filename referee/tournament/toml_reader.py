@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from referee.bots import BUILTIN_BOTS
+from referee.llm import is_model_seat, model_seat_name
 from referee.match.settings import (
     MAX_HANDS,
     SETTINGS,
@@ -503,9 +504,16 @@ def _parse_bots(raw: Any, base: Path) -> list[BotConfig]:
                     )
         if kinds[0] == "builtin":
             builtin = b.text("builtin") or ""
-            if builtin not in BUILTIN_BOTS:
+            if is_model_seat(builtin):  # a language model: llm:SETTINGS, beside this file
+                try:
+                    builtin = model_seat_name(builtin, base)
+                except ConfigError as exc:
+                    raise ConfigError(f"{where}.builtin", str(exc)) from None
+            elif builtin not in BUILTIN_BOTS:
                 raise ConfigError(
-                    f"{where}.builtin", f"{builtin!r} is not one of {', '.join(BUILTIN_BOTS)}"
+                    f"{where}.builtin",
+                    f"{builtin!r} is not one of {', '.join(BUILTIN_BOTS)} "
+                    "(or llm:SETTINGS.toml for a language model)",
                 )
             bot = BotConfig(name, BotKind.BUILTIN, builtin=builtin)
         elif kinds[0] == "key":

@@ -48,6 +48,8 @@ NOT_LOGS = {
     ("referee/ladder/archive.py", "_read_manifest"): "an archive's manifest",
     ("referee/ladder/archive.py", "unpack"): "a bot's archive",
     ("referee/log/signing.py", "load_public_key"): "a public key",
+    ("referee/log/traces.py", "read_trace"): "a model seat's trace (its own bounded reader)",
+    ("referee/llm/settings.py", "read_api_key"): "a model endpoint's API key",
     ("referee/log/signing.py", "LogSigner.load"): "the signing key",
     ("referee/client/serving.py", "read_serving"): "the serving record",
     ("referee/client/tls.py", "read_pem"): "a certificate or key",
