@@ -22,6 +22,12 @@ examples:
       --bot "./otherbot --address {address}" --revolution true
   referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
   referee match --dry-run --bot "{python} mybot/bot.py" --bot greedy --bot greedy --bot random
+  referee match --bot llm:gemma.toml --bot greedy --bot greedy --bot random --hands 2
+
+A language model plays a seat as llm:SETTINGS.toml (docs/llm.md): the house's own seat,
+beside the referee, reaching the model's OpenAI-compatible endpoint; its own clock comes
+from its settings (or --seat-clock), its trace is kept beside the log
+(LOG_DIR/<match>.seatN.trace.ndjson), bound to it, and shown by `referee view`.
 
 Spawned bots run in a jail (--sandbox auto): they see the system, their own folder and
 the referee's Python read-only, never the log or state folder (the live log holds every
@@ -111,6 +117,7 @@ def _limit(text: str) -> tuple[str, float]:
 def _cmd_match(args: argparse.Namespace) -> int:
     import asyncio
 
+    from referee.llm.readout import model_lines
     from referee.match.settings import SettingsError
     from referee.rules import new_seed
     from referee.sandbox import SandboxLimits, SandboxUnavailable
@@ -118,6 +125,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     from referee.server.secrets import SecretsError, load_signer
     from referee.table.bots import match_seats, seat_warnings
     from referee.table.jails import plan_jails
+    from referee.table.models import ModelSeatError, release_traces
     from referee.table.readout import (
         EXIT_USAGE,
         exit_notice,
@@ -126,7 +134,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
         summary_lines,
     )
     from referee.table.referees import RefereeUnavailable
-    from referee.table.table import BotExit, play_match
+    from referee.table.table import BotExit, TableError, play_match
 
     configure_logging(args.log_format, args.log_level)
     try:
@@ -181,10 +189,13 @@ def _cmd_match(args: argparse.Namespace) -> int:
                 publish_logs=args.publish_logs,
             )
         )
-    except (RefereeUnavailable, SettingsError) as exc:
+    except (RefereeUnavailable, SettingsError, TableError, ModelSeatError) as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    release_traces(report.log_path, report.traces)  # one match: its deal group is over
     for line in summary_lines(report):
+        print(line)
+    for line in model_lines(report):  # hook: language-model seats, clean beside raw
         print(line)
     print(f"Log: {report.log_path}")
     me = referee_program()
@@ -211,7 +222,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action=_BotAction,
         dest="seats",
         metavar="BOT",
-        help="a built-in bot (random, greedy), a command, or stdio:COMMAND for a bot that "
+        help="a built-in bot (random, greedy, expert, search, policy), llm:SETTINGS.toml "
+        "for a language model (docs/llm.md), a command, or stdio:COMMAND for a bot that "
         "speaks JSON lines on stdin/stdout (docs/protocol.md section 8); give 4, in seat order "
         f"(default: {' '.join(DEFAULT_BOTS)})",
     )

@@ -42,10 +42,26 @@ from referee.ladder.types import (
     team_of,
     version_of,
 )
+from referee.llm import is_model_seat
 
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 """Team and bot names: they go into URLs, file names and logs."""
 HOUSE = "house"
+
+
+def house_bot_name(strategy: str) -> str:
+    """The house bot's name for a built-in strategy: the strategy, or for a language
+    model ``llm-`` and its settings' name in the ladder's letters.
+
+    >>> house_bot_name("greedy")
+    'greedy'
+    """
+    if not is_model_seat(strategy):
+        return strategy
+    from referee.table.bots import model_seat_label
+
+    label = re.sub(r"[^a-z0-9_-]+", "-", model_seat_label(strategy).lower()).strip("-_")
+    return f"llm-{label}"[:40]
 
 
 def check_name(kind: str, name: str) -> str:
@@ -172,8 +188,9 @@ class LadderStore(MatchQueue):
     def builtin_version(self, strategy: str) -> Version:
         """The house's version of a built-in strategy (``random``, ``greedy``...), made
         active the first time it is asked for: validation matches and the leaderboard's
-        anchors play against it."""
-        check_name("bot", strategy)
+        anchors play against it. A language model of the house (``llm:SETTINGS``) is
+        the house's bot named ``llm-`` and its settings' name."""
+        name = check_name("bot", house_bot_name(strategy))
 
         def body(conn: Connection) -> int:
             house = conn.execute(select(teams.c.id).where(teams.c.house)).scalar()
@@ -184,7 +201,7 @@ class LadderStore(MatchQueue):
                     .values(name=HOUSE, created_at=now, house=True)
                     .returning(teams.c.id)
                 ).scalar_one()
-            bot_id = self._bot_id(conn, house, strategy, now)
+            bot_id = self._bot_id(conn, house, name, now)
             found = conn.execute(
                 select(versions.c.id).where(versions.c.bot_id == bot_id).order_by(versions.c.id)
             ).scalar()
