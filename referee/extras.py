@@ -22,9 +22,11 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "postgres": ("psycopg", "psycopg_binary"),
     "rl": ("gymnasium", "pettingzoo", "pyarrow", "pusoy_client"),
     "ray": ("ray",),
+    "openspiel": ("pyspiel", "open_spiel", "absl"),
 }
 """Each extra and the top-level packages that only it brings (the referee itself
-imports the Python kit, ``pusoy_client``, only for the rl extra's encoder)."""
+imports the Python kit, ``pusoy_client``, only for the rl extra's encoder, which the
+policy anchor of the benchmark plays on too)."""
 
 KIT_NUMPY = '"clients/python[numpy]"'
 """The Python kit with its numpy extra: the rl extra's encoder lives there."""

@@ -156,7 +156,7 @@ def reinforce(
             trace.append((cache, p, i))
             obs, reward, terminated, truncated, info = env.step(int(legal[i]))
             done = terminated or truncated
-            if info["hand_number"] != hand or done:  # a hand ended: credit its log_rows
+            if info["hand_number"] != hand or done:  # a hand ended: credit its decisions
                 hand = info["hand_number"]
                 r = float(reward) / 13
                 advantage = r - baseline
@@ -226,7 +226,7 @@ def evaluate(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    im = sub.add_parser("imitate", help="fit the policy to logged log_rows")
+    im = sub.add_parser("imitate", help="fit the policy to logged decisions")
     im.add_argument("data", type=Path, help="a referee dataset Parquet file")
     im.add_argument(
         "--bot",

@@ -50,6 +50,7 @@ from referee.backends.base import (
 )
 from referee.extras import install_hint
 from referee.files import replace_private_file
+from referee.llm.trace import pending_path
 from referee.log.outputs import tail_bytes
 from referee.log.reader import read_bounded
 from referee.log.signing import LogSigner, resign
@@ -166,6 +167,8 @@ class NodeReport:
     """Each spawned bot's output (its last MAX_OUTPUT_BYTES), by seat."""
     node: str
     """Which machine played it: host name and pid of the worker."""
+    traces: tuple[tuple[int, bytes], ...] = ()
+    """Each model seat's trace, whole (a part would no longer match the log's hashes)."""
 
 
 # -- on the worker ------------------------------------------------------------------------
@@ -209,11 +212,15 @@ async def _play_here(job: MatchJob, recipe: SandboxRecipe | None) -> NodeReport:
             for s in report.seats
             if s.stderr_path is not None
         )
+        traces = tuple(
+            (seat, read_bounded(path)) for seat, path in report.traces if path.exists()
+        )
         return NodeReport(
             report=report,
             log=data,
             log_sha256=hashlib.sha256(data).hexdigest(),
             outputs=outputs,
+            traces=traces,
             node=f"{socket.gethostname()} pid {os.getpid()}",
         )
 
@@ -256,7 +263,15 @@ def place_files(played: NodeReport, job: MatchJob, signer: LogSigner | None = No
         if ended is not None:
             ended = dataclasses.replace(ended, stderr_path=path)
         seats.append(dataclasses.replace(seat, stderr_path=path, exit=ended))
-    return dataclasses.replace(report, log_path=job.log_path, seats=tuple(seats))
+    traces = []
+    for seat_number, trace in played.traces:  # private until the deal group is over
+        pending = pending_path(job.log_path, seat_number)
+        pending.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        replace_private_file(pending, trace)
+        traces.append((seat_number, pending))
+    return dataclasses.replace(
+        report, log_path=job.log_path, seats=tuple(seats), traces=tuple(traces)
+    )
 
 
 class RayBackend(MatchBackend):

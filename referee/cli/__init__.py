@@ -8,7 +8,17 @@ import sys
 from collections.abc import Sequence
 
 from referee import __version__, extras
-from referee.cli import bots, ladder, logs, match, organiser, rules, serve, tournament
+from referee.cli import (
+    benchmark,
+    bots,
+    ladder,
+    logs,
+    match,
+    organiser,
+    rules,
+    serve,
+    tournament,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for family in (rules, serve, match, organiser, logs, bots, tournament, ladder):
+    for family in (rules, serve, match, organiser, logs, bots, tournament, benchmark, ladder):
         family.add_parser(sub)
     return parser
 

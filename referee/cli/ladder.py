@@ -186,7 +186,7 @@ def run_ladder_command(args: argparse.Namespace) -> int:
     """Run a ``referee ladder`` command; errors the ladder raises are one line each."""
     from referee.ladder.errors import LadderError
     from referee.sandbox import SandboxUnavailable
-    from referee.tournament.config import ConfigError
+    from referee.toml_table import ConfigError
 
     try:
         code: int = args.ladder_func(args)

@@ -28,6 +28,12 @@ examples:
       --bot "./otherbot --address {address}" --revolution true
   referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
   referee match --dry-run --bot "{python} mybot/bot.py" --bot greedy --bot greedy --bot random
+  referee match --bot llm:gemma.toml --bot greedy --bot greedy --bot random --hands 2
+
+A language model plays a seat as llm:SETTINGS.toml (docs/llm.md): the house's own seat,
+beside the referee, reaching the model's OpenAI-compatible endpoint; its own clock comes
+from its settings (or --seat-clock), its trace is kept beside the log
+(LOG_DIR/<match>.seatN.trace.ndjson), bound to it, and shown by `referee view`.
 
 Spawned bots run in a jail (--sandbox auto): they see the system, their own folder and
 the referee's Python read-only, never the log or state folder (the live log holds every
@@ -114,15 +120,17 @@ def _cmd_match(args: argparse.Namespace) -> int:
     from referee.service.logging import configure_logging
     from referee.table.bots import match_seats, seat_warnings
     from referee.table.jails import plan_jails
+    from referee.table.models import ModelSeatError, release_traces
     from referee.table.readout import (
         EXIT_USAGE,
         exit_notice,
         exit_status,
+        model_lines,
         problem_lines,
         summary_lines,
     )
     from referee.table.referees import RefereeUnavailable
-    from referee.table.table import BotExit, play_match
+    from referee.table.table import BotExit, TableError, play_match
 
     configure_logging(args.log_format, args.log_level)
     try:
@@ -177,10 +185,13 @@ def _cmd_match(args: argparse.Namespace) -> int:
                 publish_logs=args.publish_logs,
             )
         )
-    except (RefereeUnavailable, SettingsError) as exc:
+    except (RefereeUnavailable, SettingsError, TableError, ModelSeatError) as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    release_traces(report.log_path, report.traces)  # one match: its deal group is over
     for line in summary_lines(report):
+        print(line)
+    for line in model_lines(report):  # hook: language-model seats, clean beside raw
         print(line)
     print(f"Log: {report.log_path}")
     me = referee_program()
@@ -208,7 +219,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action=_SeatAction,
         dest="seats",
         metavar="BOT",
-        help="a built-in bot (random, greedy), a command, or stdio:COMMAND for a bot that "
+        help="a built-in bot (random, greedy, expert, search, policy), llm:SETTINGS.toml "
+        "for a language model (docs/llm.md), a command, or stdio:COMMAND for a bot that "
         "speaks JSON lines on stdin/stdout (docs/protocol.md section 8); give 4, in seat order "
         f"(default: {' '.join(DEFAULT_BOTS)})",
     )

@@ -27,7 +27,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     from referee.durations import format_duration
     from referee.files import create_private_file
     from referee.service.logging import configure_logging
-    from referee.tournament.config import ConfigError
+    from referee.toml_table import ConfigError
     from referee.tournament.director import Tournament, TournamentError, TournamentSummary
     from referee.tournament.progress import Progress
     from referee.tournament.report import (

@@ -10,6 +10,10 @@ them once. A configuration, in full (every table optional)::
     folder = "ladder-data"        # relative to this file: database, versions, logs
     # database = "postgresql+psycopg://ladder@/ladder?host=/run/postgresql"
     anchors = ["random", "greedy"] # the house's built-in bots, always ranked
+    # pool = "v1"                 # a benchmark pool (docs/benchmark.md): its anchors are the
+    #                             #   house's bots (unless anchors is given), and a new version
+    #                             #   gets the quick benchmark's score before it is rated
+    # first_score = true          # with a pool: set false to skip the quick benchmark
     public_url = ""               # how entrants reach the web (shown by team create)
 
     [rules]                       # as a tournament's
@@ -75,12 +79,12 @@ from referee.ladder.storage.db import sqlite_url
 from referee.ladder.storage.records import TeamLimits
 from referee.ladder.uploads.archive import ArchiveLimits
 from referee.ladder.uploads.manifest import RUNTIMES
+from referee.llm import is_model_seat, model_seat_name
 from referee.match.settings import MatchSettings
 from referee.rules import Rules
 from referee.sandbox import LIMIT_FIELDS, SandboxLimits
-from referee.tournament.config import ConfigError
+from referee.toml_table import ConfigError, TomlTable, read_toml
 from referee.tournament.toml_reader import parse_limits, parse_match_tables, parse_rules
-from referee.tournament.toml_table import TomlTable, read_toml
 
 MIB = 1024 * 1024
 SEATINGS = ("rotations", "none")
@@ -126,6 +130,10 @@ class LadderConfig:
     archive_limits: ArchiveLimits
     bot_limits: SandboxLimits
     entries: tuple[Entry, ...]
+    pool: str = ""
+    """A benchmark pool (``[ladder] pool``): the default house bots, and with
+    ``first_score`` the quick benchmark a new version plays before it is rated."""
+    first_score: bool = False
     trusted_proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     """The web's reverse proxies whose forwarding headers name the client
     (``referee.web.forwarded``); none by default."""
@@ -205,9 +213,23 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
     name = la.text("name", "ladder") or "ladder"
     folder = (base / (la.text("folder", "ladder-data") or "ladder-data")).resolve()
     database = la.text("database", "") or sqlite_url(folder / "ladder.db")
-    anchors = _names(la, "anchors", ["random", "greedy"])
-    for anchor in anchors:
-        if anchor not in BUILTIN_BOTS:
+    pool = la.text("pool", "") or ""
+    pool_anchors = ["random", "greedy"]
+    if pool:
+        from referee.benchmark.pool import PoolError, load_pool
+
+        try:
+            pool_anchors = load_pool(pool).names()
+        except PoolError as exc:
+            raise ConfigError("ladder.pool", str(exc)) from None
+    first_score = la.flag("first_score", bool(pool))
+    if first_score and not pool:
+        raise ConfigError("ladder.first_score", "a first score needs a benchmark pool (pool)")
+    anchors = _names(la, "anchors", pool_anchors)
+    for i, anchor in enumerate(anchors):
+        if is_model_seat(anchor):  # a language model of the house: llm:SETTINGS
+            anchors[i] = model_seat_name(anchor, base)
+        elif anchor not in BUILTIN_BOTS:
             raise ConfigError("ladder.anchors", f"{anchor!r} is not a built-in bot")
     public_url = la.text("public_url", "") or ""
     la.done()
@@ -278,6 +300,8 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
         folder=folder,
         database=database,
         anchors=tuple(anchors),
+        pool=pool,
+        first_score=first_score,
         public_url=public_url,
         settings=settings,
         match_timeout_s=match_timeout_s,

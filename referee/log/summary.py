@@ -60,6 +60,10 @@ class SeatSummary:
     """Wall time from prompt to answer over those turns (``elapsed_ms``), in total."""
     think_max_ms: int = 0
     """The longest of those turns."""
+    faulty_hands: tuple[int, ...] = ()
+    """The hands (numbered from 1) in which the referee played a turn of the seat by
+    default (any cause) or rejected one of its actions: what is left are its clean
+    hands (the benchmark's clean results)."""
     gone_cause: str = ""
     """Why its bot is gone for good, as the table told the referee (``its bot exited
     with status 1``, ``its bot was stopped by its jail for breaking its memory limit
@@ -101,7 +105,12 @@ class _Counts:
     turns: int = 0
     think_ms: int = 0
     think_max_ms: int = 0
+    faulty_hands: list[int] = dataclasses.field(default_factory=list)
     gone_cause: str = ""
+
+    def fault(self, hand: int) -> None:
+        if not self.faulty_hands or self.faulty_hands[-1] != hand:
+            self.faulty_hands.append(hand)
 
 
 class Summarizer:
@@ -133,6 +142,8 @@ class Summarizer:
             self.turn_moves[body.turn_id] = (self.hand_number, self.move)
             field = _CAUSES.get(body.default_cause)
             counts = self._seat(body.seat)
+            if body.default_cause:
+                counts.fault(self.hands + 1)
             if field is not None:
                 setattr(counts, field, getattr(counts, field) + 1)
             elif not body.default_cause:  # the bot's own answer: its wall time per turn
@@ -145,6 +156,7 @@ class Summarizer:
                 counts.late += 1
             else:
                 counts.rejected += 1
+                counts.fault(self.hands + 1)
         elif kind == "hand_dealt":
             self.hand_number, self.move = ev.hand_dealt.hand_number, 0
         elif kind == "hand_ended":
@@ -190,9 +202,10 @@ class Summarizer:
                 **{
                     k: v
                     for k, v in dataclasses.asdict(self.counts[s]).items()
-                    if k not in ("scores", "live")
+                    if k not in ("scores", "live", "faulty_hands")
                 },
                 scores=tuple(self.counts[s].scores),
+                faulty_hands=tuple(self.counts[s].faulty_hands),
                 left=self.left[s],
             )
             for s in range(SEATS)

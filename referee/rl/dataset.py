@@ -291,7 +291,7 @@ def export(
     progress: TextIO | None = sys.stderr,
     notes: TextIO = sys.stderr,
 ) -> Summary:
-    """Write the log_rows of every log of ``sources`` to ``output`` (Parquet, or JSON
+    """Write the decisions of every log of ``sources`` to ``output`` (Parquet, or JSON
     lines for a ``.jsonl`` name or ``fmt="jsonl"``)."""
     fmt = fmt or ("jsonl" if output.suffix in (".jsonl", ".json", ".ndjson") else "parquet")
     if fmt not in FORMATS:

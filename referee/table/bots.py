@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from referee.bots import BUILTIN_BOTS
+from referee.llm import MODEL_PREFIX, is_model_seat, model_seat_name, settings_file
 from referee.stdio import PREFIX as STDIO_PREFIX
 from referee.stdio import bridge_argv
 
@@ -41,7 +42,8 @@ MAX_SEAT_NAME_CHARS = 40
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class BuiltinBot:
-    """A strategy of ``referee.bots``, played in this process over real gRPC."""
+    """A strategy of ``referee.bots``, or a language model (``llm:SETTINGS``, an absolute
+    path: ``referee.llm``), played in this process over real gRPC."""
 
     strategy: str
 
@@ -92,10 +94,12 @@ class Seat:
 
 
 def parse_bot(text: str) -> Bot:
-    """A bot as the command line gives it: a built-in name, a command (split like a shell
-    would; no shell runs), or ``stdio:COMMAND`` for a bot that speaks JSON lines on
-    stdin/stdout (spawned behind the stdio bridge, ``referee.stdio``). Raises ValueError
-    for an empty or unsplittable one.
+    """A bot as the command line gives it: a built-in name, ``llm:SETTINGS`` for a
+    language model (``referee.llm``; the file is read and checked, relative to the current
+    folder), a command (split like a shell would; no shell runs), or ``stdio:COMMAND`` for
+    a bot that speaks JSON lines on stdin/stdout (spawned behind the stdio bridge,
+    ``referee.stdio``). Raises ValueError for an empty or unsplittable one, or model
+    settings that do not read.
 
     >>> parse_bot("greedy")
     BuiltinBot(strategy='greedy')
@@ -109,6 +113,13 @@ def parse_bot(text: str) -> Bot:
         raise ValueError("an empty bot: give a built-in name or a command")
     if text in BUILTIN_BOTS:
         return BuiltinBot(text)
+    if is_model_seat(text):
+        from referee.toml_table import ConfigError
+
+        try:
+            return BuiltinBot(model_seat_name(text, Path.cwd()))
+        except ConfigError as exc:
+            raise ValueError(f"{text}: {exc}") from None
     stdio = text.startswith(STDIO_PREFIX)
     command = text[len(STDIO_PREFIX) :].strip() if stdio else text
     if not command:
@@ -203,7 +214,7 @@ def bot_name(bot: Bot) -> str:
     'python3'
     """
     if isinstance(bot, BuiltinBot):
-        return bot.strategy
+        return model_seat_label(bot.strategy) if is_model_seat(bot.strategy) else bot.strategy
     if isinstance(bot, RemoteBot):
         return bot.name
     if isinstance(bot, EmptySeat):
@@ -237,6 +248,18 @@ def bot_name(bot: Bot) -> str:
                 break
             i += 1
     return _short(program)
+
+
+def model_seat_label(name: str) -> str:
+    """A model seat's default seat name: its settings' ``name`` (the file's stem when
+    they cannot be read here)."""
+    from referee.llm.settings import load_model_settings
+    from referee.toml_table import ConfigError
+
+    try:
+        return load_model_settings(settings_file(name)).name[:MAX_SEAT_NAME_CHARS]
+    except ConfigError:
+        return _short(settings_file(name).stem or MODEL_PREFIX.rstrip(":"))
 
 
 def _short(program: str) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from referee.log.model_report import model_report
 from referee.log.outputs import raised_where
 from referee.table.table import BotExit, MatchReport, SeatReport, describe_exit
 
@@ -142,6 +143,22 @@ def problem_lines(report: MatchReport) -> list[str]:
     return out
 
 
+def model_lines(report: MatchReport) -> list[str]:
+    """``referee match``'s lines for its model seats (none without one); a trace not yet
+    released (its deal group still plays) is read where it waits."""
+    from referee.log.traces import trace_path
+
+    lines = []
+    for seat, pending in report.traces:
+        beside = trace_path(report.log_path, seat)
+        path = beside if beside.exists() else pending
+        seat_report = model_report(report.log_path, seat, path)
+        if seat_report is not None:
+            lines.append(seat_report.line())
+            lines.append(f"  trace: {path}")
+    return lines
+
+
 __all__ = [
     "EXIT_BOT_CRASHED",
     "EXIT_BOT_NEVER_CONNECTED",
@@ -150,6 +167,7 @@ __all__ = [
     "EXIT_USAGE",
     "exit_notice",
     "exit_status",
+    "model_lines",
     "problem_lines",
     "raised_text",
     "seat_note",

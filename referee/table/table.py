@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
 import shlex
 import signal
 import sys
@@ -36,7 +35,6 @@ from typing import Any
 
 import structlog
 
-from referee.bots import builtin_bot, play_seat
 from referee.client.tls import ClientTls
 from referee.files import replace_private_file
 from referee.log.outputs import Raised, raised_in, read_tail
@@ -48,6 +46,7 @@ from referee.sandbox import JailReport, TableJails
 from referee.sandbox.jailer import Jailer
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
 from referee.table.jails import bare_env
+from referee.table.models import HouseSeats, bot_seed, house_seats
 from referee.table.procs import OUTPUT_DRAIN_S, BotProcess, ProcessLedger
 from referee.table.referees import Assignment, LocalReferee, Referee
 from referee.table.turns import TurnGate, stop_following
@@ -140,6 +139,8 @@ class MatchReport:
     """The public key (base64) the log's signature trailer names; empty when unsigned."""
     turn_moves: Mapping[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
     """Turn id to (hand, move): where a seat's ``raised`` turns are in the match."""
+    traces: tuple[tuple[int, Path], ...] = ()
+    """Model seats' traces (seat, file), private until ``models.release_traces``."""
 
     @property
     def finished(self) -> bool:
@@ -170,11 +171,7 @@ class _Run:
     """Its jailed bots, run turn by turn."""
     following: asyncio.Task[None] | None = None
     """The gate's ears when the referee is elsewhere (its public events)."""
-
-
-def bot_seed(match_seed: str, seat: int) -> int:
-    """A built-in random bot's seed, so that a match of built-in bots replays exactly."""
-    return int.from_bytes(hashlib.sha256(f"{match_seed}:bot:{seat}".encode()).digest()[:8])
+    house: HouseSeats = dataclasses.field(default_factory=HouseSeats)
 
 
 def describe_exit(code: int) -> str:
@@ -250,9 +247,11 @@ class Table:
             raise ValueError(f"a table has four seats, got {len(seats)}")
         names = (seats[0].name, seats[1].name, seats[2].name, seats[3].name)
         settings = dataclasses.replace(settings, seat_names=names, seed=settings.seed or new_seed())
+        house, settings = house_seats(seats, settings)  # hook: model seats (ModelSeatError)
         created = await self.referee.create(settings)
         self.match_id = created.match_id
-        run = _Run(created.match_id, self.referee.over(created.match_id))
+        run = _Run(created.match_id, self.referee.over(created.match_id), house=house)
+        house.log_path = log_path(created.match_id)
         try:
             if self.on_created is not None:
                 self.on_created(created.match_id)
@@ -293,6 +292,7 @@ class Table:
                 over_time_limit=over_time_limit,
                 signed_by=summary.signed_by,
                 turn_moves=summary.turn_moves,
+                traces=tuple(sorted(house.traces.items())),
                 seats=tuple(
                     SeatReport(
                         seat=s,
@@ -343,8 +343,8 @@ class Table:
             run.remote.append(bot.name)
             return
         if isinstance(bot, BuiltinBot):
-            strategy = builtin_bot(bot.strategy, bot_seed(settings.seed, seat))
-            task = asyncio.create_task(play_seat(strategy, address, token, tls=self.tls))
+            play = run.house.play(bot.strategy, seat, settings.seed, address, token, self.tls)
+            task = asyncio.create_task(play)
             run.tasks.append(task)
             run.watchers.append(asyncio.create_task(self._watch_task(run, seat, spec, task)))
             return

@@ -32,7 +32,7 @@ log = structlog.get_logger("referee.table")
 
 
 @dataclasses.dataclass
-class SeatClock:
+class TurnCpu:
     turns: int = 0
     total_ns: int = 0
     max_ns: int = 0
@@ -44,7 +44,7 @@ class TurnGate:
 
     def __init__(self) -> None:
         self.jails: dict[int, Jail] = {}
-        self.clocks: dict[int, SeatClock] = {}
+        self.clocks: dict[int, TurnCpu] = {}
         self.turn: int | None = None
         self.over = False
         self._started: int | None = None
@@ -82,7 +82,7 @@ class TurnGate:
         if now is None:
             return
         used = max(0, now - started)
-        clock = self.clocks.setdefault(seat, SeatClock())
+        clock = self.clocks.setdefault(seat, TurnCpu())
         clock.turns += 1
         clock.total_ns += used
         clock.max_ns = max(clock.max_ns, used)
@@ -115,4 +115,4 @@ async def stop_following(task: asyncio.Task[None] | None) -> None:
             await task
 
 
-__all__ = ["SeatClock", "TurnGate", "stop_following"]
+__all__ = ["TurnCpu", "TurnGate", "stop_following"]

@@ -17,6 +17,7 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
     hero = "mine"                # gauntlet: the bot that plays every table
     table = ["a", "b", "c", "d"] # fixed: the four bots of the one table
     seatings = "rotations"       # rotations (4) | permutations (24) | none
+    deals = "per-table"          # per-table | per-round (every table of a round: one deal)
     remote_deals = "shared"      # shared | unseen (remote bots never see a deal twice)
     concurrency = 2
     output = "club-night"        # relative to this file's folder
@@ -124,6 +125,7 @@ from referee.match.settings import SETTINGS, MatchSettings
 from referee.rules import Rules
 from referee.sandbox.limits import SandboxLimits
 from referee.table.bots import PLACEHOLDERS, BuiltinBot, CommandBot, RemoteBot
+from referee.toml_table import ConfigError
 
 if TYPE_CHECKING:
     from referee.table.referees import ServerTls
@@ -134,15 +136,6 @@ DEFAULT_ADDRESS = "127.0.0.1:0"
 DEFAULT_LOBBY_WAIT_S = 60.0
 DEFAULT_SPRT_MIN_GROUPS = 10
 DEFAULT_MAX_ATTEMPTS = 3
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot be run; ``where`` is the key at fault."""
-
-    def __init__(self, where: str, message: str) -> None:
-        super().__init__(f"{where}: {message}" if where else message)
-        self.where = where
-        self.message = message
 
 
 class Format(enum.StrEnum):
@@ -364,6 +357,17 @@ class DisqualifyConfig:
         return out
 
 
+class Deals(enum.StrEnum):
+    """Which deal each table of a round plays."""
+
+    PER_TABLE = "per-table"
+    """A deal of its own: group ``g`` has the seed ``SHA-256(master:g)``."""
+    PER_ROUND = "per-round"
+    """The same deal at every table of a round: round ``r`` has ``SHA-256(master:r)``,
+    whatever the number of tables (the benchmark: a candidate and every set of anchors
+    on the same published deals)."""
+
+
 class RemoteDeals(enum.StrEnum):
     """Which deals a remote (unsandboxed) bot is dealt in a duplicate tournament."""
 
@@ -421,6 +425,7 @@ class TournamentConfig:
     sandbox: SandboxConfig = SandboxConfig()
     disqualify: DisqualifyConfig = DisqualifyConfig()
     remote_deals: RemoteDeals = RemoteDeals.SHARED
+    deals: Deals = Deals.PER_TABLE
 
     @property
     def rules(self) -> Rules:
@@ -497,6 +502,7 @@ class TournamentConfig:
                 if self.remote_deals is not RemoteDeals.SHARED
                 else {}
             ),
+            **({"deals": self.deals.value} if self.deals is not Deals.PER_TABLE else {}),
         }
         if self.sprt is not None:
             # Only when set, so that the identity of a tournament without one is unchanged.
@@ -537,6 +543,7 @@ __all__ = [
     "BotConfig",
     "BotKind",
     "ConfigError",
+    "Deals",
     "DisqualifyConfig",
     "ExecutionConfig",
     "Format",

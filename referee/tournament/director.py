@@ -52,6 +52,7 @@ from referee.backends import (
 )
 from referee.client.tokens import TokenError, read_token
 from referee.files import write_atomic
+from referee.llm.trace import release_group
 from referee.rules import new_seed
 from referee.table.bots import command_warnings
 from referee.table.procs import ProcessLedger
@@ -63,11 +64,7 @@ from referee.table.referees import (
     state_signer,
 )
 from referee.table.table import BotExit
-from referee.tournament.config import (
-    Backend,
-    TournamentConfig,
-    identity_changes,
-)
+from referee.tournament.config import Backend, TournamentConfig, identity_changes
 from referee.tournament.dispatch import Dispatcher
 from referee.tournament.disqualify import Disqualifier
 from referee.tournament.isolation import Isolation, SandboxUnavailable, remote_warnings
@@ -528,6 +525,7 @@ class Tournament:
                 self.progress.message(f"{sr.bot} is disqualified: {sr.disqualified}")
         self.files.append(result)
         self.results[result.match_id] = result
+        release_group(self.folder, self.results.values(), result.group, self.group_sizes)
         assert self.standings is not None
         self.standings.add(result)
         if self.test is not None:

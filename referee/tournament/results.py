@@ -121,6 +121,7 @@ class SeatResult:
             "total": s.total,
             "hands_won": s.hands_won,
             "scores": list(s.scores),
+            "faulty_hands": list(s.faulty_hands),
             "connected": s.connected,
             "timeouts": s.timeouts,
             "illegal_defaults": s.illegal_defaults,
@@ -168,6 +169,7 @@ class SeatResult:
             turns=int(d.get("turns", 0)),
             think_ms=int(d.get("think_ms", 0)),
             think_max_ms=int(d.get("wall_ms_max_turn", 0)),
+            faulty_hands=tuple(int(x) for x in d.get("faulty_hands", ())),
         )
         code = d.get("exit_code")
         return cls(

@@ -318,9 +318,9 @@ def head_to_head(names: Sequence[str], pairs: Any, scoring: str = "penalty") -> 
 
 def rank_notes_html(standings: Mapping[str, Any]) -> str:
     """The pairs where the table's order and the head to head disagree, as standings.json
-    gives them (``rank_notes_html``, each with its sentence), with the sort key explained in
+    gives them (``rank_notes``, each with its sentence), with the sort key explained in
     one line; "" when there are none."""
-    notes = standings.get("rank_notes_html")
+    notes = standings.get("rank_notes")
     lines = [
         f"<li>{esc(n.get('text'))}</li>"
         for n in (notes if isinstance(notes, list) else [])

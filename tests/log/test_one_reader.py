@@ -50,6 +50,8 @@ NOT_LOGS = {
     ("referee/ladder/uploads/archive.py", "_read_manifest"): "an archive's manifest",
     ("referee/ladder/uploads/archive.py", "unpack"): "a bot's archive",
     ("referee/log/signing.py", "load_public_key"): "a public key",
+    ("referee/log/traces.py", "read_trace"): "a model seat's trace (its own bounded reader)",
+    ("referee/llm/settings.py", "read_api_key"): "a model endpoint's API key",
     ("referee/log/signing.py", "LogSigner.load"): "the signing key",
     ("referee/client/serving.py", "read_serving"): "the serving record",
     ("referee/client/tls.py", "read_pem"): "a certificate or key",
@@ -68,7 +70,7 @@ NOT_LOGS = {
     ("referee/table/procs.py", "_stat_fields"): "/proc/PID/stat",
     ("referee/table/procs.py", "BotProcess.spawn"): "the sandbox (jail.open())",
     ("referee/table/procs.py", "ProcessLedger.reap_leftovers"): "the process ledger",
-    ("referee/tournament/toml_table.py", "read_toml"): "a tournament's or a ladder's TOML",
+    ("referee/toml_table.py", "read_toml"): "a tournament's or a ladder's TOML",
     ("referee/tournament/director.py", "Tournament.run"): "results files (files.open())",
     ("referee/tournament/director.py", "Tournament._check_folder"): "tournament.json",
     ("referee/tournament/results.py", "ResultsFiles.read"): "results.jsonl",
@@ -79,6 +81,10 @@ NOT_LOGS = {
     ("referee/view/index.py", "tournament_logs"): "results.jsonl",
     ("referee/view/index.py", "write_index"): "standings.json",
     ("referee/view/page.py", "asset"): "the viewer's own assets",
+    ("referee/benchmark/pool.py", "load_pool"): "a benchmark pool's file",
+    ("referee/ladder/play/first_score.py", "first_score"): "a first score's ended.json",
+    ("referee/ladder/play/first_score.py", "FirstScores._ended"): "a benchmark's report",
+    ("referee/view/index.py", "_benchmark_report"): "a benchmark's report",
 }
 """Every other place that opens a file to read it, and what it reads: never a log."""
 

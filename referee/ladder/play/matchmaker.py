@@ -18,7 +18,7 @@ Each pass (``Matchmaker.tick``, about once a second in ``referee ladder run``):
    could remember a deal).
 4. now and then, the files of versions past a team's ``versions_kept`` are removed.
 
-Everything it decides is in the database at once (the queue is visible: ``views.queue``);
+Everything it decides is in the database at once (the queue is visible: ``queries.queue``);
 it keeps no state a restart would lose but its random choices and the remote versions'
 absences, which start over.
 """
@@ -36,6 +36,8 @@ from sqlalchemy import func, select
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import LadderError
 from referee.ladder.play import validation
+from referee.ladder.play.first_score import FirstScores
+from referee.ladder.storage.records import Version
 from referee.ladder.storage.schema import (
     GroupPurpose,
     LadderMatchState,
@@ -132,6 +134,11 @@ class Matchmaker:
         self.store = store
         self.rng = rng or random.Random()
         self.anchors = [store.builtin_version(name).id for name in config.anchors]
+        self.first_scores = (
+            FirstScores(config.folder, config.pool, config.versions_dir)
+            if config.first_score
+            else None
+        )
         self.away_since: dict[int, float] = {}
         self._pruned_at = 0.0
         self._groups = 0
@@ -152,8 +159,9 @@ class Matchmaker:
 
     def _validations(self, online: Mapping[int, int]) -> int:
         queued = 0
+        ready = self._first_score_ready if self.first_scores is not None else None
         for version in validation.pending_versions(self.store):
-            settled = validation.settle(self.store, self.config.folder, version)
+            settled = validation.settle(self.store, self.config.folder, version, ready)
             if settled is not None:
                 log.info("version validated", version=settled.label, state=settled.state)
                 continue
@@ -166,6 +174,10 @@ class Matchmaker:
                 )
                 queued += 1
         return queued
+
+    def _first_score_ready(self, version: Version) -> bool:
+        assert self.first_scores is not None
+        return self.first_scores.ready(version, time.monotonic())
 
     # -- remote versions away -----------------------------------------------------------
 

@@ -239,14 +239,18 @@ class LadderRun:
     async def _matchmake(self, stop: asyncio.Event) -> None:
         assert self.store is not None
         maker = await asyncio.to_thread(Matchmaker, self.config, self.store, self.rng)
-        while not stop.is_set():
-            online = self.lobby.online() if self.lobby is not None else None
-            try:
-                await asyncio.to_thread(maker.tick, online)
-            except Exception:  # the database away a moment: the next tick tries again
-                log.exception("matchmaking failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), TICK_S)
+        try:
+            while not stop.is_set():
+                online = self.lobby.online() if self.lobby is not None else None
+                try:
+                    await asyncio.to_thread(maker.tick, online)
+                except Exception:  # the database away a moment: the next tick tries again
+                    log.exception("matchmaking failed")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), TICK_S)
+        finally:
+            if maker.first_scores is not None:  # runs being played stop; resumed next start
+                maker.first_scores.stop()
 
 
 def run_ladder(

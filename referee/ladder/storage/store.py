@@ -54,11 +54,27 @@ from referee.ladder.storage.schema import (
     uploads,
     versions,
 )
+from referee.llm import is_model_seat
 
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 """Team and bot names: they go into URLs, file names and logs."""
 HOUSE = "house"
 T = TypeVar("T")
+
+
+def house_bot_name(strategy: str) -> str:
+    """The house bot's name for a built-in strategy: the strategy, or for a language
+    model ``llm-`` and its settings' name in the ladder's letters.
+
+    >>> house_bot_name("greedy")
+    'greedy'
+    """
+    if not is_model_seat(strategy):
+        return strategy
+    from referee.table.bots import model_seat_label
+
+    label = re.sub(r"[^a-z0-9_-]+", "-", model_seat_label(strategy).lower()).strip("-_")
+    return f"llm-{label}"[:40]
 
 
 def check_name(kind: str, name: str) -> str:
@@ -201,8 +217,9 @@ class LadderStore:
     def builtin_version(self, strategy: str) -> Version:
         """The house's version of a built-in strategy (``random``, ``greedy``...), made
         active the first time it is asked for: validation matches and the leaderboard's
-        anchors play against it."""
-        check_name("bot", strategy)
+        anchors play against it. A language model of the house (``llm:SETTINGS``) is
+        the house's bot named ``llm-`` and its settings' name."""
+        name = check_name("bot", house_bot_name(strategy))
 
         def body(conn: Connection) -> int:
             house = conn.execute(select(teams.c.id).where(teams.c.house)).scalar()
@@ -213,7 +230,7 @@ class LadderStore:
                     .values(name=HOUSE, created_at=now, house=True)
                     .returning(teams.c.id)
                 ).scalar_one()
-            bot_id = ensure_bot(conn, house, strategy, now)
+            bot_id = ensure_bot(conn, house, name, now)
             found = conn.execute(
                 select(versions.c.id).where(versions.c.bot_id == bot_id).order_by(versions.c.id)
             ).scalar()

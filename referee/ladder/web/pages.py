@@ -382,12 +382,27 @@ def bot_page(ladder: str, data: Mapping[str, Any]) -> str:
         if rated
         else '<div class="figure muted">not rated yet</div>'
     )
+    first = next(
+        (v.get("first_score") for v in data["versions"] if v.get("id") == cur.get("id")), None
+    )
+    score = first.get("score") if isinstance(first, Mapping) else None
+    if (
+        isinstance(first, Mapping)
+        and isinstance(score, Mapping)
+        and isinstance(score.get("ci95"), list)
+    ):
+        lo, hi = score["ci95"]
+        rating += (
+            f'<p class="muted">First score, the benchmark\'s quick run (pool '
+            f"{esc(first.get('pool'))}): <strong>{fmt(score.get('rating'), 0)}</strong> "
+            f"[{fmt(lo, 0)}, {fmt(hi, 0)}]</p>"
+        )
     facts = (
         f'<p class="summary">version <strong>#{esc(cur["number"])}</strong> '
         f'<span class="state s-{state}">{state}</span> · {esc(cur["matches"])} ranked matches'
         f" · {esc(cur['failed_matches'])} failed · last played {when(cur['last_played_at'])}</p>"
     )
-    pairs = data["head_to_head_json"]
+    pairs = data["head_to_head"]
     h2h = (
         '<p class="muted small">Score per hand better than each opponent on the same deals '
         "(positive: this bot did better; one value per complete deal group both played), its "

@@ -163,7 +163,7 @@ class LadderWeb:
         team, bot = request.match_info["team"], request.match_info["bot"]
         if not (NAME_PATTERN.fullmatch(team) and NAME_PATTERN.fullmatch(bot)):
             raise NotFound("no such bot")
-        return content.bot_json(self.store, team, bot)
+        return content.bot_json(self.store, team, bot, self.config.folder)
 
     def _match_json(self, request: web.Request) -> dict[str, Any]:
         match_id = request.match_info["match_id"]

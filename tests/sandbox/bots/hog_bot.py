@@ -30,11 +30,12 @@ def spin() -> None:
         pass
 
 
-def hold(mb: int) -> None:
+def hold(mb: int, ready: int) -> None:
     os.setsid()
     block = bytearray(mb << 20)
     for i in range(0, len(block), 4096):
         block[i] = 1
+    os.write(ready, b"x")  # all of it held before the bot plays (and is stopped off-turn)
     os.pause()
 
 
@@ -62,8 +63,12 @@ if __name__ == "__main__":
     done: dict[str, object] = {}
     for _ in range(int(env.get("PUSOY_HOG_LOOPS", "0"))):
         fork_into(spin)
-    for _ in range(int(env.get("PUSOY_HOG_HOLDERS", "0"))):
-        fork_into(hold, int(env.get("PUSOY_HOG_MB", "0")))
+    holders = int(env.get("PUSOY_HOG_HOLDERS", "0"))
+    ready_r, ready_w = os.pipe()
+    for _ in range(holders):
+        fork_into(hold, int(env.get("PUSOY_HOG_MB", "0")), ready_w)
+    for _ in range(holders):
+        os.read(ready_r, 1)
     held = []
     host, _, port = env.get("PUSOY_ADDRESS", "127.0.0.1:0").rpartition(":")
     for _ in range(int(env.get("PUSOY_HOG_CONNECTIONS", "0"))):

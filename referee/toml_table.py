@@ -1,6 +1,8 @@
 """A TOML table being read, typed: each getter checks its key's type and bounds, and the
 table's unknown keys are named once it is read (``done``), so a mistake in a file is a
-``ConfigError`` that points at its key (``time.turn_time_ms: should be ...``)."""
+``ConfigError`` that points at its key (``time.turn_time_ms: should be ...``). Every
+configuration file of the house is read through it: a tournament's, a ladder's, a
+language model's settings."""
 
 from __future__ import annotations
 
@@ -9,7 +11,14 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from referee.tournament.config import ConfigError
+
+class ConfigError(ValueError):
+    """A configuration that cannot be run; ``where`` is the key at fault."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}" if where else message)
+        self.where = where
+        self.message = message
 
 
 def read_toml(path: Path) -> dict[str, Any]:
