@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from referee.cli.tournament import play_to_the_end
 from referee.program import referee_program
 
 BENCHMARK_EPILOG = """\
@@ -21,8 +22,6 @@ Run the same command again to resume a stopped run; then
 
 
 def _cmd_benchmark(args: argparse.Namespace) -> int:
-    import asyncio
-    import signal
 
     from referee.benchmark.pool import PoolError, load_pool
     from referee.benchmark.report import build_report, format_report, write_report
@@ -33,10 +32,8 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         tournament_config,
     )
     from referee.durations import format_duration
-    from referee.files import create_private_file
-    from referee.service.logging import configure_logging
     from referee.toml_table import ConfigError
-    from referee.tournament.director import Tournament, TournamentError, TournamentSummary
+    from referee.tournament.director import Tournament
     from referee.tournament.progress import Progress
     from referee.tournament.report import verify_command
 
@@ -91,38 +88,9 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         f"{request.concurrency} at once; folder {out}",
         flush=True,
     )
-    try:
-        tournament.prepare()
-    except TournamentError as exc:
-        print(f"referee benchmark: {exc}", file=sys.stderr)
-        return 2
-    print(tournament.isolation.describe(), flush=True)
-    if tournament.counts.done:
-        print(f"Resuming: {tournament.counts.done} matches already recorded", flush=True)
-    create_private_file(tournament.folder / "referee.log", b"", sync=False)
-    with open(tournament.folder / "referee.log", "a", encoding="utf-8") as referee_log:
-        configure_logging("json", args.log_level, referee_log)
-
-        async def run() -> TournamentSummary:
-            task = asyncio.current_task()
-            loop = asyncio.get_running_loop()
-            if task is not None:
-                for sig in (signal.SIGTERM, signal.SIGINT):
-                    loop.add_signal_handler(sig, task.cancel)
-            return await tournament.run()
-
-        try:
-            summary = asyncio.run(run())
-        except TournamentError as exc:
-            print(f"referee benchmark: {exc}", file=sys.stderr)
-            return 2
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            print(
-                f"\nStopped after {tournament.counts.done} of {tournament.counts.total} "
-                "matches; run the same command again to finish the benchmark.",
-                file=sys.stderr,
-            )
-            return 130
+    summary = play_to_the_end(tournament, "benchmark", args.log_level)
+    if isinstance(summary, int):
+        return summary
     report = build_report(
         pool,
         request.name,

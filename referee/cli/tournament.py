@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from referee.cli.flags import add_command
 from referee.program import referee_program
+
+if TYPE_CHECKING:
+    from referee.tournament.director import Tournament, TournamentSummary
 
 TOURNAMENT_EPILOG = """\
 examples:
@@ -22,13 +26,11 @@ examples:
 
 def _cmd_tournament(args: argparse.Namespace) -> int:
     import asyncio
-    import signal
 
     from referee.durations import format_duration
-    from referee.files import create_private_file
     from referee.service.logging import configure_logging
     from referee.toml_table import ConfigError
-    from referee.tournament.director import Tournament, TournamentError, TournamentSummary
+    from referee.tournament.director import Tournament, TournamentError
     from referee.tournament.progress import Progress
     from referee.tournament.report import (
         format_pairwise,
@@ -92,38 +94,9 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         for warning in tournament.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         return 0
-    try:
-        tournament.prepare()
-    except TournamentError as exc:
-        print(f"referee tournament: {exc}", file=sys.stderr)
-        return 2
-    print("\n".join(tournament.isolation.describe()), flush=True)
-    if tournament.counts.done:
-        print(f"Resuming: {tournament.counts.done} matches already recorded", flush=True)
-    create_private_file(tournament.folder / "referee.log", b"", sync=False)
-    with open(tournament.folder / "referee.log", "a", encoding="utf-8") as referee_log:
-        configure_logging("json", args.log_level, referee_log)
-
-        async def run() -> TournamentSummary:
-            task = asyncio.current_task()
-            loop = asyncio.get_running_loop()
-            if task is not None:
-                for sig in (signal.SIGTERM, signal.SIGINT):
-                    loop.add_signal_handler(sig, task.cancel)
-            return await tournament.run()
-
-        try:
-            summary = asyncio.run(run())
-        except TournamentError as exc:  # e.g. the listen address is taken
-            print(f"referee tournament: {exc}", file=sys.stderr)
-            return 2
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            print(
-                f"\nStopped after {tournament.counts.done} of {tournament.counts.total} "
-                "matches; run the same command again to finish the tournament.",
-                file=sys.stderr,
-            )
-            return 130
+    summary = play_to_the_end(tournament, "tournament", args.log_level)
+    if isinstance(summary, int):
+        return summary
     scoring = config.rules.scoring.value
     print(format_standings(summary.standings, scoring))
     print()
@@ -144,6 +117,54 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     if any((summary.folder / "logs").glob("*.jsonl")):
         print(f"Verify: {verify_command(referee_program(), summary.folder)}")
     return 0 if summary.complete else 1
+
+
+def play_to_the_end(
+    tournament: Tournament, command: str, log_level: str
+) -> TournamentSummary | int:
+    """Prepare and play ``tournament`` for ``referee COMMAND``: its jail plan printed,
+    the referee's log in its folder, Ctrl-C or SIGTERM stopping it so that the same
+    command resumes it. Its summary, or the exit status to return (2: it cannot start,
+    130: stopped)."""
+    import asyncio
+    import signal
+
+    from referee.files import create_private_file
+    from referee.service.logging import configure_logging
+    from referee.tournament.director import TournamentError
+
+    try:
+        tournament.prepare()
+    except TournamentError as exc:
+        print(f"referee {command}: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(tournament.isolation.describe()), flush=True)
+    if tournament.counts.done:
+        print(f"Resuming: {tournament.counts.done} matches already recorded", flush=True)
+    create_private_file(tournament.folder / "referee.log", b"", sync=False)
+    with open(tournament.folder / "referee.log", "a", encoding="utf-8") as referee_log:
+        configure_logging("json", log_level, referee_log)
+
+        async def run() -> TournamentSummary:
+            task = asyncio.current_task()
+            loop = asyncio.get_running_loop()
+            if task is not None:
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    loop.add_signal_handler(sig, task.cancel)
+            return await tournament.run()
+
+        try:
+            return asyncio.run(run())
+        except TournamentError as exc:  # e.g. the listen address is taken
+            print(f"referee {command}: {exc}", file=sys.stderr)
+            return 2
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            print(
+                f"\nStopped after {tournament.counts.done} of {tournament.counts.total} "
+                f"matches; run the same command again to finish the {command}.",
+                file=sys.stderr,
+            )
+            return 130
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -14,12 +14,12 @@ kinds this version does not know are skipped, so newer logs can be read.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from referee.log.hands import HandError, HandTracker
-from referee.log.reader import LogLine, LogRead, read_log, walk
+from referee.log.reader import EventVisitor, LogLine, LogRead, read_log, walk
 from referee.protocol import common
 from referee.protocol.convert import PB_TO_REASON, rules_from_pb
 from referee.protocol.names import DEFAULT_CAUSE
@@ -92,7 +92,7 @@ def positions(read: LogRead, seat: int) -> Iterator[dict[str, Any]]:
     return iter(finder.finish())
 
 
-class PositionFinder:
+class PositionFinder(EventVisitor):
     """A log visitor that collects the positions one seat was prompted in; ``finish``
     closes a turn the log ended in. PositionsError at a line it cannot follow."""
 
@@ -106,58 +106,63 @@ class PositionFinder:
         self.hand_number = 0
         self.open_turn: _Open | None = None
 
-    def visit(self, line: LogLine) -> None:
-        seat, rules, tracker, open_turn = self.seat, self.rules, self.tracker, self.open_turn
-        ev = line.entry.event
-        kind = ev.WhichOneof("kind")
-        if kind == "match_created":
-            self.rules = _rules(line, ev.match_created.config.rules)
-            self.options = _overrides(self.rules)
-            self.match_id = line.entry.match_id
-        elif kind == "hand_dealt":
-            _deal(line, rules, tracker, ev.hand_dealt)
-            self.hand_number = ev.hand_dealt.hand_number
-        elif kind == "turn_started" and ev.turn_started.seat == seat:
-            hand = tracker.hand
-            if hand is None or rules is None or hand.turn != seat:
-                raise PositionsError(line.number, f"seat {seat} is prompted out of turn")
-            request = _request(rules, self.options, hand, seat)
-            request["about"] = {
-                "match_id": self.match_id,
-                "hand_number": self.hand_number,
-                "turn_id": ev.turn_started.turn_id,
-                "seat": seat,
-            }
-            self.open_turn = _Open(request, ev.turn_started.turn_id, [])
-        elif kind == "action_rejected":
-            rej = ev.action_rejected
-            if open_turn is not None and rej.seat == seat and rej.turn_id == open_turn.turn_id:
-                assert rules is not None
-                answer: dict[str, Any] = {}
-                text = _answer(rules, list(rej.cards), getattr(rej, "pass"))
-                if text is not None:
-                    answer["play"] = text
-                answer["legal"] = False
-                answer["reason"] = PB_TO_REASON[rej.reason].value if rej.reason else "unknown"
-                open_turn.answers.append(answer)
-        elif kind in ("played", "passed"):
-            done = ev.played if kind == "played" else ev.passed
-            cards = list(ev.played.play.cards) if kind == "played" else []
-            if tracker.hand is None or rules is None:
-                raise PositionsError(line.number, f"{kind} before any deal")
-            if open_turn is not None and done.turn_id == open_turn.turn_id:
-                self.found.append(
-                    _close(rules, open_turn, cards, kind == "passed", done.default_cause)
-                )
-                self.open_turn = None
-            try:
-                tracker.move(done.seat, cards, is_pass=kind == "passed")
-            except HandError as exc:
-                raise PositionsError(
-                    line.number, f"seat {done.seat}'s action does not follow the rules: {exc}"
-                ) from None
-        elif kind == "hand_ended":
-            tracker.end()
+    def match_created(self, line: LogLine, body: common.MatchCreated) -> None:
+        self.rules = _rules(line, body.config.rules)
+        self.options = _overrides(self.rules)
+        self.match_id = line.entry.match_id
+
+    def hand_dealt(self, line: LogLine, body: common.HandDealt) -> None:
+        _deal(line, self.rules, self.tracker, body)
+        self.hand_number = body.hand_number
+
+    def turn_started(self, line: LogLine, body: common.TurnStarted) -> None:
+        seat, rules = self.seat, self.rules
+        if body.seat != seat:
+            return
+        hand = self.tracker.hand
+        if hand is None or rules is None or hand.turn != seat:
+            raise PositionsError(line.number, f"seat {seat} is prompted out of turn")
+        request = _request(rules, self.options, hand, seat)
+        request["about"] = {
+            "match_id": self.match_id,
+            "hand_number": self.hand_number,
+            "turn_id": body.turn_id,
+            "seat": seat,
+        }
+        self.open_turn = _Open(request, body.turn_id, [])
+
+    def action_rejected(self, line: LogLine, body: common.ActionRejected) -> None:
+        open_turn = self.open_turn
+        if open_turn is not None and body.seat == self.seat and body.turn_id == open_turn.turn_id:
+            assert self.rules is not None
+            answer: dict[str, Any] = {}
+            text = _answer(self.rules, list(body.cards), getattr(body, "pass"))
+            if text is not None:
+                answer["play"] = text
+            answer["legal"] = False
+            answer["reason"] = PB_TO_REASON[body.reason].value if body.reason else "unknown"
+            open_turn.answers.append(answer)
+
+    def move(
+        self, line: LogLine, body: common.Played | common.Passed, cards: Sequence[str] | None
+    ) -> None:
+        rules, tracker, open_turn = self.rules, self.tracker, self.open_turn
+        kind = line.kind
+        if tracker.hand is None or rules is None:
+            raise PositionsError(line.number, f"{kind} before any deal")
+        played = list(cards) if cards is not None else []
+        if open_turn is not None and body.turn_id == open_turn.turn_id:
+            self.found.append(_close(rules, open_turn, played, cards is None, body.default_cause))
+            self.open_turn = None
+        try:
+            tracker.move(body.seat, played, is_pass=cards is None)
+        except HandError as exc:
+            raise PositionsError(
+                line.number, f"seat {body.seat}'s action does not follow the rules: {exc}"
+            ) from None
+
+    def hand_ended(self, line: LogLine, body: common.HandEnded) -> None:
+        self.tracker.end()
 
     def finish(self) -> list[dict[str, Any]]:
         """The positions found; one the log ended in is closed without an answer."""

@@ -30,7 +30,7 @@ import asyncio
 import dataclasses
 import json
 import os
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, TypeVar
 
@@ -367,10 +367,65 @@ L_contra = TypeVar("L_contra", contravariant=True)
 
 
 class LogVisitor(Protocol[L_contra]):
-    """Something that walks a log's lines in order (replay text, summaries, positions,
-    the viewer's fold): a ``LogLine`` of the strict reader, or a line of the lenient one."""
+    """Something that walks a log's lines in order: a ``LogLine`` of the strict reader
+    (an ``EventVisitor``), or a line of the lenient one (the viewer's fold)."""
 
     def visit(self, line: L_contra) -> None: ...
+
+
+class EventVisitor:
+    """A visitor of the strict reader's lines with a typed callback per event, as
+    python-chess's ``BaseVisitor`` has one per part of a game: ``visit`` hands each line
+    to the method named after its event, with the event's body. A visitor defines the
+    callbacks it needs; the others do nothing. ``played`` and ``passed`` both come to
+    ``move`` unless a visitor takes them apart."""
+
+    def visit(self, line: LogLine) -> None:
+        kind = line.kind
+        if kind:
+            getattr(self, kind)(line, getattr(line.entry.event, kind))
+
+    def match_created(self, line: LogLine, body: common.MatchCreated) -> None:
+        pass
+
+    def seat_connected(self, line: LogLine, body: common.SeatConnected) -> None:
+        pass
+
+    def seat_disconnected(self, line: LogLine, body: common.SeatDisconnected) -> None:
+        pass
+
+    def hand_dealt(self, line: LogLine, body: common.HandDealt) -> None:
+        pass
+
+    def turn_started(self, line: LogLine, body: common.TurnStarted) -> None:
+        pass
+
+    def action_rejected(self, line: LogLine, body: common.ActionRejected) -> None:
+        pass
+
+    def played(self, line: LogLine, body: common.Played) -> None:
+        self.move(line, body, body.play.cards)
+
+    def passed(self, line: LogLine, body: common.Passed) -> None:
+        self.move(line, body, None)
+
+    def move(
+        self, line: LogLine, body: common.Played | common.Passed, cards: Sequence[str] | None
+    ) -> None:
+        """A play (its ``cards``) or a pass (``cards`` None), the bot's own or made by
+        default (``body.default_cause``)."""
+
+    def trick_cleared(self, line: LogLine, body: common.TrickCleared) -> None:
+        pass
+
+    def hand_ended(self, line: LogLine, body: common.HandEnded) -> None:
+        pass
+
+    def match_ended(self, line: LogLine, body: common.MatchEnded) -> None:
+        pass
+
+    def referee_restarted(self, line: LogLine, body: common.RefereeRestarted) -> None:
+        pass
 
 
 L = TypeVar("L")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from referee.log.reader import LogLine, LogRead, walk
+from referee.log.reader import EventVisitor, LogLine, LogRead, walk
 from referee.protocol import common
 from referee.protocol.names import (
     COMBINATION,
@@ -83,7 +83,7 @@ def replay_lines(
         yield f"({read.status()})"
 
 
-class ReplayText:
+class ReplayText(EventVisitor):
     """A log visitor that writes the text replay: ``lines`` so far (not yet printable)."""
 
     def __init__(self, *, show_rejections: bool = True, hand: int | None = None) -> None:
@@ -106,92 +106,102 @@ class ReplayText:
                 if first >= 0:
                     self.lines[first] = f"  [{_name(self.names, sd.seat)} disconnected: {sd.cause}]"
                 return
-        self.lines.extend(self._text(line))
+        elif ev.HasField("hand_dealt"):
+            self.showing = self.hand is None or ev.hand_dealt.hand_number == self.hand
+        if self.showing or ev.HasField("match_created") or ev.HasField("match_ended"):
+            super().visit(line)
 
-    def _text(self, line: LogLine) -> Iterator[str]:
-        names, trick, showing, hand = self.names, self.trick, self.showing, self.hand
-        show_rejections = self.show_rejections
-        ev = line.entry.event
-        kind = ev.WhichOneof("kind")
-        if kind == "hand_dealt":
-            showing = self.showing = hand is None or ev.hand_dealt.hand_number == hand
-        if not showing and kind not in ("match_created", "match_ended"):
-            return
-        if kind == "match_created":
-            mc = ev.match_created
-            names = self.names = [f"{i}:{n}" for i, n in enumerate(mc.config.seat_names)] or names
-            rules = mc.config.rules
-            yield f"Match {line.entry.match_id} ({rules.profile}, ends after {rules.match_end})"
-            yield f"  seats: {', '.join(names)}"
-            yield f"  seed commitment: {mc.seed_commitment}"
-            yield f"  referee {mc.software_version}, protocol {mc.protocol_version}"
-        elif kind == "seat_connected":
-            sc = ev.seat_connected
-            again = "reconnected" if sc.reconnect else "connected"
-            yield f"  [{_name(names, sc.seat)} {again}{f' ({sc.bot_name})' if sc.bot_name else ''}]"
-        elif kind == "seat_disconnected":
-            sd = ev.seat_disconnected
-            yield f"  [{_name(names, sd.seat)} disconnected: {sd.cause}]"
-        elif kind == "referee_restarted":
-            rr = ev.referee_restarted
-            n = rr.cut_entries
-            cut = f", {n} {'entry' if n == 1 else 'entries'} of an unfinished decision cut off"
-            cut = cut if n else ""
-            torn = f", {rr.torn_bytes} bytes of a torn line cut off" if rr.torn_bytes else ""
-            yield (
-                f"  [the referee restarted ({rr.software_version}{cut}{torn}): "
-                "every seat reconnects]"
-            )
-        elif kind == "hand_dealt":
-            hd = ev.hand_dealt
-            trick = self.trick = 1
-            yield ""
-            yield f"Hand {hd.hand_number}"
-            for dealt in hd.hands:
-                yield f"  {_name(names, dealt.seat):>12}: {' '.join(dealt.cards)}"
-            must = f", must include {hd.must_include}" if hd.must_include else ""
-            yield f"  {_name(names, hd.leader)} leads{must}"
-            yield f"  Trick {trick}"
-        elif kind == "action_rejected" and show_rejections:
-            rj = ev.action_rejected
-            what = "pass" if getattr(rj, "pass") else " ".join(rj.cards) or "(nothing)"
-            reason = REJECTION_REASON.text(rj.reason)
-            who = _name(names, rj.seat)
-            yield f"    {who} tried {what}: rejected, {reason} ({rj.message})"
-        elif kind == "played":
-            pl = ev.played
-            note = _default(pl.default_cause)
-            rev = "  [revolution]" if pl.revolution else ""
-            yield (
-                f"    {_name(names, pl.seat)} plays {' '.join(pl.play.cards)} ({_combo(pl.play)}), "
-                f"{pl.cards_left} left, {pl.elapsed_ms} ms{note}{rev}"
-            )
-        elif kind == "passed":
-            ps = ev.passed
-            note = _default(ps.default_cause)
-            forced = " (forced: lone 2)" if ps.forced_lead_pass else ""
-            yield f"    {_name(names, ps.seat)} passes{forced}, {ps.elapsed_ms} ms{note}"
-        elif kind == "trick_cleared":
-            trick = self.trick = trick + 1
-            yield f"    -> {_name(names, ev.trick_cleared.leader)} wins the trick"
-            yield f"  Trick {trick}"
-        elif kind == "hand_ended":
-            he = ev.hand_ended
-            yield f"  {_name(names, he.winner)} goes out and wins hand {he.hand_number}"
-            for left in he.hands:
-                if left.seat != he.winner:
-                    cards = " ".join(left.cards)
-                    yield f"  {_name(names, left.seat):>12}: {len(left.cards):2d} left  {cards}"
-            yield f"  scores: {by_seat(names, he.scores)}"
-            yield f"  totals: {by_seat(names, he.totals)}"
-        elif kind == "match_ended":
-            me = ev.match_ended
-            status = MATCH_STATUS.text(me.status)
-            yield ""
-            yield f"Match {status}" + (f": {me.cancel_reason}" if me.cancel_reason else "")
-            for st in me.standings:
-                who = " + ".join(_name(names, s) for s in st.seats)
-                yield f"  {st.place}. {who}  total {st.total}, hands won {st.hands_won}"
-            if any(me.strikes):
-                yield f"  strikes: {list(me.strikes)}"
-            yield f"  seed: {me.seed}"
+    def match_created(self, line: LogLine, body: common.MatchCreated) -> None:
+        names = self.names = [
+            f"{i}:{n}" for i, n in enumerate(body.config.seat_names)
+        ] or self.names
+        rules = body.config.rules
+        self.lines += [
+            f"Match {line.entry.match_id} ({rules.profile}, ends after {rules.match_end})",
+            f"  seats: {', '.join(names)}",
+            f"  seed commitment: {body.seed_commitment}",
+            f"  referee {body.software_version}, protocol {body.protocol_version}",
+        ]
+
+    def seat_connected(self, line: LogLine, body: common.SeatConnected) -> None:
+        again = "reconnected" if body.reconnect else "connected"
+        bot = f" ({body.bot_name})" if body.bot_name else ""
+        self.lines.append(f"  [{_name(self.names, body.seat)} {again}{bot}]")
+
+    def seat_disconnected(self, line: LogLine, body: common.SeatDisconnected) -> None:
+        self.lines.append(f"  [{_name(self.names, body.seat)} disconnected: {body.cause}]")
+
+    def referee_restarted(self, line: LogLine, body: common.RefereeRestarted) -> None:
+        n = body.cut_entries
+        cut = f", {n} {'entry' if n == 1 else 'entries'} of an unfinished decision cut off"
+        cut = cut if n else ""
+        torn = f", {body.torn_bytes} bytes of a torn line cut off" if body.torn_bytes else ""
+        self.lines.append(
+            f"  [the referee restarted ({body.software_version}{cut}{torn}): every seat reconnects]"
+        )
+
+    def hand_dealt(self, line: LogLine, body: common.HandDealt) -> None:
+        names = self.names
+        self.trick = 1
+        self.lines += ["", f"Hand {body.hand_number}"]
+        for dealt in body.hands:
+            self.lines.append(f"  {_name(names, dealt.seat):>12}: {' '.join(dealt.cards)}")
+        must = f", must include {body.must_include}" if body.must_include else ""
+        self.lines += [f"  {_name(names, body.leader)} leads{must}", f"  Trick {self.trick}"]
+
+    def action_rejected(self, line: LogLine, body: common.ActionRejected) -> None:
+        if self.show_rejections:
+            what = "pass" if getattr(body, "pass") else " ".join(body.cards) or "(nothing)"
+            reason = REJECTION_REASON.text(body.reason)
+            who = _name(self.names, body.seat)
+            self.lines.append(f"    {who} tried {what}: rejected, {reason} ({body.message})")
+
+    def played(self, line: LogLine, body: common.Played) -> None:
+        note = _default(body.default_cause)
+        rev = "  [revolution]" if body.revolution else ""
+        self.lines.append(
+            f"    {_name(self.names, body.seat)} plays {' '.join(body.play.cards)} "
+            f"({_combo(body.play)}), {body.cards_left} left, {body.elapsed_ms} ms{note}{rev}"
+        )
+
+    def passed(self, line: LogLine, body: common.Passed) -> None:
+        note = _default(body.default_cause)
+        forced = " (forced: lone 2)" if body.forced_lead_pass else ""
+        self.lines.append(
+            f"    {_name(self.names, body.seat)} passes{forced}, {body.elapsed_ms} ms{note}"
+        )
+
+    def trick_cleared(self, line: LogLine, body: common.TrickCleared) -> None:
+        self.trick += 1
+        self.lines += [
+            f"    -> {_name(self.names, body.leader)} wins the trick",
+            f"  Trick {self.trick}",
+        ]
+
+    def hand_ended(self, line: LogLine, body: common.HandEnded) -> None:
+        names = self.names
+        self.lines.append(
+            f"  {_name(names, body.winner)} goes out and wins hand {body.hand_number}"
+        )
+        for left in body.hands:
+            if left.seat != body.winner:
+                cards = " ".join(left.cards)
+                self.lines.append(
+                    f"  {_name(names, left.seat):>12}: {len(left.cards):2d} left  {cards}"
+                )
+        self.lines += [
+            f"  scores: {by_seat(names, body.scores)}",
+            f"  totals: {by_seat(names, body.totals)}",
+        ]
+
+    def match_ended(self, line: LogLine, body: common.MatchEnded) -> None:
+        names = self.names
+        status = MATCH_STATUS.text(body.status)
+        reason = f": {body.cancel_reason}" if body.cancel_reason else ""
+        self.lines += ["", f"Match {status}{reason}"]
+        for st in body.standings:
+            who = " + ".join(_name(names, s) for s in st.seats)
+            self.lines.append(f"  {st.place}. {who}  total {st.total}, hands won {st.hands_won}")
+        if any(body.strikes):
+            self.lines.append(f"  strikes: {list(body.strikes)}")
+        self.lines.append(f"  seed: {body.seed}")

@@ -8,10 +8,10 @@ cause, disconnects).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from referee.log.reader import LogLine, read_log, walk
+from referee.log.reader import EventVisitor, LogLine, read_log, walk
 from referee.log.writer import line_hash
 from referee.protocol import common
 from referee.rules import SEATS
@@ -113,7 +113,7 @@ class _Counts:
             self.faulty_hands.append(hand)
 
 
-class Summarizer:
+class Summarizer(EventVisitor):
     """A log visitor that counts what happened to each seat."""
 
     def __init__(self) -> None:
@@ -124,7 +124,8 @@ class Summarizer:
         self.left = [False] * SEATS
         self.hands = 0
         self.hand_number = 0
-        self.move = 0
+        self.moves = 0
+        """Moves of the hand so far."""
         self.turn_moves: dict[int, tuple[int, int]] = {}
 
     def _seat(self, seat: int) -> _Counts:
@@ -133,53 +134,62 @@ class Summarizer:
         return self.counts[seat]
 
     def visit(self, line: LogLine) -> None:
-        ev = line.entry.event
-        kind = line.kind
         self.match_id = line.entry.match_id
-        if kind in ("played", "passed"):
-            body = ev.played if kind == "played" else ev.passed
-            self.move += 1
-            self.turn_moves[body.turn_id] = (self.hand_number, self.move)
-            field = _CAUSES.get(body.default_cause)
-            counts = self._seat(body.seat)
-            if body.default_cause:
-                counts.fault(self.hands + 1)
-            if field is not None:
-                setattr(counts, field, getattr(counts, field) + 1)
-            elif not body.default_cause:  # the bot's own answer: its wall time per turn
-                counts.turns += 1
-                counts.think_ms += body.elapsed_ms
-                counts.think_max_ms = max(counts.think_max_ms, body.elapsed_ms)
-        elif kind == "action_rejected":
-            counts = self._seat(ev.action_rejected.seat)
-            if ev.action_rejected.late:
-                counts.late += 1
-            else:
-                counts.rejected += 1
-                counts.fault(self.hands + 1)
-        elif kind == "hand_dealt":
-            self.hand_number, self.move = ev.hand_dealt.hand_number, 0
-        elif kind == "hand_ended":
-            self.hands += 1
-            for seat, score in enumerate(ev.hand_ended.scores):
-                self._seat(seat).scores.append(score)
-        elif kind == "seat_connected":
-            counts = self._seat(ev.seat_connected.seat)
-            counts.connected = counts.live = True
-        elif kind == "seat_disconnected":
-            counts = self._seat(ev.seat_disconnected.seat)
-            counts.disconnects += counts.live
+        super().visit(line)
+
+    def match_created(self, line: LogLine, body: common.MatchCreated) -> None:
+        self.names = tuple(body.config.seat_names)
+
+    def hand_dealt(self, line: LogLine, body: common.HandDealt) -> None:
+        self.hand_number, self.moves = body.hand_number, 0
+
+    def move(
+        self, line: LogLine, body: common.Played | common.Passed, cards: Sequence[str] | None
+    ) -> None:
+        self.moves += 1
+        self.turn_moves[body.turn_id] = (self.hand_number, self.moves)
+        field = _CAUSES.get(body.default_cause)
+        counts = self._seat(body.seat)
+        if body.default_cause:
+            counts.fault(self.hands + 1)
+        if field is not None:
+            setattr(counts, field, getattr(counts, field) + 1)
+        elif not body.default_cause:  # the bot's own answer: its wall time per turn
+            counts.turns += 1
+            counts.think_ms += body.elapsed_ms
+            counts.think_max_ms = max(counts.think_max_ms, body.elapsed_ms)
+
+    def action_rejected(self, line: LogLine, body: common.ActionRejected) -> None:
+        counts = self._seat(body.seat)
+        if body.late:
+            counts.late += 1
+        else:
+            counts.rejected += 1
+            counts.fault(self.hands + 1)
+
+    def hand_ended(self, line: LogLine, body: common.HandEnded) -> None:
+        self.hands += 1
+        for seat, score in enumerate(body.scores):
+            self._seat(seat).scores.append(score)
+
+    def seat_connected(self, line: LogLine, body: common.SeatConnected) -> None:
+        counts = self._seat(body.seat)
+        counts.connected = counts.live = True
+
+    def seat_disconnected(self, line: LogLine, body: common.SeatDisconnected) -> None:
+        counts = self._seat(body.seat)
+        counts.disconnects += counts.live
+        counts.live = False
+        if body.gone:
+            counts.gone_cause = body.cause
+
+    def referee_restarted(self, line: LogLine, body: common.RefereeRestarted) -> None:
+        for counts in self.counts:
             counts.live = False
-            if ev.seat_disconnected.gone:
-                counts.gone_cause = ev.seat_disconnected.cause
-        elif kind == "referee_restarted":
-            for counts in self.counts:
-                counts.live = False
-        elif kind == "match_created":
-            self.names = tuple(ev.match_created.config.seat_names)
-        elif kind == "match_ended":
-            self.ended = ev.match_ended
-            self.left = [c.connected and not c.live for c in self.counts]
+
+    def match_ended(self, line: LogLine, body: common.MatchEnded) -> None:
+        self.ended = body
+        self.left = [c.connected and not c.live for c in self.counts]
 
     def summary(self) -> LogSummary:
         """The counts; ValueError when the log ended before the match did."""

@@ -28,11 +28,12 @@ import numpy.typing as npt
 
 from pusoy_client.rl import NUM_ACTIONS, OBS_SIZE, PASS_ACTION
 from referee.durations import format_duration
-from referee.log.reader import LogFormatError, LogRead, read_log
+from referee.log.reader import EventVisitor, LogFormatError, LogLine, LogRead, read_log
 from referee.log.signing import SigningKeyError, load_public_key, public_key_argument
 from referee.log.verify import verify_loaded
 from referee.match.settings import SettingsError, settings_from_config
 from referee.protocol import common
+from referee.protocol.names import DEFAULT_CAUSE
 from referee.rl.game import Game
 from referee.rules import RulesError, parse_cards
 from referee.text import printable
@@ -85,76 +86,96 @@ Row = dict[str, Any]
 
 def log_rows(read: LogRead, *, full_information: bool = False) -> Iterator[Row]:
     """The rows of a verified log, in order (a hand's rows once the hand has ended)."""
-    game: Game | None = None
-    names: list[str] = []
-    bots = ["", "", "", ""]
-    pending: list[Row] = []
-    hand_number = 0
-    match_id = read.lines[0].entry.match_id if read.lines else ""
+    rows = LogRows(read, full_information=full_information)
     for line in read.lines:
-        event = line.entry.event
-        kind = line.kind
-        if kind == "match_created":
-            settings = settings_from_config(event.match_created.config)
-            game = Game(settings.rules, auto_deal=False)
-            game.reset("")
-            names = list(settings.seat_names)
-        elif game is None:
-            continue
-        elif kind == "seat_connected":
-            sc = event.seat_connected
-            if 0 <= sc.seat < 4:
-                bots[sc.seat] = sc.bot_name
-        elif kind == "hand_dealt":
-            hands = [0, 0, 0, 0]
-            for h in event.hand_dealt.hands:
-                hands[h.seat] = parse_cards(list(h.cards))
-            game.start_hand(hands)
-            hand_number = event.hand_dealt.hand_number
-            pending = []
-        elif kind in ("played", "passed"):
-            body = event.played if kind == "played" else event.passed
-            seat = body.seat
-            cards = parse_cards(list(event.played.play.cards)) if kind == "played" else 0
-            action = game.dealt[seat].action_of(cards)
-            row: Row = {
-                "match_id": match_id,
-                "log": read.path.name,
-                "hand": hand_number,
-                "seat": seat,
-                "bot": names[seat] if seat < len(names) else "",
-                "bot_name": bots[seat],
-                "turn": body.turn_id,
-                "observation": game.observe(seat),
-                "action_mask": game.action_mask(),
-                "action": action,
-                "cards": " ".join(game.dealt[seat].text_of(action)),
-                "default_cause": _cause(body.default_cause),
-                "elapsed_ms": body.elapsed_ms,
-                "hand_score": None,
-                "reward": None,
-                "hand_won": None,
-            }
-            if full_information and game.hand is not None:
-                row["hands"] = list(game.hand.hands)
-            pending.append(row)
-            game.play(seat, cards)
-        elif kind == "hand_ended":
-            ended = event.hand_ended
-            for row in pending:
-                score = ended.scores[row["seat"]]
-                row["hand_score"] = score
-                row["reward"] = float(game.sign * score)
-                row["hand_won"] = ended.winner == row["seat"]
-            yield from pending
-            pending = []
-    yield from pending  # a hand the match's end cut short (cancelled): no outcome
+        rows.visit(line)
+        yield from rows.done()
+    rows.ended = rows.pending  # a hand the match's end cut short (cancelled): no outcome
+    yield from rows.done()
 
 
-def _cause(cause: int) -> str:
-    if not cause:
-        return ""
-    return common.DefaultCause.Name(cause).removeprefix("DEFAULT_CAUSE_").lower()  # type: ignore[arg-type]
+class LogRows(EventVisitor):
+    """A log visitor that makes a row at each play or pass, from the engine core the
+    environments share (``referee.rl.game``), and hands a hand's rows over (``done``)
+    once the hand's outcome is known."""
+
+    def __init__(self, read: LogRead, *, full_information: bool = False) -> None:
+        self.log = read.path.name
+        self.match_id = read.lines[0].entry.match_id if read.lines else ""
+        self.full_information = full_information
+        self.game: Game | None = None
+        self.names: list[str] = []
+        self.bots = ["", "", "", ""]
+        self.hand_number = 0
+        self.pending: list[Row] = []
+        self.ended: list[Row] = []
+
+    def done(self) -> list[Row]:
+        """The rows whose hand has ended since the last call."""
+        ended, self.ended = self.ended, []
+        return ended
+
+    def match_created(self, line: LogLine, body: common.MatchCreated) -> None:
+        settings = settings_from_config(body.config)
+        self.game = Game(settings.rules, auto_deal=False)
+        self.game.reset("")
+        self.names = list(settings.seat_names)
+
+    def seat_connected(self, line: LogLine, body: common.SeatConnected) -> None:
+        if self.game is not None and 0 <= body.seat < 4:
+            self.bots[body.seat] = body.bot_name
+
+    def hand_dealt(self, line: LogLine, body: common.HandDealt) -> None:
+        if self.game is None:
+            return
+        hands = [0, 0, 0, 0]
+        for h in body.hands:
+            hands[h.seat] = parse_cards(list(h.cards))
+        self.game.start_hand(hands)
+        self.hand_number = body.hand_number
+        self.pending = []
+
+    def move(
+        self, line: LogLine, body: common.Played | common.Passed, cards: Sequence[str] | None
+    ) -> None:
+        game = self.game
+        if game is None:
+            return
+        seat = body.seat
+        mask = parse_cards(list(cards)) if cards is not None else 0
+        action = game.dealt[seat].action_of(mask)
+        row: Row = {
+            "match_id": self.match_id,
+            "log": self.log,
+            "hand": self.hand_number,
+            "seat": seat,
+            "bot": self.names[seat] if seat < len(self.names) else "",
+            "bot_name": self.bots[seat],
+            "turn": body.turn_id,
+            "observation": game.observe(seat),
+            "action_mask": game.action_mask(),
+            "action": action,
+            "cards": " ".join(game.dealt[seat].text_of(action)),
+            "default_cause": DEFAULT_CAUSE.names.get(body.default_cause, ""),
+            "elapsed_ms": body.elapsed_ms,
+            "hand_score": None,
+            "reward": None,
+            "hand_won": None,
+        }
+        if self.full_information and game.hand is not None:
+            row["hands"] = list(game.hand.hands)
+        self.pending.append(row)
+        game.play(seat, mask)
+
+    def hand_ended(self, line: LogLine, body: common.HandEnded) -> None:
+        if self.game is None:
+            return
+        for row in self.pending:
+            score = body.scores[row["seat"]]
+            row["hand_score"] = score
+            row["reward"] = float(self.game.sign * score)
+            row["hand_won"] = body.winner == row["seat"]
+        self.ended, self.pending = self.pending, []
 
 
 # -- writers ----------------------------------------------------------------------------

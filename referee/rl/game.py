@@ -25,7 +25,6 @@ from referee.rules import (
     HandResult,
     HandState,
     Kind,
-    LegalPlays,
     MatchState,
     Outcome,
     Rules,
@@ -146,10 +145,8 @@ class Game:
             if seat is None or hand is None:
                 legal = ([], [], False)  # the match is over
             else:
-                masks = LegalPlays(
-                    hand.ctx, hand.hands[seat], hand.table, hand.must_include, hand.lone_two_rule
-                ).masks
-                can_pass = hand.table is not None or not masks  # LegalPlays.can_pass
+                plays = hand.legal_plays(seat)
+                masks, can_pass = plays.masks, plays.can_pass
                 dealt = self.dealt[seat]
                 try:
                     actions = [dealt.known[m] for m in masks]
