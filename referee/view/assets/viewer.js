@@ -1,3 +1,4 @@
+// Built from referee/view/assets/viewer/*.js by scripts/build_viewer.py: edit those parts.
 // The match viewer: draws the ops that `referee view` (or the live feed) folded from a
 // match's events. It applies no rules of its own: legal plays, combination names and
 // lock-outs come in the data. Every string from the data is set with textContent.
