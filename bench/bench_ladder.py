@@ -37,7 +37,8 @@ from sqlalchemy import select
 
 from referee.ladder.config import load_ladder_config
 from referee.ladder.storage import queries
-from referee.ladder.storage.schema import GroupPurpose, LadderMatchState, deal_groups, matches
+from referee.ladder.storage.records import GroupPurpose, LadderMatchState
+from referee.ladder.storage.schema import deal_groups, matches
 from referee.ladder.storage.store import LadderStore
 from referee.service.logging import configure_logging
 

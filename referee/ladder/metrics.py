@@ -21,7 +21,7 @@ from prometheus_client.registry import Collector
 
 from referee.ladder.storage import queries
 from referee.ladder.storage.keys import KeyGuard
-from referee.ladder.storage.schema import GroupPurpose, VersionState
+from referee.ladder.storage.records import GroupPurpose, VersionState
 from referee.ladder.storage.store import LadderStore
 
 PREFIX = "pusoy_ladder"

@@ -16,7 +16,8 @@ from sqlalchemy import func, select
 
 from referee.ladder.storage import queries
 from referee.ladder.storage.db import sqlite_url
-from referee.ladder.storage.schema import LadderMatchState, matches
+from referee.ladder.storage.records import LadderMatchState
+from referee.ladder.storage.schema import matches
 from referee.ladder.storage.store import LadderStore
 
 from .conftest import PostgresCluster

@@ -14,7 +14,8 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from referee.ladder.storage import queries
-from referee.ladder.storage.schema import LadderMatchState, matches, ratings, seat_results
+from referee.ladder.storage.records import LadderMatchState
+from referee.ladder.storage.schema import matches, ratings, seat_results
 
 from .helpers import active_version
 

@@ -12,7 +12,7 @@ from referee.ladder.config import parse_ladder_config
 from referee.ladder.play.first_score import first_score, folder_of
 from referee.ladder.play.matchmaker import Matchmaker
 from referee.ladder.storage.db import sqlite_url
-from referee.ladder.storage.schema import VersionState
+from referee.ladder.storage.records import VersionState
 from referee.ladder.storage.store import LadderStore
 from referee.ladder.web import content
 from referee.tournament.config import ConfigError

@@ -23,7 +23,8 @@ import pytest
 from sqlalchemy import select
 
 from referee.ladder.config import ConfigError, load_ladder_config
-from referee.ladder.storage.schema import GroupPurpose, LadderMatchState, deal_groups, matches
+from referee.ladder.storage.records import GroupPurpose, LadderMatchState
+from referee.ladder.storage.schema import deal_groups, matches
 from referee.ladder.storage.store import LadderStore
 from referee.log.verify import verify_log
 from referee.sandbox import Level

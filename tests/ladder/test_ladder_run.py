@@ -32,17 +32,8 @@ from sqlalchemy.engine import make_url
 from referee.ladder.config import load_ladder_config
 from referee.ladder.storage import queries
 from referee.ladder.storage.db import sqlite_url
-from referee.ladder.storage.records import Version
-from referee.ladder.storage.schema import (
-    GroupPurpose,
-    LadderMatchState,
-    VersionState,
-    bots,
-    deal_groups,
-    matches,
-    teams,
-    versions,
-)
+from referee.ladder.storage.records import GroupPurpose, LadderMatchState, Version, VersionState
+from referee.ladder.storage.schema import bots, deal_groups, matches, teams, versions
 from referee.ladder.storage.store import LadderStore
 from referee.log.verify import verify_log
 from referee.sandbox import Level

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from referee.ladder.play.lobby import LadderLobby
 from referee.ladder.storage.keys import KeyGuard
-from referee.ladder.storage.records import TeamLimits
-from referee.ladder.storage.schema import VersionState
+from referee.ladder.storage.records import TeamLimits, VersionState
 from referee.protocol import lobby_service
 from referee.server.lobby import Lobby
 

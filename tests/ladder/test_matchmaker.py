@@ -18,13 +18,8 @@ from referee.ladder.config import load_ladder_config, parse_ladder_config
 from referee.ladder.errors import Conflict
 from referee.ladder.play.matchmaker import Candidate, Matchmaker, pick_table
 from referee.ladder.storage import queries
-from referee.ladder.storage.schema import (
-    GroupPurpose,
-    VersionState,
-    deal_groups,
-    match_seats,
-    matches,
-)
+from referee.ladder.storage.records import GroupPurpose, VersionState
+from referee.ladder.storage.schema import deal_groups, match_seats, matches
 from tests.support.referee_cli import ROOT
 
 from .helpers import active_version, finished, upload_version

@@ -22,7 +22,7 @@ import pytest
 from referee.cli import main
 from referee.ladder.config import parse_ladder_config
 from referee.ladder.storage import queries
-from referee.ladder.storage.schema import LadderMatchState, VersionState
+from referee.ladder.storage.records import LadderMatchState, VersionState
 from referee.ladder.storage.store import LadderStore
 from referee.ladder.web.site import LadderWeb
 

@@ -21,15 +21,15 @@ from referee.ladder.errors import (
 )
 from referee.ladder.storage import queries
 from referee.ladder.storage.keys import parse_key
-from referee.ladder.storage.records import MatchOutcome, SeatRecord, TeamLimits
-from referee.ladder.storage.schema import (
+from referee.ladder.storage.records import (
     GroupPurpose,
     LadderMatchState,
+    MatchOutcome,
+    SeatRecord,
+    TeamLimits,
     VersionState,
-    matches,
-    ratings,
-    seat_results,
 )
+from referee.ladder.storage.schema import matches, ratings, seat_results
 from referee.log.summary import summarize_log
 from referee.tournament.results import SeatResult
 

@@ -37,18 +37,8 @@ from referee.ladder.config import LadderConfig
 from referee.ladder.errors import LadderError
 from referee.ladder.play import validation
 from referee.ladder.play.first_score import FirstScores
-from referee.ladder.storage.records import Version
-from referee.ladder.storage.schema import (
-    GroupPurpose,
-    LadderMatchState,
-    VersionState,
-    bots,
-    deal_groups,
-    match_seats,
-    matches,
-    teams,
-    versions,
-)
+from referee.ladder.storage.records import GroupPurpose, LadderMatchState, Version, VersionState
+from referee.ladder.storage.schema import bots, deal_groups, match_seats, matches, teams, versions
 from referee.ladder.storage.store import LadderStore
 from referee.ladder.uploads.archive import remove_tree
 from referee.tournament.schedule import ROTATIONS

@@ -24,12 +24,9 @@ from pathlib import Path
 from sqlalchemy import select
 
 from referee.ladder.errors import Conflict
-from referee.ladder.storage.records import Version
+from referee.ladder.storage.records import GroupPurpose, LadderMatchState, Version, VersionState
 from referee.ladder.storage.schema import (
     DONE,
-    GroupPurpose,
-    LadderMatchState,
-    VersionState,
     deal_groups,
     match_seats,
     matches,

@@ -53,8 +53,7 @@ from referee.ladder.config import LadderConfig
 from referee.ladder.errors import LadderError, LeaseLost
 from referee.ladder.play.backends import seat_plans
 from referee.ladder.play.validation import settle
-from referee.ladder.storage.records import Claim, MatchOutcome, SeatRecord
-from referee.ladder.storage.schema import GroupPurpose
+from referee.ladder.storage.records import Claim, GroupPurpose, MatchOutcome, SeatRecord
 from referee.ladder.storage.store import LadderStore
 from referee.sandbox import SandboxUnavailable
 from referee.table.referees import RefereeUnavailable

@@ -15,11 +15,9 @@ from collections import Counter
 
 from sqlalchemy import Connection, Integer, and_, func, select
 
+from referee.ladder.storage.records import GroupPurpose, LadderMatchState, VersionState
 from referee.ladder.storage.schema import (
     DONE,
-    GroupPurpose,
-    LadderMatchState,
-    VersionState,
     bots,
     deal_groups,
     match_seats,

@@ -49,12 +49,16 @@ from sqlalchemy import (
 from referee.ladder.errors import Conflict, LadderError, LeaseLost, NotFound
 from referee.ladder.storage import db
 from referee.ladder.storage.rating import Rater, Rating
-from referee.ladder.storage.records import Claim, MatchOutcome, Recorded
-from referee.ladder.storage.schema import (
-    DONE,
+from referee.ladder.storage.records import (
+    Claim,
     GroupPurpose,
     LadderMatchState,
+    MatchOutcome,
+    Recorded,
     VersionState,
+)
+from referee.ladder.storage.schema import (
+    DONE,
     bots,
     deal_groups,
     match_seats,

@@ -1,9 +1,11 @@
 """The values the store hands out and takes in: frozen, typed, checked where they come
-from outside (a worker's outcome is checked before it reaches the database)."""
+from outside (a worker's outcome is checked before it reaches the database); the states
+a version, a match and a deal group go through, which the schema's CHECKs hold to."""
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +13,6 @@ from sqlalchemy import Row
 
 from referee.ladder.errors import LadderError
 from referee.ladder.storage.rating import Rating
-from referee.ladder.storage.schema import GroupPurpose, LadderMatchState, VersionState
 from referee.ladder.uploads.manifest import Manifest
 
 if TYPE_CHECKING:  # the tournament package is heavy to import; only its type is needed
@@ -21,6 +22,36 @@ if TYPE_CHECKING:  # the tournament package is heavy to import; only its type is
 MAX_SEAT_TEXT = 2000
 """Bytes of a crash message or a breach kept per seat."""
 MAX_FAILURE_DETAIL = 4000
+
+
+class VersionState(enum.StrEnum):
+    PENDING = "pending"
+    """Uploaded and unpacked; waiting for (or playing) its validation match."""
+    ACTIVE = "active"
+    """Validated: scheduled for ranked matches and shown on the leaderboard."""
+    REJECTED = "rejected"
+    """Failed validation; ``reason`` and ``stderr_tail`` say why."""
+    RETIRED = "retired"
+    """No longer scheduled (a newer version replaced it, or its team retired it); its
+    matches and ratings stay."""
+
+
+class LadderMatchState(enum.StrEnum):
+    SCHEDULED = "scheduled"
+    RUNNING = "running"
+    """Claimed by a worker under a lease; a lease that ran out puts it back in the queue."""
+    FINISHED = "finished"
+    FAILED = "failed"
+    """Could not be played to its end (``failure`` names the cause)."""
+    CANCELLED = "cancelled"
+    """Taken off the queue before it was played (a version of it was retired)."""
+
+
+class GroupPurpose(enum.StrEnum):
+    RANKED = "ranked"
+    """Rated when its last match is recorded."""
+    VALIDATION = "validation"
+    """A pending version against built-in bots; never rated."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

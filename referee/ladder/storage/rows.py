@@ -10,8 +10,8 @@ from sqlalchemy import Connection, Row, func, insert, select
 
 from referee.ladder.errors import NotFound, QuotaExceeded
 from referee.ladder.storage.rating import Rating
-from referee.ladder.storage.records import TeamLimits
-from referee.ladder.storage.schema import VersionState, bots, teams, uploads, versions
+from referee.ladder.storage.records import TeamLimits, VersionState
+from referee.ladder.storage.schema import bots, teams, uploads, versions
 
 
 def team_row(conn: Connection, name: str, lock: bool = False) -> Row[Any]:

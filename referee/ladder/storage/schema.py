@@ -6,7 +6,8 @@ finds no difference after ``upgrade head``). A change here goes with a new revis
 
 Times are seconds since the epoch (``DOUBLE``/``REAL``): one type on both engines, no
 time zones to get wrong, compared as numbers for leases. States are short strings with a
-CHECK, not database enums (an enum type is a migration of its own on PostgreSQL).
+CHECK, not database enums (an enum type is a migration of its own on PostgreSQL): their
+values are ``records``' (``VersionState``, ``LadderMatchState``, ``GroupPurpose``).
 
 The tables, and the issue's words they answer:
 
@@ -47,6 +48,8 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from referee.ladder.storage.records import GroupPurpose, LadderMatchState, VersionState
+
 # Constraint names fixed by convention, so migrations can name what they alter and the
 # two engines agree (SQLite keeps the names it is given).
 metadata = MetaData(
@@ -58,36 +61,6 @@ metadata = MetaData(
         "pk": "pk_%(table_name)s",
     }
 )
-
-
-class VersionState(enum.StrEnum):
-    PENDING = "pending"
-    """Uploaded and unpacked; waiting for (or playing) its validation match."""
-    ACTIVE = "active"
-    """Validated: scheduled for ranked matches and shown on the leaderboard."""
-    REJECTED = "rejected"
-    """Failed validation; ``reason`` and ``stderr_tail`` say why."""
-    RETIRED = "retired"
-    """No longer scheduled (a newer version replaced it, or its team retired it); its
-    matches and ratings stay."""
-
-
-class LadderMatchState(enum.StrEnum):
-    SCHEDULED = "scheduled"
-    RUNNING = "running"
-    """Claimed by a worker under a lease; a lease that ran out puts it back in the queue."""
-    FINISHED = "finished"
-    FAILED = "failed"
-    """Could not be played to its end (``failure`` names the cause)."""
-    CANCELLED = "cancelled"
-    """Taken off the queue before it was played (a version of it was retired)."""
-
-
-class GroupPurpose(enum.StrEnum):
-    RANKED = "ranked"
-    """Rated when its last match is recorded."""
-    VALIDATION = "validation"
-    """A pending version against built-in bots; never rated."""
 
 
 UNARCHIVED_RUNTIMES = ("builtin", "remote")

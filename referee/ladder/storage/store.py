@@ -35,6 +35,7 @@ from referee.ladder.storage.records import (
     Team,
     TeamLimits,
     Version,
+    VersionState,
     team_from_row,
     version_from_row,
 )
@@ -47,13 +48,7 @@ from referee.ladder.storage.rows import (
     team_row,
     version_row,
 )
-from referee.ladder.storage.schema import (
-    VersionState,
-    bots,
-    teams,
-    uploads,
-    versions,
-)
+from referee.ladder.storage.schema import bots, teams, uploads, versions
 from referee.llm import is_model_seat
 
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")

@@ -26,11 +26,8 @@ from sqlalchemy import Connection, Integer, and_, func, select
 from referee.ladder.errors import NotFound
 from referee.ladder.play.first_score import first_score
 from referee.ladder.storage import queries
-from referee.ladder.storage.records import Version
+from referee.ladder.storage.records import GroupPurpose, LadderMatchState, Version, VersionState
 from referee.ladder.storage.schema import (
-    GroupPurpose,
-    LadderMatchState,
-    VersionState,
     bots,
     deal_groups,
     match_seats,

@@ -53,7 +53,8 @@ from sqlalchemy import select
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import NotFound
 from referee.ladder.storage.keys import KeyGuard
-from referee.ladder.storage.schema import LadderMatchState, matches
+from referee.ladder.storage.records import LadderMatchState
+from referee.ladder.storage.schema import matches
 from referee.ladder.storage.store import LadderStore
 from referee.ladder.web import content, pages
 from referee.ladder.web.common import (
