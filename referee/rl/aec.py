@@ -19,6 +19,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pusoy_client.rl import NUM_ACTIONS, OBS_HIGH, OBS_LOW
 from referee.rl.game import Game
 from referee.rl.options import deal_seed, make_rules
+from referee.rl.render import render_ansi
 from referee.rules import SEATS
 
 AGENTS = tuple(f"seat_{s}" for s in range(SEATS))
@@ -147,15 +148,10 @@ class raw_env(AECEnv):  # type: ignore[misc]
             self.agent_selection = AGENTS[seat]
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode: pass render_mode='ansi'")
-            return None
-        record = self.game.record
-        assert record is not None
         seat = self.render_seat
         if seat is None:
             seat = self.game.to_act if self.game.to_act is not None else 0
-        return record.text(seat)
+        return render_ansi(self.render_mode, self.game.record, seat)
 
     def close(self) -> None:
         pass

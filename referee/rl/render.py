@@ -115,3 +115,16 @@ class TextRecord:
     def text(self, seat: int) -> str:
         """The seat's replay of the current hand."""
         return "\n".join(seat_lines(self.ops, seat, self.hand_number or None))
+
+
+def render_ansi(render_mode: str | None, record: TextRecord | None, seat: int) -> str | None:
+    """An environment's ``render()``: the text replay of the hand so far as ``seat`` saw
+    it, or None (with Gymnasium's warning) when the environment was made without a
+    ``render_mode``."""
+    if render_mode is None:
+        import gymnasium
+
+        gymnasium.logger.warn("render() called without a render_mode: pass render_mode='ansi'")
+        return None
+    assert record is not None
+    return record.text(seat)

@@ -16,6 +16,7 @@ from referee.rl.aec import ILLEGAL_REWARD, Observation, observation_space
 from referee.rl.game import Game
 from referee.rl.opponents import Opponent, OpponentPool, OpponentSpec, as_opponent
 from referee.rl.options import deal_seed, make_rules
+from referee.rl.render import render_ansi
 from referee.rules import SEATS
 
 Opponents = OpponentSpec | OpponentPool | Sequence[OpponentSpec]
@@ -148,9 +149,4 @@ class SeatEnv(gymnasium.Env[dict[str, Any], np.int64]):
         }
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode: pass render_mode='ansi'")
-            return None
-        record = self.game.record
-        assert record is not None
-        return record.text(self.seat)
+        return render_ansi(self.render_mode, self.game.record, self.seat)

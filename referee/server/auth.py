@@ -27,7 +27,7 @@ import grpc
 
 from referee.client.tokens import TokenError, read_token
 from referee.files import create_private_file
-from referee.server.rpc import Context, Continuation, Handler, checked_first
+from referee.server.rpc import Context, Handler, HandlerInterceptor, checked_first
 from referee.service.rates import limited_log
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def _digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", errors="replace")).digest()
 
 
-class OrganiserGate(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+class OrganiserGate(HandlerInterceptor):
     """Checks the organiser's token on one listener.
 
     ``here`` is False on the bots' listener of a server whose organiser API has a
@@ -141,14 +141,8 @@ class OrganiserGate(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             self.metrics.organiser_refused("grpc", why)
         self.log.warning(why, "organiser call refused", peer=peer, method=method, why=why)
 
-    async def intercept_service(
-        self,
-        continuation: Continuation,
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler:
-        handler = await continuation(handler_call_details)
-        method = handler_call_details.method
-        if handler is None or ACCESS.get(method) is not Access.ORGANISER:
+    def wrap(self, method: str, handler: Handler) -> Handler:
+        if ACCESS.get(method) is not Access.ORGANISER:
             return handler
         return self._guarded(handler, method.rsplit("/", 1)[-1])
 

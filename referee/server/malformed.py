@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
-from referee.server.rpc import Context, Continuation, Handler, checked_first
+from referee.server.rpc import Context, Handler, HandlerInterceptor, checked_first
 from referee.service.rates import limited_log
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def sees_malformed(handler: F) -> F:
 LINES_PER_MINUTE = 5
 
 
-class MalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+class MalformedRequests(HandlerInterceptor):
     def __init__(self, metrics: Metrics | None = None) -> None:
         self.metrics = metrics
         self.log = limited_log("referee.requests", LINES_PER_MINUTE)
@@ -64,16 +64,11 @@ class MalformedRequests(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             self.metrics.malformed_request("grpc", "unparsable")
         self.log.warning("unparsable", "request does not parse", method=method)
 
-    async def intercept_service(
-        self,
-        continuation: Continuation,
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler:
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.request_deserializer is None:
+    def wrap(self, method: str, handler: Handler) -> Handler:
+        if handler.request_deserializer is None:
             return handler
         parse = handler.request_deserializer
-        name = handler_call_details.method.rsplit("/", 1)[-1]
+        name = method.rsplit("/", 1)[-1]
 
         def safe_parse(data: bytes) -> Any:
             try:

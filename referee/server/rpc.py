@@ -21,6 +21,22 @@ HELLO_TIMEOUT_S = 30.0
 """A Play or a Lobby stream that has not said Hello this long after it opened is closed."""
 
 
+class HandlerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    """A server interceptor that looks at each call's handler once it is found and may
+    hand back another (``wrap``: the call's full method name, its handler)."""
+
+    async def intercept_service(
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> Handler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        return self.wrap(handler_call_details.method, handler)
+
+    def wrap(self, method: str, handler: Handler) -> Handler:
+        raise NotImplementedError
+
+
 def checked_first(
     handler: Handler, check: Check, deserializer: Callable[[bytes], Any] | None = None
 ) -> Handler | None:
@@ -65,4 +81,12 @@ def checked_first(
     )
 
 
-__all__ = ["HELLO_TIMEOUT_S", "Check", "Context", "Continuation", "Handler", "checked_first"]
+__all__ = [
+    "HELLO_TIMEOUT_S",
+    "Check",
+    "Context",
+    "Continuation",
+    "Handler",
+    "HandlerInterceptor",
+    "checked_first",
+]
