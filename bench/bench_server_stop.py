@@ -44,7 +44,7 @@ CASES = ("none", "killed", "frozen", "mid-match")
 async def one(case: str, spectators: int, hands: int) -> tuple[float, float]:
     """(seconds from SIGTERM to exit, the server's CPU seconds meanwhile)."""
     with tempfile.TemporaryDirectory() as tmp:
-        serve = subprocess.Popen(
+        serve = subprocess.Popen(  # noqa: ASYNC220 (a process that outlives the calls)
             [
                 *(sys.executable, "-m", "referee.cli", "serve", "--address", "127.0.0.1:0"),
                 *("--log-dir", f"{tmp}/logs", "--state-dir", f"{tmp}/state"),
@@ -58,7 +58,7 @@ async def one(case: str, spectators: int, hands: int) -> tuple[float, float]:
         try:
             assert serve.stdout is not None
             address = (await asyncio.to_thread(serve.stdout.readline)).split()[3].rstrip(";")
-            token = Path(tmp, "state", "organiser-token").read_text().strip()
+            token = Path(tmp, "state", "organiser-token").read_text().strip()  # noqa: ASYNC240
             async with organiser_channel(address, token) as channel:
                 created = await match_service_grpc.MatchServiceStub(channel).CreateMatch(
                     match_service.CreateMatchRequest(
@@ -69,7 +69,7 @@ async def one(case: str, spectators: int, hands: int) -> tuple[float, float]:
                     )
                 )
             if case != "none":
-                crowd = subprocess.Popen(
+                crowd = subprocess.Popen(  # noqa: ASYNC220
                     [sys.executable, str(CROWD), address, created.match_id, str(spectators)],
                     stdout=subprocess.PIPE,
                     text=True,
@@ -79,8 +79,7 @@ async def one(case: str, spectators: int, hands: int) -> tuple[float, float]:
                 assert (await asyncio.to_thread(crowd.stdout.readline)).startswith("watching")
                 os.kill(crowd.pid, signal.SIGSTOP)
             seats = [
-                asyncio.create_task(play_seat(GreedyBot(), address, t))
-                for t in created.seat_tokens
+                asyncio.create_task(play_seat(GreedyBot(), address, t)) for t in created.seat_tokens
             ]
             if case == "mid-match":
                 await asyncio.sleep(2)
@@ -118,8 +117,10 @@ async def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=CASES)
     args = ap.parse_args()
-    print(f"load average {os.getloadavg()[0]:.1f}; {args.spectators} spectators, "
-          f"{args.hands} hands of pusoy-dos")
+    print(
+        f"load average {os.getloadavg()[0]:.1f}; {args.spectators} spectators, "
+        f"{args.hands} hands of pusoy-dos"
+    )
     print(f"{'round':>5} {'case':10} {'exit s':>7} {'CPU s':>6}")
     for r in range(1, args.rounds + 1):
         order = args.cases if r % 2 else list(reversed(args.cases))

@@ -65,9 +65,9 @@ def free_port() -> int:
 def kit_cache(kit: str) -> Path:
     """The per-user build cache folder of ``kit`` (clients/build-cache.sh), as this
     session's environment (its HOME, XDG_CACHE_HOME, PUSOY_BUILD_CACHE) finds it."""
+    script = ROOT / "clients" / "build-cache.sh"
     done = subprocess.run(
-        ["bash", "-c", 'source "$0" && kit_cache "$1" "$2"', ROOT / "clients" / "build-cache.sh"]
-        + [kit, str(ROOT / ".cache" / kit)],
+        ["bash", "-c", 'source "$0" && kit_cache "$1" "$2"', script, kit, ROOT / ".cache" / kit],
         capture_output=True,
         text=True,
         check=True,
