@@ -60,13 +60,13 @@ count = {workers}
 lease_s = 30
 
 [[entry]]
-team = "bench"
+team = "bench-greedy"
 bot = "greedy"
 files = ["{examples}/greedy_bot.py"]
 command = ["greedy_bot.py"]
 
 [[entry]]
-team = "bench"
+team = "bench-random"
 bot = "random"
 files = ["{examples}/random_bot.py"]
 command = ["random_bot.py"]

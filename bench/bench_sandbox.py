@@ -55,7 +55,7 @@ async def _serve(sock: RefereeSocket) -> tuple[asyncio.AbstractServer, asyncio.A
         writer.close()
 
     unix = await asyncio.start_unix_server(handle, path=str(sock.path))
-    sock.opened()
+    sock.opened(0)
     tcp = await asyncio.start_server(handle, "127.0.0.1", 0)
     port = tcp.sockets[0].getsockname()[1]
     return unix, tcp, port

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the greedy sample bot (clients/python/pusoy_client/samples.py) as its own process.
 
-python examples/greedy_bot.py --address 127.0.0.1:50051 --token SEAT_TOKEN
+PUSOY_TOKEN=SEAT_TOKEN python examples/greedy_bot.py --address 127.0.0.1:50051
 """
 
 import sys

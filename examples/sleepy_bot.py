@@ -11,7 +11,7 @@ a kit answers with a fallback before the deadline when ``choose`` runs late, so 
 bot never shows the referee's timeout policy. Here the stall blocks everything, as a
 frozen process would.
 
-python examples/sleepy_bot.py --address 127.0.0.1:50051 --token SEAT_TOKEN
+PUSOY_TOKEN=SEAT_TOKEN python examples/sleepy_bot.py --address 127.0.0.1:50051
 (or PUSOY_ADDRESS and PUSOY_TOKEN in the environment, as tournaments set them)
 """
 

@@ -4,7 +4,7 @@
 It only ever plays when it must lead, so it keeps most of its cards. Useful as the
 bottom of a tournament field (examples/tournament.toml).
 
-python examples/weak_bot.py --address 127.0.0.1:50051 --token SEAT_TOKEN
+PUSOY_TOKEN=SEAT_TOKEN python examples/weak_bot.py --address 127.0.0.1:50051
 """
 
 import sys

@@ -8,17 +8,20 @@ import sys
 from pathlib import Path
 
 import pytest
+from referee_process import Serve
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def referee(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def referee(
+    *args: str, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "referee.cli", *args],
         capture_output=True,
         text=True,
         cwd=cwd or ROOT,
-        timeout=300,
+        timeout=timeout,
         check=False,
     )
 
@@ -193,6 +196,25 @@ def test_serve_reports_an_address_it_cannot_listen_on():
     done = referee("serve", "--address", "127.0.0.1:notaport")
     assert done.returncode == 2
     assert "referee serve: cannot listen on 127.0.0.1:notaport" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_serve_refuses_a_port_another_referee_listens_on(tmp_path):
+    """gRPC binds with SO_REUSEPORT unless told not to: a second referee on the same port
+    would have taken half of the first one's connections."""
+    first = Serve(tmp_path / "first")
+    first.start()
+    try:
+        done = referee(
+            "serve",
+            *("--address", first.address, "--state-dir", str(tmp_path / "s2")),
+            *("--log-dir", str(tmp_path / "l2")),
+            timeout=60,  # it would serve (until killed) beside the first
+        )
+    finally:
+        first.stop()
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"referee serve: cannot listen on {first.address}" in done.stderr
     assert "Traceback" not in done.stderr
 
 

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Seat a trained policy at a referee with the Python kit: the same observation and
+r"""Seat a trained policy at a referee with the Python kit: the same observation and
 action index as in training (pusoy_client.rl), over gRPC.
 
-    python examples/rl/policy_bot.py --policy policy.npz --address HOST:PORT --token TOKEN
-    referee match --bot "python examples/rl/policy_bot.py --policy policy.npz" \
+    referee match --bot "{python} examples/rl/policy_bot.py --policy examples/rl/policy.npz" \
         --bot random --bot greedy --bot random
+    PUSOY_TOKEN=... python examples/rl/policy_bot.py --policy policy.npz --address HOST:PORT
 
-Reads PUSOY_POLICY when --policy is not given. Needs numpy and the kit, not the referee.
+A referee gives a bot it spawns its address and seat token in PUSOY_ADDRESS and
+PUSOY_TOKEN (a token on a command line is visible to every user in the process list).
+The policy file comes from --policy, else PUSOY_POLICY: a variable of your shell does not
+reach a bot the referee spawns (docs/kits.md), so give --policy there. Needs numpy and the
+kit, not the referee.
 """
 
 from __future__ import annotations

@@ -32,6 +32,26 @@ from referee.rl import OpponentPool, SeatEnv
 from referee.tournament.stats import paired
 
 
+class Progress:
+    """A line on stderr now and then (every ``every_s`` seconds, and at the first call),
+    so a long run shows it is alive and how it goes; ``every_s`` < 0: silent."""
+
+    def __init__(self, every_s: float) -> None:
+        self.every_s = every_s
+        self.next = time.monotonic()
+
+    def due(self) -> bool:
+        return self.every_s >= 0 and time.monotonic() >= self.next
+
+    def say(self, line: str) -> None:
+        if self.every_s >= 0:
+            print(line, file=sys.stderr, flush=True)
+            self.next = time.monotonic() + self.every_s
+
+
+QUIET = Progress(-1)
+
+
 def imitate(
     data: Path,
     bots: list[str],
@@ -41,6 +61,7 @@ def imitate(
     lr: float,
     seed: int,
     max_rows: int = 0,
+    progress: Progress = QUIET,
 ) -> dict[str, float]:
     """Fit the policy to the actions of the named bots in a ``referee dataset`` file."""
     import pyarrow.compute as pc
@@ -64,9 +85,11 @@ def imitate(
     rng = np.random.default_rng(seed)
     opt = Adam(policy.params, lr)
     batch = 64
-    for _ in range(epochs):
+    for epoch in range(epochs):
         order = rng.permutation(n)
         for start in range(0, n, batch):
+            if progress.due():
+                progress.say(f"imitate: epoch {epoch + 1} of {epochs}, row {start:,} of {n:,}")
             grads = {k: np.zeros_like(v) for k, v in policy.params.items()}
             for i in order[start : start + batch]:
                 legal = np.flatnonzero(masks[i])
@@ -99,6 +122,7 @@ def reinforce(
     seed: int,
     snapshot_every: int = 0,
     max_hands: int = 0,
+    progress: Progress = QUIET,
 ) -> dict[str, float]:
     """REINFORCE with a running baseline: each decision is credited with its hand's
     reward. With ``snapshot_every``, a frozen copy joins the opponents that often (hands)."""
@@ -110,9 +134,17 @@ def reinforce(
     grads = {k: np.zeros_like(v) for k, v in policy.params.items()}
     trace: list[tuple[Any, np.ndarray, int]] = []
     rewards: list[float] = []
-    end = time.monotonic() + seconds
+    started = time.monotonic()
+    end = started + seconds
     episode = 0
+    limit = f"{max_hands:,} hands or {seconds:g} s" if max_hands else f"{seconds:g} s"
     while time.monotonic() < end and not (max_hands and hands >= max_hands):
+        if progress.due():
+            recent = f"{np.mean(rewards[-200:]):+.2f}" if rewards else "none yet"
+            progress.say(
+                f"reinforce: {hands:,} hands in {time.monotonic() - started:.0f} s (up to "
+                f"{limit}); mean reward of the last 200 hands: {recent}"
+            )
         obs, info = env.reset(seed=seed * 100_003 + episode)
         episode += 1
         hand = info["hand_number"]
@@ -231,23 +263,33 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--profile", default="big-two")
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--json", action="store_true", help="print the result as JSON")
+        p.add_argument(
+            "--progress-s",
+            type=float,
+            default=10.0,
+            metavar="S",
+            help="a progress line on stderr every S seconds (default 10; -1: none)",
+        )
     args = parser.parse_args(argv)
+    progress = Progress(args.progress_s)
 
     if args.command == "evaluate":
         policy = Policy.load(args.policy)
         baseline = Policy.load(args.baseline) if args.baseline else Policy(seed=args.seed)
-        results = [
-            evaluate(
-                policy,
-                baseline,
-                profile=args.profile,
-                opponent=o,
-                deals=args.deals,
-                hands=args.hands,
-                seed=args.seed,
+        results = []
+        for o in args.against:
+            progress.say(f"evaluate: {args.deals} duplicate deals against 3 x {o}")
+            results.append(
+                evaluate(
+                    policy,
+                    baseline,
+                    profile=args.profile,
+                    opponent=o,
+                    deals=args.deals,
+                    hands=args.hands,
+                    seed=args.seed,
+                )
             )
-            for o in args.against
-        ]
         if args.json:
             print(json.dumps(results))
         for r in results:
@@ -270,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
             lr=args.lr,
             seed=args.seed,
             max_rows=args.max_rows,
+            progress=progress,
         )
     else:
         stats = reinforce(
@@ -281,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed,
             snapshot_every=args.snapshot_every,
             max_hands=args.hands,
+            progress=progress,
         )
     policy.save(args.out)
     stats["seconds"] = round(time.monotonic() - start, 1)

@@ -39,6 +39,9 @@ class StrategyPlayer(SeatPlayer):
         self.prompt: play_service.TurnPrompt | None = None
 
     async def on_message(self, seat: SeatClient, message: play_service.PlayResponse) -> None:
+        observe = getattr(self.bot, "observe", None)
+        if observe is not None:  # a strategy that keeps what it hears (the anchors)
+            observe(message)
         kind = message.WhichOneof("kind")
         if kind == "prompt":
             prompt = message.prompt

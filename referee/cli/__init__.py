@@ -7,8 +7,18 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from referee import __version__
-from referee.cli import bots, ladder, logs, match, organiser, rules, serve, tournament
+from referee import __version__, extras
+from referee.cli import (
+    benchmark,
+    bots,
+    ladder,
+    logs,
+    match,
+    organiser,
+    rules,
+    serve,
+    tournament,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for family in (rules, serve, match, organiser, logs, bots, tournament, ladder):
+    for family in (rules, serve, match, organiser, logs, bots, tournament, benchmark, ladder):
         family.add_parser(sub)
     return parser
 
@@ -31,10 +41,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
     except KeyboardInterrupt:
         return 130
+    except ModuleNotFoundError as exc:  # an extra not installed: one line for every command
+        line = extras.missing_line(command_words(args), exc)
+        if line is None:
+            raise
+        print(line, file=sys.stderr)
+        return 2
     except BrokenPipeError:  # e.g. `referee replay LOG | head`
         sys.stderr.close()
         return 0
     return code
 
 
-__all__ = ["build_parser", "main"]
+def command_words(args: argparse.Namespace) -> str:
+    """``referee ladder init``: the command as a user typed it, without its arguments."""
+    words = ["referee", args.command]
+    sub = getattr(args, f"{args.command}_command", None)
+    if isinstance(sub, str):
+        words.append(sub)
+    return " ".join(words)
+
+
+__all__ = ["build_parser", "command_words", "main"]

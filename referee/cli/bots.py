@@ -1,4 +1,4 @@
-"""The commands that play a seat on a running referee: stdio-bot and bot."""
+"""The commands that play a seat on a running referee: stdio-bot, bot and llm-bot."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from referee.text import printable
 STDIO_BOT_EPILOG = """\
 examples:
   referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
-  referee stdio-bot --address 127.0.0.1:50051 --token T --name mine -- ./mybot --fast
-  referee stdio-bot --address ref.example:50051 --tls-ca ca.pem --token T -- ./mybot
+  PUSOY_TOKEN=T referee stdio-bot --address 127.0.0.1:50051 --name mine -- ./mybot --fast
+  PUSOY_TOKEN=T referee stdio-bot --address ref.example:50051 --tls-ca ca.pem -- ./mybot
 
 The bot reads one JSON line per message of the Play stream on stdin and writes one
 answer per line on stdout: cards ("5D 5C"), "pass", or an Action in JSON. See
@@ -105,6 +105,58 @@ def _cmd_bot(args: argparse.Namespace) -> int:
     return code
 
 
+LLM_BOT_EPILOG = """\
+examples (a seat of a match on a `referee serve`, the model at your own endpoint):
+  referee organiser create --hands 2 --seat-clock 0:60000 --tokens-dir seats
+  referee llm-bot gemma.toml --token-file seats/seat-0.token --trace-dir traces
+  OPENAI_API_KEY=... referee llm-bot gpt.toml --address ref.example:50051 --tls-ca ca.pem
+
+SETTINGS is the model seat's TOML file (docs/llm.md): the endpoint, the model, the
+prompt's switches; its API key comes from the file or variable the settings name, never
+from the command line. The trace (MATCH.seatN.trace.ndjson in --trace-dir) is bound to
+the referee's log by a hash per action, but it is your own account of what your model
+saw and said: the referee never saw the model. Exit status: as referee bot's.
+"""
+
+
+def _cmd_llm_bot(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from referee.bots.process import (
+        EXIT_USAGE,
+        BotSettings,
+        UsageError,
+        reconnect_window_s,
+        seat_token,
+    )
+    from referee.client.channels import DEFAULT_ADDRESS
+    from referee.client.tls import TlsError
+    from referee.llm.process import play
+    from referee.llm.settings import load_model_settings
+    from referee.tournament.config import ConfigError
+
+    try:
+        if args.token is not None:
+            raise UsageError("--token is not taken: give --token-file FILE or PUSOY_TOKEN")
+        model = load_model_settings(Path(args.settings)).with_key()
+        bot = BotSettings(
+            name=model.name,
+            address=args.address or os.environ.get("PUSOY_ADDRESS") or DEFAULT_ADDRESS,
+            token=seat_token(args.token_file, os.environ),
+            tls=client_tls(args),
+            reconnect_window_s=reconnect_window_s(args.reconnect_window_ms, os.environ),
+        )
+    except ConfigError as exc:
+        print(f"referee llm-bot: {args.settings}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (UsageError, TlsError) as exc:
+        print(f"referee llm-bot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    code, line = play(model, bot, Path(args.trace_dir))
+    print(printable(line), file=sys.stdout if code == 0 else sys.stderr)
+    return code
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``referee stdio-bot`` and ``referee bot``."""
     stdio = sub.add_parser(
@@ -116,7 +168,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     stdio.add_argument(
         "--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)"
     )
-    stdio.add_argument("--token", help="the seat's token (default: PUSOY_TOKEN)")
+    stdio.add_argument(
+        "--token",
+        help="the seat's token (default and better: PUSOY_TOKEN; a command line is visible "
+        "to every user of the machine in ps)",
+    )
     add_client_tls_flags(stdio)
     stdio.add_argument("--name", help="the bot's name for the log (default: the program's name)")
     stdio.add_argument(
@@ -154,7 +210,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         epilog=BOT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    bot.add_argument("name", metavar="NAME", help="a built-in bot: random or greedy")
+    bot.add_argument(
+        "name",
+        metavar="NAME",
+        help="a built-in bot: random, greedy, or a benchmark anchor: expert, search, policy",
+    )
     bot.add_argument("--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)")
     bot.add_argument(
         "--token-file",
@@ -178,3 +238,32 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     bot.add_argument("--seed", type=int, help="the random bot's seed, for a repeatable run")
     bot.set_defaults(func=_cmd_bot)
+
+    llm = sub.add_parser(
+        "llm-bot",
+        help="play a seat of a match on a running referee with a language model (any "
+        "OpenAI-compatible endpoint), its trace kept in a folder",
+        epilog=LLM_BOT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    llm.add_argument("settings", metavar="SETTINGS", help="the model seat's TOML file")
+    llm.add_argument("--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)")
+    llm.add_argument(
+        "--token-file", metavar="FILE", help="the seat's token in a file (default: PUSOY_TOKEN)"
+    )
+    llm.add_argument("--token", help=argparse.SUPPRESS)  # refused, as referee bot's
+    add_client_tls_flags(llm)
+    llm.add_argument(
+        "--reconnect-window-ms",
+        type=int,
+        metavar="N",
+        help="retry this long to reach the referee (default: PUSOY_RECONNECT_WINDOW_MS, "
+        "else 60000)",
+    )
+    llm.add_argument(
+        "--trace-dir",
+        default="traces",
+        metavar="DIR",
+        help="where the trace is written (default: traces), as MATCH.seatN.trace.ndjson",
+    )
+    llm.set_defaults(func=_cmd_llm_bot)

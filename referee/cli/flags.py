@@ -109,6 +109,13 @@ def add_match_settings_flags(p: argparse.ArgumentParser) -> None:
                 help=setting.help.format(default=setting.default),
             )
     p.add_argument(
+        "--seat-clock",
+        action="append",
+        metavar="SEAT:TURN_MS[:BANK_MS]",
+        help="a seat's own time per turn and time bank, e.g. 2:60000:120000 for a language "
+        "model in seat 2 (the other seats keep the match's clock); once per seat",
+    )
+    p.add_argument(
         "--option",
         action="append",
         metavar="NAME=VALUE",
@@ -129,12 +136,13 @@ def match_settings(args: argparse.Namespace, seat_names: Sequence[str], seed: st
     """The match the flags of ``add_match_settings_flags`` describe: a flag left out
     takes MatchSettings' default, as a request's 0 does; no seat names, the default ones.
     Raises SettingsError."""
-    from referee.match.settings import SETTINGS, match_rules, settings_from_values
+    from referee.match.settings import SETTINGS, SeatClock, match_rules, settings_from_values
 
     rules = match_rules(args.profile, _match_options(args), args.hands or 0, args.threshold or 0)
     given = {s.name: getattr(args, s.dest) for s in SETTINGS if s.flag}
     values = {name: value for name, value in given.items() if value is not None}
-    return settings_from_values(rules, values, seat_names, seed)
+    clocks = [SeatClock.parse(text) for text in getattr(args, "seat_clock", None) or []]
+    return settings_from_values(rules, values, seat_names, seed, clocks)
 
 
 def _match_options(args: argparse.Namespace) -> dict[str, str]:

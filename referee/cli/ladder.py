@@ -2,20 +2,20 @@
 
 The parser is built here without importing the ladder (which needs the ``ladder``
 extra); each command imports what it uses when it runs, and a missing extra is one
-line saying how to install it.
+line saying how to install it (``referee.cli.main``, for every extra's commands).
 """
 
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import os
+import shlex
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+
+from referee.cli.ladder_client import check_key_url, wait_verdict
 
 if TYPE_CHECKING:
     from referee.ladder.config import LadderConfig
@@ -29,6 +29,7 @@ examples:
   referee ladder run examples/ladder.toml             # matchmaker and workers (Ctrl-C stops)
   referee ladder serve examples/ladder.toml --http 127.0.0.1:8080
   PUSOY_LADDER_KEY=pdl_... referee ladder submit --url http://127.0.0.1:8080 mybot ./mybot/
+  referee ladder submit --dry-run mybot ./mybot/      # the files it would send; sends nothing
   referee ladder status examples/ladder.toml
   referee ladder retire examples/ladder.toml alpha mybot   # its active version leaves
   referee ladder backup examples/ladder.toml ladder-backup.db
@@ -80,12 +81,21 @@ def add_parser(sub: Any) -> None:
     submit = command(
         "submit",
         "upload a new version of a bot: an archive (.tar.gz or .zip with a bot.toml), or a "
-        "folder that is packed first; locally (CONFIG) or to a ladder's web (--url)",
-        f"{KEY_ENV}=pdl_... referee ladder submit --url https://ladder.example mybot bot.tar.gz",
+        "folder that is packed first with only the bot (never keys, tokens, match logs, "
+        "state or log folders, nor what .pusoyignore lists); locally (CONFIG) or to a "
+        "ladder's web (--url). The files and their total size are printed before sending",
+        f"{KEY_ENV}=pdl_... referee ladder submit --url https://ladder.example mybot ./mybot/"
+        "\n  referee ladder submit --dry-run mybot ./mybot/    # what would be sent, nothing sent",
     )
     submit.add_argument("bot", help="the bot's name under your team")
     submit.add_argument("archive", help="a .tar.gz or .zip with bot.toml, or a folder")
-    where = submit.add_mutually_exclusive_group(required=True)
+    submit.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what would be sent (the files, their total size, what is left out) "
+        "and send nothing",
+    )
+    where = submit.add_mutually_exclusive_group()
     where.add_argument("--config", help="the ladder's TOML file (on the ladder's machine)")
     where.add_argument("--url", help="the ladder's web address (https, or http on loopback)")
     submit.add_argument(
@@ -173,16 +183,10 @@ def add_parser(sub: Any) -> None:
 
 def run_ladder_command(args: argparse.Namespace) -> int:
     """Run a ``referee ladder`` command; errors the ladder raises are one line each."""
-    try:
-        from referee.ladder.errors import LadderError
-        from referee.sandbox import SandboxUnavailable
-        from referee.tournament.config import ConfigError
-    except ModuleNotFoundError as exc:  # pragma: no cover - without the extra
-        print(
-            f"referee ladder needs the ladder extra: pip install 'pusoy-referee[ladder]' ({exc})",
-            file=sys.stderr,
-        )
-        return 2
+    from referee.ladder.errors import LadderError
+    from referee.sandbox import SandboxUnavailable
+    from referee.tournament.config import ConfigError
+
     try:
         code: int = args.ladder_func(args)
     except (LadderError, ConfigError, SandboxUnavailable, OSError) as exc:
@@ -195,6 +199,23 @@ def _config(path: str) -> LadderConfig:
     from referee.ladder.config import load_ladder_config
 
     return load_ladder_config(Path(path))
+
+
+def _made(path: str) -> LadderConfig:
+    """The config of a ladder that ``referee ladder init`` has made: every command but
+    ``init`` and ``run`` (which make what is missing) needs its database."""
+    from referee.ladder.db import sqlite_file
+    from referee.ladder.errors import LadderError
+    from referee.program import referee_program
+
+    config = _config(path)
+    database = sqlite_file(config.database)
+    if database is not None and not database.is_file():
+        raise LadderError(
+            f"{path} has no ladder yet (no database {database}): make it first with "
+            f"{referee_program()} ladder init {shlex.quote(path)}"
+        )
+    return config
 
 
 def _key(args: argparse.Namespace) -> str:
@@ -285,33 +306,92 @@ def _cmd_team(args: argparse.Namespace) -> int:
     return 0
 
 
-def _archive_file(path: Path, scratch: Path, limit: int) -> Path:
-    """The archive to upload: the file, or a folder packed into ``scratch``."""
-    from referee.ladder.submit import pack
+SHOWN_FILES = 100
+"""Files ``submit`` lists one by one; the rest are counted."""
 
-    if path.is_dir():
-        scratch.write_bytes(pack([path], limit=limit))
-        return scratch
-    return path
+
+def _archive_file(path: Path, scratch: Path, limit: int) -> Path:
+    """The archive to upload, its contents printed first: the file as it is, or a
+    folder packed into ``scratch`` with only the bot."""
+    from referee.ladder.submit import pack_folder
+
+    if not path.is_dir():
+        _show_archive(path)
+        return path
+    packed = pack_folder(path, limit=limit)
+    print(
+        f"Packing {path}: {len(packed.files)} files, {packed.total:,} bytes "
+        f"({len(packed.data):,} bytes packed):"
+    )
+    _list(packed.files)
+    if packed.left_out:
+        print("Left out (never sent):")
+        _list(
+            [
+                (h.path.relative_to(path).as_posix() + ("/" if h.path.is_dir() else ""), h.why)
+                for h in packed.left_out
+            ]
+        )
+    scratch.write_bytes(packed.data)
+    return scratch
+
+
+def _list(rows: list[tuple[str, int | str]] | tuple[tuple[str, int], ...]) -> None:
+    for name, what in rows[:SHOWN_FILES]:
+        print(f"  {name}  {what:,}" if isinstance(what, int) else f"  {name}  {what}")
+    if len(rows) > SHOWN_FILES:
+        print(f"  ... and {len(rows) - SHOWN_FILES} more")
+
+
+def _show_archive(path: Path) -> None:
+    """An archive's files and their total size, as its headers say (the ladder checks
+    all of it again)."""
+    import tarfile
+    import zipfile
+
+    members: list[tuple[str, int | str]] = []
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as zf:
+                members = [(i.filename, i.file_size) for i in zf.infolist() if not i.is_dir()]
+        else:
+            with tarfile.open(path, "r:*") as tar:
+                members = [(m.name, m.size) for m in tar if m.isfile()]
+    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
+        raise SystemExit(f"referee ladder submit: {path} is not a .tar.gz or .zip: {exc}") from None
+    total = sum(size for _, size in members if isinstance(size, int))
+    print(
+        f"Sending {path} as it is: {len(members)} files, {total:,} bytes "
+        f"({path.stat().st_size:,} bytes packed):"
+    )
+    _list(members)
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
     import tempfile
 
-    key = _key(args)
+    if not args.dry_run and not (args.url or args.config):
+        raise SystemExit("referee ladder submit: give --url (or --config on the ladder's machine)")
+    key = "" if args.dry_run else _key(args)
     source = Path(args.archive)
+    if not source.exists():
+        raise SystemExit(f"referee ladder submit: {source} does not exist")
     with tempfile.TemporaryDirectory(prefix="ladder-submit-") as tmp:
         archive = _archive_file(source, Path(tmp) / "bot.tar.gz", 1 << 30)
+        if args.dry_run:
+            print("Dry run: nothing sent.")
+            return 0
         if args.url:
             answer = _submit_http(args.url, key, args.bot, archive)
         else:
-            answer = _submit_local(_config(args.config), key, args.bot, archive)
+            answer = _submit_local(_made(args.config), key, args.bot, archive)
     if "error" in answer:
         print(f"referee ladder submit: refused: {answer['error']}", file=sys.stderr)
         return 1
     print(f"{answer['label']}: uploaded ({answer['state']}); it plays a validation match first")
     if args.wait:
-        return _wait_verdict(args, key, answer)
+        database = None if args.url else _config(args.config).database
+        return wait_verdict(int(answer["id"]), url=args.url, database=database, key=key)
     return 0
 
 
@@ -331,23 +411,6 @@ def _submit_local(config: LadderConfig, key: str, bot: str, archive: Path) -> di
         return version_json(version)
     finally:
         store.close()
-
-
-def check_key_url(url: str) -> None:
-    """A key goes over TLS, or to this machine: never in clear over a network."""
-    parts = urlsplit(url)
-    if parts.scheme == "https":
-        return
-    host = parts.hostname or ""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if parts.scheme != "http" or not loopback:
-        raise SystemExit(
-            f"referee ladder: {url} is not https (or http on this machine): a key is never "
-            "sent in clear"
-        )
 
 
 def _submit_http(url: str, key: str, bot: str, archive: Path) -> dict[str, Any]:
@@ -380,40 +443,6 @@ def _submit_http(url: str, key: str, bot: str, archive: Path) -> dict[str, Any]:
     return asyncio.run(post())
 
 
-def _wait_verdict(args: argparse.Namespace, key: str, answer: dict[str, Any]) -> int:
-    """Poll the version until it is active or rejected."""
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        time.sleep(2)
-        if args.url:
-            state = _get_json(args.url, f"/api/versions/{answer['id']}")
-        else:
-            from referee.ladder.api import version_json
-            from referee.ladder.store import LadderStore
-
-            store = LadderStore.open(_config(args.config).database, migrate=False)
-            try:
-                state = version_json(store.version(int(answer["id"])))
-            finally:
-                store.close()
-        if state.get("state") in ("active", "rejected"):
-            print(
-                f"{state['label']}: {state['state']}"
-                + (f": {state['reason']}" if state.get("reason") else "")
-            )
-            return 0 if state["state"] == "active" else 1
-    print("no verdict after 10 minutes: is the ladder running?", file=sys.stderr)
-    return 1
-
-
-def _get_json(url: str, path: str) -> dict[str, Any]:
-    import urllib.request
-
-    with urllib.request.urlopen(url.rstrip("/") + path, timeout=30) as response:
-        data: dict[str, Any] = json.loads(response.read(1 << 20))
-    return data
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
     from referee.ladder.runner import run_ladder
 
@@ -435,7 +464,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if bool(args.tls_cert) != bool(args.tls_key):
         raise SystemExit("referee ladder serve: give both --tls-cert and --tls-key")
     return serve_ladder(
-        _config(args.config),
+        _made(args.config),
         args.http,
         metrics=args.metrics,
         tls=(Path(args.tls_cert), Path(args.tls_key)) if args.tls_cert else None,
@@ -447,7 +476,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     from referee.ladder.api import status_json
     from referee.ladder.store import LadderStore
 
-    config = _config(args.config)
+    config = _made(args.config)
     store = LadderStore.open(config.database, migrate=False)
     try:
         status = status_json(store)
@@ -483,7 +512,7 @@ def _cmd_retire(args: argparse.Namespace) -> int:
     check_name("team", args.team)
     check_name("bot", args.bot)
     reason = check_reason(args.reason)  # all before the database is opened
-    config = _config(args.config)
+    config = _made(args.config)
     store = LadderStore.open(config.database, migrate=False)
     try:
         version = store.find_version(args.team, args.bot, args.version)
@@ -501,7 +530,7 @@ def _cmd_retire(args: argparse.Namespace) -> int:
 def _cmd_backup(args: argparse.Namespace) -> int:
     from referee.ladder.backup import backup
 
-    config = _config(args.config)
+    config = _made(args.config)
     out = Path(args.out)
     backup(config.database, out)
     print(

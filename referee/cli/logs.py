@@ -38,6 +38,10 @@ examples:
   referee verify matches/*.jsonl     # the rules only (and a trailer's own signature)
   referee verify --tournament night1  # every log (with night1/signing-key.pub), every deal group
 
+A language-model seat's trace (docs/llm.md) is bound to its log: every trace beside a log
+(MATCH.seatN.trace.ndjson) is checked line by line against the hashes the log holds, and
+--trace SEAT=FILE checks one kept elsewhere.
+
 With --public-key (the base64 text `referee serve` prints and GetServerInfo serves, or a
 file holding it or a PEM key), a log must end with a signature trailer by that key: a
 log without one is reported UNSIGNED (cut short before the referee closed it), a changed
@@ -115,6 +119,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
     from referee.view.index import write_index
     from referee.view.page import replay_page
     from referee.view.stderr import files_beside
+    from referee.view.traces import traces_beside
 
     source = Path(args.source)
     try:
@@ -129,7 +134,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
         if args.with_stderr and not files:
             where = source.with_name(f"{source.stem}.seatN.stderr")
             print(f"referee view: no bot output beside the log ({where})", file=sys.stderr)
-        html = replay_page(source, stderr=files)
+        html = replay_page(source, stderr=files, traces=traces_beside(source))
         out.write_text(html, encoding="utf-8")
     except LogTooLarge as exc:
         print(f"referee view: {exc}", file=sys.stderr)
@@ -163,26 +168,51 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if not args.logs:
         print("referee verify: give match logs, or --tournament DIR", file=sys.stderr)
         return 2
+    try:
+        given = _trace_files(args.trace or [])
+    except ValueError as exc:
+        print(f"referee verify: {exc}", file=sys.stderr)
+        return 2
+    if given and len(args.logs) != 1:
+        print("referee verify: --trace goes with one log", file=sys.stderr)
+        return 2
     failed = 0
     for path in args.logs:
         report = verify_log(Path(path), key)
         print(printable(report.summary()))
         failed += not report.ok
+        failed += report.ok and _verify_traces(Path(path), given)
     return 1 if failed else 0
 
 
-def _cmd_dataset(args: argparse.Namespace) -> int:
-    try:
-        import pyarrow  # noqa: F401  (the rl extra's; Parquet)
+def _trace_files(items: list[str]) -> dict[int, Path]:
+    """``--trace SEAT=FILE`` values by seat; ValueError for a bad one."""
+    found: dict[int, Path] = {}
+    for item in items:
+        seat, sep, file = item.partition("=")
+        if not sep or seat.strip() not in ("0", "1", "2", "3") or not file.strip():
+            raise ValueError(f"--trace wants SEAT=FILE with a seat 0 to 3, got {item!r}")
+        found[int(seat)] = Path(file.strip())
+    return found
 
-        from referee.rl.dataset import run
-    except ModuleNotFoundError as exc:
-        print(
-            f"referee dataset: {exc.name} is missing: the command needs the rl extra, "
-            'pip install "pusoy-referee[rl]" (and "clients/python[numpy]" for the kit)',
-            file=sys.stderr,
-        )
-        return 2
+
+def _verify_traces(path: Path, given: dict[int, Path]) -> bool:
+    """Check the log's traces; True when one fails."""
+    from referee.log.traces import verify_traces
+
+    bad = False
+    for check in verify_traces(path, given):
+        print("  " + printable(check.summary()))
+        bad = bad or check.problem is not None
+    return bad
+
+
+def _cmd_dataset(args: argparse.Namespace) -> int:
+    # Without the rl extra: one line (referee.cli.main), before any log is read.
+    import pyarrow  # noqa: F401  (the rl extra's; Parquet)
+
+    from referee.rl.dataset import run
+
     return run(
         args.logs,
         args.output,
@@ -277,6 +307,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="DIR",
         help="a tournament's folder: every log, the schedule, and that each deal group "
         "shared its deals in the documented seatings",
+    )
+    verify.add_argument(
+        "--trace",
+        action="append",
+        metavar="SEAT=FILE",
+        help="a language-model seat's trace to check against the log (default: the "
+        "MATCH.seatN.trace.ndjson files beside it)",
     )
     verify.add_argument(
         "--jobs", type=int, metavar="N", help="logs verified at once (default: up to 4)"

@@ -22,6 +22,12 @@ examples:
       --bot "./otherbot --address {address}" --revolution true
   referee match --bot "stdio:clients/stdio/c/bot" --bot greedy --bot greedy --bot random
   referee match --dry-run --bot "{python} mybot/bot.py" --bot greedy --bot greedy --bot random
+  referee match --bot llm:gemma.toml --bot greedy --bot greedy --bot random --hands 2
+
+A language model plays a seat as llm:SETTINGS.toml (docs/llm.md): the house's own seat,
+beside the referee, reaching the model's OpenAI-compatible endpoint; its own clock comes
+from its settings (or --seat-clock), its trace is kept beside the log
+(LOG_DIR/<match>.seatN.trace.ndjson), bound to it, and shown by `referee view`.
 
 Spawned bots run in a jail (--sandbox auto): they see the system, their own folder and
 the referee's Python read-only, never the log or state folder (the live log holds every
@@ -83,16 +89,43 @@ class _NameAction(argparse.Action):
         seats[-1][1] = str(values)
 
 
+def _limit(text: str) -> tuple[str, float]:
+    """``--limit NAME=VALUE``: one of a jailed bot's limits (docs/tournaments.md, Sandbox).
+
+    >>> _limit("memory_mb=512"), _limit("turn_cores=0.5")
+    (('memory_mb', 512), ('turn_cores', 0.5))
+    """
+    from referee.sandbox import SandboxLimits
+    from referee.sandbox.limits import LIMIT_FIELDS
+
+    name, sep, value = text.partition("=")
+    if not sep or name not in LIMIT_FIELDS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give NAME=VALUE, NAME one of {', '.join(LIMIT_FIELDS)}"
+        )
+    whole = isinstance(getattr(SandboxLimits(), name), int)
+    try:
+        number = int(value) if whole else float(value)
+    except ValueError:
+        kind = "a whole number" if whole else "a number"
+        raise argparse.ArgumentTypeError(f"{name} is {kind}, not {value!r}") from None
+    if not 0 <= number <= 1_000_000 or (whole and number < 1):
+        raise argparse.ArgumentTypeError(f"{name} = {value} is out of range")
+    return name, number
+
+
 def _cmd_match(args: argparse.Namespace) -> int:
     import asyncio
 
+    from referee.llm.readout import model_lines
     from referee.match.settings import SettingsError
     from referee.rules import new_seed
-    from referee.sandbox import SandboxUnavailable
+    from referee.sandbox import SandboxLimits, SandboxUnavailable
     from referee.server.logging import configure_logging
     from referee.server.secrets import SecretsError, load_signer
-    from referee.table.bots import match_seats
+    from referee.table.bots import match_seats, seat_warnings
     from referee.table.jails import plan_jails
+    from referee.table.models import ModelSeatError, release_traces
     from referee.table.readout import (
         EXIT_USAGE,
         exit_notice,
@@ -101,7 +134,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
         summary_lines,
     )
     from referee.table.referees import RefereeUnavailable
-    from referee.table.table import BotExit, play_match
+    from referee.table.table import BotExit, TableError, play_match
 
     configure_logging(args.log_format, args.log_level)
     try:
@@ -118,15 +151,20 @@ def _cmd_match(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         plan = plan_jails(
-            args.sandbox, seats, log_dir=Path(args.log_dir), state_dir=Path(args.state_dir)
+            args.sandbox,
+            seats,
+            log_dir=Path(args.log_dir),
+            state_dir=Path(args.state_dir),
+            limits=SandboxLimits().merged(dict(args.limits or ())),
         )
     except SandboxUnavailable as exc:
         print(f"referee match: --sandbox on: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    warnings = [*plan.warnings, *seat_warnings(seats)]
     if args.dry_run:
-        print("\n".join([*plan.lines(), *plan.blocking, *plan.warnings]))
+        print("\n".join([*plan.lines(), *plan.blocking, *warnings]))
         return EXIT_USAGE if plan.blocking else 0
-    for line in [*plan.blocking, *plan.warnings]:
+    for line in [*plan.blocking, *warnings]:
         print(f"referee match: {line}", file=sys.stderr, flush=True)
     if plan.blocking:
         return EXIT_USAGE
@@ -151,10 +189,13 @@ def _cmd_match(args: argparse.Namespace) -> int:
                 publish_logs=args.publish_logs,
             )
         )
-    except (RefereeUnavailable, SettingsError) as exc:
+    except (RefereeUnavailable, SettingsError, TableError, ModelSeatError) as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    release_traces(report.log_path, report.traces)  # one match: its deal group is over
     for line in summary_lines(report):
+        print(line)
+    for line in model_lines(report):  # hook: language-model seats, clean beside raw
         print(line)
     print(f"Log: {report.log_path}")
     me = referee_program()
@@ -181,7 +222,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action=_BotAction,
         dest="seats",
         metavar="BOT",
-        help="a built-in bot (random, greedy), a command, or stdio:COMMAND for a bot that "
+        help="a built-in bot (random, greedy, expert, search, policy), llm:SETTINGS.toml "
+        "for a language model (docs/llm.md), a command, or stdio:COMMAND for a bot that "
         "speaks JSON lines on stdin/stdout (docs/protocol.md section 8); give 4, in seat order "
         f"(default: {' '.join(DEFAULT_BOTS)})",
     )
@@ -194,6 +236,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "e.g. random_bot for 'python examples/random_bot.py')",
     )
     add_match_settings_flags(match)
+    match.add_argument(
+        "--limit",
+        action="append",
+        dest="limits",
+        type=_limit,
+        metavar="NAME=VALUE",
+        help="a jailed bot's limit (memory_mb, cpu_s, turn_cores, processes, open_files, "
+        "tmp_mb, stderr_kb; --dry-run says what holds each): e.g. --limit memory_mb=512",
+    )
     match.add_argument("--log-dir", default="matches", help="folder for the event log")
     match.add_argument(
         "--state-dir",

@@ -30,6 +30,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     from referee.tournament.progress import Progress, format_duration
     from referee.tournament.report import (
         format_pairwise,
+        format_rank_notes,
         format_standings,
         verify_command,
     )
@@ -85,7 +86,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
                 f"{plan.test.verdict_text()}; {len(plan.test.groups)} of {plan.groups} "
                 "deal groups seat both bots"
             )
-        print(tournament.isolation.describe())
+        print("\n".join(tournament.isolation.describe(limits=True)))
         for warning in tournament.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         return 0
@@ -94,7 +95,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     except TournamentError as exc:
         print(f"referee tournament: {exc}", file=sys.stderr)
         return 2
-    print(tournament.isolation.describe(), flush=True)
+    print("\n".join(tournament.isolation.describe()), flush=True)
     if tournament.counts.done:
         print(f"Resuming: {tournament.counts.done} matches already recorded", flush=True)
     create_private_file(tournament.folder / "referee.log", b"", sync=False)
@@ -127,6 +128,9 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     names = [r.name for r in summary.standings]
     print(format_pairwise(names, summary.pairwise, scoring))
     print()
+    if notes := format_rank_notes(summary.standings, summary.pairwise, scoring):
+        print(notes)
+        print()
     if summary.test is not None:
         print(summary.test.verdict_text())
     print(

@@ -18,12 +18,14 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Integer, and_, func, select
 
 from referee.ladder import views
 from referee.ladder.errors import NotFound
+from referee.ladder.first_score import first_score
 from referee.ladder.schema import (
     GroupPurpose,
     MatchState,
@@ -257,9 +259,10 @@ def matches_json(store: LadderStore, version_ids: list[int]) -> list[dict[str, A
     ]
 
 
-def bot_json(store: LadderStore, team: str, bot: str) -> dict[str, Any]:
-    """A bot's page: its versions (newest first) with their rating histories, head to
-    head of its current version, its recent matches and its failures."""
+def bot_json(store: LadderStore, team: str, bot: str, folder: Path | None = None) -> dict[str, Any]:
+    """A bot's page: its versions (newest first) with their rating histories and, under
+    a benchmark pool, their first scores (the ladder's ``folder``), head to head of its
+    current version, its recent matches and its failures."""
     with store.reading() as conn:
         ids = list(
             conn.execute(
@@ -286,7 +289,14 @@ def bot_json(store: LadderStore, team: str, bot: str) -> dict[str, Any]:
         "team": team,
         "bot": bot,
         "current": version_json(current),
-        "versions": [{**version_json(v), "history": history[v.id]} for v in all_versions],
+        "versions": [
+            {
+                **version_json(v),
+                "history": history[v.id],
+                "first_score": first_score(folder, v.id) if folder is not None else None,
+            }
+            for v in all_versions
+        ],
         "head_to_head": head_to_head(store, current.id),
         "matches": recent,
         "failures": failures,

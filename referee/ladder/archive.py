@@ -21,6 +21,10 @@ nothing). The rules, each checked by a hostile test (tests/ladder/test_archive.p
   zip entry; zip entries stored or deflated only.
 - **Modes.** Normalised: folders 0555, files 0444, or 0555 for a file with any
   executable bit in the archive. Owners are this process's, never the archive's.
+- **The author's own files.** None of what ``referee.sandbox.private_files`` calls
+  private: a private key, a match log (by its first line, whatever its name), a token
+  file, a bot's output, a tournament's file, a state folder. The refusal names the file:
+  the author sent what was never meant to leave their machine.
 
 Unpacking goes into a fresh private folder beside the destination, which is renamed to
 ``<root>/<archive's SHA-256>`` only when everything passed (manifest included): a folder
@@ -48,6 +52,7 @@ from typing import IO, BinaryIO
 from referee.ladder.errors import ArchiveError, ManifestError
 from referee.ladder.manifest import FILE_NAME, MAX_MANIFEST_BYTES, Manifest, check_files
 from referee.ladder.manifest import parse_manifest as _parse_manifest
+from referee.sandbox.private_files import private_reason
 from referee.text import printable
 
 TAR_GZ = "tar.gz"
@@ -124,6 +129,7 @@ def unpack(path: Path, root: Path, limits: ArchiveLimits = ArchiveLimits()) -> U
                 _unpack_zip(f, writer, limits)
         manifest = _read_manifest(work, writer)
         check_files_with_modes(manifest, work, writer)
+        _refuse_private(work, writer)
         writer.seal()
         final = root / sha
         try:
@@ -360,6 +366,27 @@ def _read_manifest(work: Path, writer: _Writer) -> Manifest:
     if (work / rel).stat().st_size > MAX_MANIFEST_BYTES:
         raise ManifestError(f"{FILE_NAME} is over {MAX_MANIFEST_BYTES} bytes")
     return _parse_manifest((work / rel).read_bytes())
+
+
+def _refuse_private(work: Path, writer: _Writer) -> None:
+    """ArchiveError naming the first file (or folder) that is its author's own: a
+    private key, a match log, a token file... (``referee.sandbox.private_files``, the
+    rule ``referee ladder submit`` packs by and the jail hides by)."""
+    for rel in sorted(writer.files):
+        why = private_reason(work / rel)
+        if why is not None:
+            raise ArchiveError(_private_message(rel, why))
+    for rel in sorted(writer.dirs):
+        why = private_reason(work / rel) if rel.parts else None
+        if why is not None:
+            raise ArchiveError(_private_message(rel, why))
+
+
+def _private_message(rel: PurePosixPath, why: str) -> str:
+    return (
+        f"{printable(str(rel)[:200])!r} is {why}: a submission carries only the bot, never "
+        "its author's keys, tokens or match logs (referee ladder submit leaves them out)"
+    )
 
 
 def check_files_with_modes(manifest: Manifest, work: Path, writer: _Writer) -> None:

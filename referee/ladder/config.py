@@ -10,6 +10,10 @@ them once. A configuration, in full (every table optional)::
     folder = "ladder-data"        # relative to this file: database, versions, logs
     # database = "postgresql+psycopg://ladder@/ladder?host=/run/postgresql"
     anchors = ["random", "greedy"] # the house's built-in bots, always ranked
+    # pool = "v1"                 # a benchmark pool (docs/benchmark.md): its anchors are the
+    #                             #   house's bots (unless anchors is given), and a new version
+    #                             #   gets the quick benchmark's score before it is rated
+    # first_score = true          # with a pool: set false to skip the quick benchmark
     public_url = ""               # how entrants reach the web (shown by team create)
 
     [rules]                       # as a tournament's
@@ -37,6 +41,12 @@ them once. A configuration, in full (every table optional)::
     wait_s = 30                   # a remote bot offline this long: its queued matches go
     insecure = false              # true: keys from other machines in clear (a TLS tunnel)
 
+    [web]                         # referee ladder serve
+    trusted_proxies = []          # ["127.0.0.1", "::1"]: proxies whose Forwarded /
+                                  # X-Forwarded-For (and -Proto) name the client
+    uploads_at_once = 8           # uploads received at once, all teams
+    team_uploads_at_once = 2      # ... and of one team
+
     [limits]                      # per team (TeamLimits) and per archive (ArchiveLimits)
     uploads_per_hour = 10
     disk_mb = 512
@@ -49,7 +59,7 @@ them once. A configuration, in full (every table optional)::
     memory_mb = 1024
 
     [[entry]]                     # bots `referee ladder init` uploads (examples/ladder.toml)
-    team = "examples"
+    team = "examples-weak"
     bot = "weak"
     files = ["weak_bot.py"]       # relative to this file, packed into the archive
     command = ["weak_bot.py"]     # runtime python: run by the referee's Python
@@ -58,6 +68,7 @@ them once. A configuration, in full (every table optional)::
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -68,6 +79,7 @@ from referee.ladder.archive import ArchiveLimits
 from referee.ladder.db import sqlite_url
 from referee.ladder.manifest import RUNTIMES
 from referee.ladder.types import TeamLimits
+from referee.llm import is_model_seat, model_seat_name
 from referee.match.settings import MatchSettings
 from referee.rules import Rules
 from referee.sandbox import LIMIT_FIELDS, SandboxLimits
@@ -119,6 +131,15 @@ class LadderConfig:
     archive_limits: ArchiveLimits
     bot_limits: SandboxLimits
     entries: tuple[Entry, ...]
+    pool: str = ""
+    """A benchmark pool (``[ladder] pool``): the default house bots, and with
+    ``first_score`` the quick benchmark a new version plays before it is rated."""
+    first_score: bool = False
+    trusted_proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    """The web's reverse proxies whose forwarding headers name the client
+    (``referee.web.forwarded``); none by default."""
+    uploads_at_once: int = 8
+    team_uploads_at_once: int = 2
 
     @property
     def rules(self) -> Rules:
@@ -193,9 +214,23 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
     name = la.text("name", "ladder") or "ladder"
     folder = (base / (la.text("folder", "ladder-data") or "ladder-data")).resolve()
     database = la.text("database", "") or sqlite_url(folder / "ladder.db")
-    anchors = _names(la, "anchors", ["random", "greedy"])
-    for anchor in anchors:
-        if anchor not in BUILTIN_BOTS:
+    pool = la.text("pool", "") or ""
+    pool_anchors = ["random", "greedy"]
+    if pool:
+        from referee.benchmark.pool import PoolError, load_pool
+
+        try:
+            pool_anchors = load_pool(pool).names()
+        except PoolError as exc:
+            raise ConfigError("ladder.pool", str(exc)) from None
+    first_score = la.flag("first_score", bool(pool))
+    if first_score and not pool:
+        raise ConfigError("ladder.first_score", "a first score needs a benchmark pool (pool)")
+    anchors = _names(la, "anchors", pool_anchors)
+    for i, anchor in enumerate(anchors):
+        if is_model_seat(anchor):  # a language model of the house: llm:SETTINGS
+            anchors[i] = model_seat_name(anchor, base)
+        elif anchor not in BUILTIN_BOTS:
             raise ConfigError("ladder.anchors", f"{anchor!r} is not a built-in bot")
     public_url = la.text("public_url", "") or ""
     la.done()
@@ -228,6 +263,19 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
     lobby_insecure = lb.flag("insecure", False)
     lb.done()
 
+    wb = top.table("web")
+    proxies = []
+    for i, text in enumerate(_names(wb, "trusted_proxies", [])):
+        try:
+            proxies.append(ipaddress.ip_network(text.strip(), strict=False))
+        except ValueError:
+            raise ConfigError(
+                f"web.trusted_proxies[{i}]", f"{text!r} is not an IP address or network"
+            ) from None
+    uploads_at_once = wb.whole("uploads_at_once", 8, low=1, high=1000)
+    team_uploads_at_once = wb.whole("team_uploads_at_once", 2, low=1, high=1000)
+    wb.done()
+
     li = top.table("limits")
     team_limits = TeamLimits(
         uploads_per_hour=li.whole("uploads_per_hour", 10, low=1, high=100_000),
@@ -253,6 +301,8 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
         folder=folder,
         database=database,
         anchors=tuple(anchors),
+        pool=pool,
+        first_score=first_score,
         public_url=public_url,
         settings=settings,
         match_timeout_s=match_timeout_s,
@@ -270,6 +320,9 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
         archive_limits=archive_limits,
         bot_limits=bot_limits,
         entries=entries,
+        trusted_proxies=tuple(proxies),
+        uploads_at_once=uploads_at_once,
+        team_uploads_at_once=min(team_uploads_at_once, uploads_at_once),
     )
 
 

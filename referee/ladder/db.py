@@ -27,6 +27,7 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
+from referee.extras import install_hint
 from referee.ladder.errors import LadderError
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -55,9 +56,21 @@ def make_engine(url: str) -> Engine:
             return create_engine(parsed, pool_pre_ping=True)
         except ModuleNotFoundError as exc:
             raise LadderError(
-                f"PostgreSQL needs its driver: pip install 'pusoy-referee[postgres]' ({exc})"
+                f"{exc.name} is missing: a PostgreSQL ladder needs the postgres extra, "
+                f"{install_hint('postgres')}"
             ) from None
     raise LadderError(f"the ladder's database is SQLite or PostgreSQL, not {backend!r}")
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a ``sqlite:///FILE`` URL; None for another database."""
+    try:
+        parsed = make_url(url)
+    except Exception:  # sqlalchemy.exc.ArgumentError, ValueError: make_engine says why
+        return None
+    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+        return None
+    return Path(parsed.database)
 
 
 def _sqlite_engine(database: str | None) -> Engine:

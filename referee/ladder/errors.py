@@ -24,7 +24,12 @@ class LeaseLost(LadderError):
 
 
 class QuotaExceeded(LadderError):
-    """An upload over a team's limits (uploads per hour, disk)."""
+    """An upload over a team's limits (uploads per hour, disk); ``retry_after``: seconds
+    until the hour's count allows one more, None when waiting does not help (disk)."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class KeyRefused(LadderError):

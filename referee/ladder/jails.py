@@ -13,9 +13,10 @@ could name anything there, or hold a ``pyvenv.cfg`` pointing elsewhere): they ar
 exactly its folder and the runtime. A ladder folder inside the runtime's folders would
 be visible through them, so that is refused too.
 
-A worker's jails (``LadderJails``, one per referee) serve every match it plays here;
-on a Ray node a match's task makes its own (``NodeJails``, from a picklable recipe),
-for its referee of one match.
+A worker's jailer (``ladder_jailer``, the one ``referee.sandbox.jailer`` every match and
+tournament uses, one per referee) serves every match it plays here, each seating its
+versions (``folder_views``); on a Ray node a match's task makes its own (``NodeJails``,
+from a picklable recipe), for its referee of one match.
 """
 
 from __future__ import annotations
@@ -23,17 +24,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from referee.sandbox import (
-    Jail,
-    JailSpec,
-    Level,
-    RefereeSocket,
-    SandboxLimits,
-    SandboxUnavailable,
-    Support,
-    probe,
-)
-from referee.table.jails import bot_identity, jail_env, runtime_paths
+from referee.sandbox import Jail, Level, SandboxLimits, SandboxUnavailable, Support, probe
+from referee.sandbox.jailer import Jailer, ViewOf
+from referee.sandbox.view import folder_view, runtime_paths
+from referee.table.jails import passed_env
 
 
 def ladder_support(folder: Path, support: Support | None = None) -> Support:
@@ -55,78 +49,18 @@ def ladder_support(folder: Path, support: Support | None = None) -> Support:
     return support
 
 
-class LadderJails:
-    """One referee's jails (a worker's): the referee's socket bridged into each, made
-    once; per match, which folder each seat's version runs in (``for_match``)."""
-
-    def __init__(self, support: Support, limits: SandboxLimits) -> None:
-        if support.level is Level.NONE:
-            raise SandboxUnavailable("no jail: a ladder never runs uploaded bots bare")
-        self.support = support
-        self.level = support.level
-        self.limits = limits
-        self.uid, self.gid = bot_identity(self.level)
-        self.socket: RefereeSocket | None = None
-        self.port = 0
-        self._runtime = runtime_paths()
-
-    def listen_addresses(self) -> list[str]:
-        """The extra address of the referee: the jails' socket (PlayService only)."""
-        self.socket = RefereeSocket()
-        return [self.socket.grpc_address]
-
-    def opened(self, referee_address: str) -> None:
-        assert self.socket is not None
-        self.port = int(referee_address.rpartition(":")[2])
-        self.socket.opened()
-
-    def close(self) -> None:
-        if self.socket is not None:
-            self.socket.close()
-            self.socket = None
-
-    def for_match(self, folders: Mapping[str, Path]) -> MatchJails:
-        """The jails of one match: seat name -> the folder of the version in it."""
-        return MatchJails(self, dict(folders))
-
-    def make(self, folder: Path, argv: Sequence[str], env: Mapping[str, str]) -> Jail:
-        assert self.socket is not None
-        spec = JailSpec(
-            argv=argv,
-            cwd=folder,
-            env=jail_env(env),
-            visible=[folder, *self._runtime],
-            referee_socket=self.socket.path,
-            port=self.port,
-            uid=self.uid,
-            gid=self.gid,
-            limits=self.limits,
-            level=self.level,
-        )
-        cgroups = self.support.cgroups if self.level is Level.FULL else None
-        return Jail(spec, cgroups, bwrap=self.support.bwrap or "bwrap")
+def folder_views(folders: Mapping[str, Path]) -> ViewOf:
+    """Seat name -> the view of the version in it: its own folder and the runtime."""
+    views = {name: folder_view(folder) for name, folder in folders.items()}
+    return views.__getitem__
 
 
-class MatchJails:
-    """A ``referee.sandbox.Jailer`` for one match's table."""
-
-    def __init__(self, jails: LadderJails, folders: dict[str, Path]) -> None:
-        self.jails = jails
-        self.folders = folders
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.jails.port}"
-
-    @property
-    def counts_cpu(self) -> bool:
-        return self.jails.level is Level.FULL
-
-    def jail(self, name: str, argv: Sequence[str], env: Mapping[str, str]) -> Jail:
-        return self.jails.make(self.folders[name], argv, env)
-
-    def release(self, jail: Jail) -> None:
-        pass
+def ladder_jailer(support: Support, limits: SandboxLimits) -> Jailer:
+    """One referee's jails (a worker's), made once; each match seats its versions with
+    ``jailer.seating(folder_views(folders))``."""
+    if support.level is Level.NONE:
+        raise SandboxUnavailable("no jail: a ladder never runs uploaded bots bare")
+    return Jailer(support, folder_views({}), limits, passed_env=passed_env())
 
 
 class NodeJails:
@@ -141,8 +75,7 @@ class NodeJails:
     def __init__(self, limits: SandboxLimits, folders: Mapping[str, Path]) -> None:
         self.limits = limits
         self.folders = dict(folders)
-        self.jails: LadderJails | None = None
-        self.match: MatchJails | None = None
+        self.jailer: Jailer | None = None
 
     def check(self) -> list[str]:
         """SandboxUnavailable when this node cannot make a jail."""
@@ -151,37 +84,36 @@ class NodeJails:
             raise SandboxUnavailable(
                 f"no jail can be made for uploaded bots on this Ray node ({support.explain()})"
             )
-        self.jails = LadderJails(support, self.limits)
-        self.match = self.jails.for_match(self.folders)
+        self.jailer = ladder_jailer(support, self.limits).seating(folder_views(self.folders))
         return []
 
+    def _ready(self) -> Jailer:
+        assert self.jailer is not None, "check() first"
+        return self.jailer
+
     def listen_addresses(self) -> list[str]:
-        assert self.jails is not None, "check() first"
-        return self.jails.listen_addresses()
+        return self._ready().listen_addresses()
 
     async def start(self, referee_address: str, *, local: bool) -> None:
-        assert self.jails is not None, "check() first"
-        self.jails.opened(referee_address)
+        self._ready().opened(referee_address)
 
     async def close(self) -> None:
-        if self.jails is not None:
-            self.jails.close()
+        if self.jailer is not None:
+            self.jailer.close()
 
     @property
     def address(self) -> str:
-        assert self.match is not None, "check() first"
-        return self.match.address
+        return self._ready().address
 
     @property
     def counts_cpu(self) -> bool:
-        return self.match is not None and self.match.counts_cpu
+        return self.jailer is not None
 
     def jail(self, name: str, argv: Sequence[str], env: Mapping[str, str]) -> Jail:
-        assert self.match is not None, "check() first"
-        return self.match.jail(name, argv, env)
+        return self._ready().jail(name, argv, env)
 
     def release(self, jail: Jail) -> None:
         pass
 
 
-__all__ = ["LadderJails", "MatchJails", "NodeJails", "SandboxUnavailable", "ladder_support"]
+__all__ = ["NodeJails", "SandboxUnavailable", "folder_views", "ladder_jailer", "ladder_support"]

@@ -17,7 +17,11 @@ database alone is then a complete backup, and a leaked database still gives away
 
 Throttling counts refused keys per client address (``referee.server.throttle``'s
 sliding window, the same as the gRPC server's failed hellos), never per key id: a key id
-is public, and a limit on it would let anyone lock a team out.
+is public, and a limit on it would let anyone lock a team out. It holds back failures
+only: past the limit a wrong key is answered "wait" instead of "wrong", but a right key
+is always let in. Many clients share an address (everyone behind the web's TLS proxy
+unless it is a trusted one, every remote bot through the lobby's SSH tunnel), and a
+limit on every key from an address would let one stranger lock every team out.
 """
 
 from __future__ import annotations
@@ -80,9 +84,10 @@ def matches(stored: str | None, key_id: str, secret: str) -> bool:
 
 
 class KeyGuard:
-    """Refused keys per client address: at most ``failures_per_minute``, then every key
-    from that address is refused unseen (``TooManyGuesses``) until the window moves on;
-    each refusal is logged, at a bounded rate per address."""
+    """Refused keys per client address: the first ``failures_per_minute`` are answered
+    ``KeyRefused``, the next ones ``TooManyGuesses`` (wait) until the window moves on;
+    a right key is let in whatever the address did (module docstring). Each refusal is
+    logged, at a bounded rate per address."""
 
     def __init__(
         self,
@@ -93,20 +98,13 @@ class KeyGuard:
         self.failures = WindowCounter(failures_per_minute, 60.0, clock)
         self.log = log or limited_log("referee.ladder.keys")
         self.refused_total = 0
+        """Wrong keys answered as wrong."""
         self.throttled_total = 0
-
-    def check(self, address: str) -> None:
-        """Before a key is looked at: TooManyGuesses when ``address`` is over its limit."""
-        if self.failures.over(address):
-            self.throttled_total += 1
-            wait = self.failures.retry_after(address)
-            self.log.warning(address, "ladder key guesses throttled", address=address)
-            raise TooManyGuesses(f"too many refused keys from {address}; wait {wait:.0f} s", wait)
+        """Wrong keys answered "wait", their address over its limit."""
 
     def authenticate(self, lookup: Callable[[str], T], key: str, address: str) -> T:
-        """``lookup(key)`` (``LadderStore.team_by_key``) behind the throttle: refused keys
-        are counted and logged, and past the limit the key is not even looked at."""
-        self.check(address)
+        """``lookup(key)`` (``LadderStore.team_by_key``, a constant-time comparison),
+        its refusals counted and logged: KeyRefused, or TooManyGuesses past the limit."""
         try:
             return lookup(key)
         except KeyRefused as exc:
@@ -115,9 +113,14 @@ class KeyGuard:
             raise
 
     def refused(self, address: str, error: KeyRefused, key_id: str = "") -> None:
-        """Count and log one refused key: its public id when it has one, never more of it."""
+        """Count and log one refused key (its public id when it has one, never more of
+        it); TooManyGuesses when ``address`` is past its limit."""
+        if not self.failures.hit(address):
+            self.throttled_total += 1
+            wait = self.failures.retry_after(address)
+            self.log.warning(address, "ladder key guesses throttled", address=address)
+            raise TooManyGuesses(f"too many refused keys from {address}; wait {wait:.0f} s", wait)
         self.refused_total += 1
-        self.failures.hit(address)
         self.log.warning(
             address,
             "ladder key refused",

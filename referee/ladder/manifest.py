@@ -116,6 +116,8 @@ def parse_manifest(data: bytes) -> Manifest:
         table: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ManifestError(f"{FILE_NAME} is not TOML: {printable(str(exc))}") from None
+    except RecursionError:  # arrays or tables nested past the parser's stack
+        raise ManifestError(f"{FILE_NAME} is nested too deeply") from None
     unknown = sorted(set(table) - {"runtime", "command", "description"})
     if unknown:
         names = ", ".join(printable(k) for k in unknown)

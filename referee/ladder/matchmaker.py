@@ -10,9 +10,12 @@ Each pass (``Matchmaker.tick``, about once a second in ``referee ladder run``):
 3. the ranked queue is topped up to ``[matchmaking] queue`` matches, one deal group at
    a time, each chosen by ``pick_table``: first the version whose rating is the least
    certain for how much it has played (a wide interval, few matches), then the three
-   versions nearest its rating, those that played less preferred among equals. Groups
-   are duplicate deals over the four rotations of the seats, so the luck of the cards
-   cancels; a group with a remote bot is one match (it could remember a deal).
+   versions nearest its rating, those that played less preferred among equals, each of
+   a team not yet at the table: a ranked table holds at most one version of a team (the
+   house's built-in bots aside), so no team holds two seats and decides a result
+   between its own versions. Groups are duplicate deals over the four rotations of the
+   seats, so the luck of the cards cancels; a group with a remote bot is one match (it
+   could remember a deal).
 4. now and then, the files of versions past a team's ``versions_kept`` are removed.
 
 Everything it decides is in the database at once (the queue is visible: ``views.queue``);
@@ -34,10 +37,12 @@ from referee.ladder import validation
 from referee.ladder.archive import remove_tree
 from referee.ladder.config import LadderConfig
 from referee.ladder.errors import LadderError
+from referee.ladder.first_score import FirstScores
 from referee.ladder.schema import (
     GroupPurpose,
     MatchState,
     VersionState,
+    bots,
     deal_groups,
     match_seats,
     matches,
@@ -45,6 +50,7 @@ from referee.ladder.schema import (
     versions,
 )
 from referee.ladder.store import LadderStore
+from referee.ladder.types import Version
 from referee.tournament.schedule import ROTATIONS
 
 log = structlog.get_logger("referee.ladder.matchmaker")
@@ -63,24 +69,37 @@ class Candidate:
     load: int
     """Ranked matches it has played, failed or has in the queue."""
     remote: bool = False
+    team: int | None = None
+    """Its team's id; None for the house's built-in bots, which have no stake in a
+    result and may share a table."""
+
+    @property
+    def side(self) -> tuple[str, int]:
+        """Who gains from its seat: its team, or (the house's) the version alone."""
+        return ("team", self.team) if self.team is not None else ("house", self.version_id)
 
 
 def pick_table(candidates: Sequence[Candidate], rng: random.Random) -> list[Candidate] | None:
-    """Four versions for the next deal group, the focus first; None with fewer than four.
+    """Four versions of four teams for the next deal group, the focus first; None when
+    fewer than four teams (the house's versions each count as one) can play.
 
     The focus is the version with the most uncertainty per share of play: ``sigma`` times
     the mean load over its own load (so a version that has played less than the others
     comes first even with a narrower interval, and every version plays at a similar
     rate). Its opponents are the nearest in rating, measured in their joint uncertainty,
-    plus a penalty for having played more than the least-played version; ties broken at
-    random.
+    plus a penalty for having played more than the least-played version, ties broken at
+    random; a version whose team is already at the table is passed over.
 
     >>> cands = [Candidate(i, mu, 2.0, 10) for i, mu in enumerate([10, 20, 21, 22, 40, 41])]
     >>> cands[0] = Candidate(0, 10, 8.0, 10)  # the least certain
     >>> [c.version_id for c in pick_table(cands, random.Random(1))]
     [0, 1, 2, 3]
+    >>> cands[2] = Candidate(2, 21, 2.0, 10, team=7)
+    >>> cands[3] = Candidate(3, 22, 2.0, 10, team=7)  # team 7's second version
+    >>> [c.version_id for c in pick_table(cands, random.Random(1))]
+    [0, 1, 2, 4]
     """
-    if len(candidates) < 4:
+    if len({c.side for c in candidates}) < 4:
         return None
     mean = sum(c.load for c in candidates) / len(candidates)
     least = min(c.load for c in candidates)
@@ -94,8 +113,15 @@ def pick_table(candidates: Sequence[Candidate], rng: random.Random) -> list[Cand
         near = abs(c.mu - focus.mu) / (focus.sigma + c.sigma)
         return (near + (c.load - least) / (1 + mean), rng.random())
 
-    others = sorted((c for c in candidates if c is not focus), key=distance)[:3]
-    return [focus, *others]
+    table = [focus]
+    seated = {focus.side}
+    for c in sorted((c for c in candidates if c is not focus), key=distance):
+        if c.side not in seated:
+            table.append(c)
+            seated.add(c.side)
+            if len(table) == 4:
+                break
+    return table
 
 
 class Matchmaker:
@@ -108,6 +134,11 @@ class Matchmaker:
         self.store = store
         self.rng = rng or random.Random()
         self.anchors = [store.builtin_version(name).id for name in config.anchors]
+        self.first_scores = (
+            FirstScores(config.folder, config.pool, config.versions_dir)
+            if config.first_score
+            else None
+        )
         self.away_since: dict[int, float] = {}
         self._pruned_at = 0.0
         self._groups = 0
@@ -128,8 +159,9 @@ class Matchmaker:
 
     def _validations(self, online: Mapping[int, int]) -> int:
         queued = 0
+        ready = self._first_score_ready if self.first_scores is not None else None
         for version in validation.pending_versions(self.store):
-            settled = validation.settle(self.store, self.config.folder, version)
+            settled = validation.settle(self.store, self.config.folder, version, ready)
             if settled is not None:
                 log.info("version validated", version=settled.label, state=settled.state)
                 continue
@@ -142,6 +174,10 @@ class Matchmaker:
                 )
                 queued += 1
         return queued
+
+    def _first_score_ready(self, version: Version) -> bool:
+        assert self.first_scores is not None
+        return self.first_scores.ready(version, time.monotonic())
 
     # -- remote versions away -----------------------------------------------------------
 
@@ -194,7 +230,11 @@ class Matchmaker:
                     versions.c.runtime,
                     versions.c.matches,
                     versions.c.failed_matches,
-                ).where(versions.c.state == VersionState.ACTIVE)
+                    bots.c.team_id,
+                    teams.c.house,
+                )
+                .select_from(versions.join(bots).join(teams))
+                .where(versions.c.state == VersionState.ACTIVE)
             ).all()
             waiting: dict[int, int] = dict(
                 conn.execute(
@@ -210,13 +250,15 @@ class Matchmaker:
             if remote and online.get(r.id, 0) <= 0:
                 continue
             load = r.matches + r.failed_matches + int(waiting.get(r.id, 0))
-            out.append(Candidate(r.id, r.mu, r.sigma, load, remote))
+            team = None if r.house else int(r.team_id)
+            out.append(Candidate(r.id, r.mu, r.sigma, load, remote, team))
         return out
 
     def _top_up(self, online: Mapping[int, int]) -> int:
         wanted = self.config.queue - self.queued_ranked()
-        queued = 0
-        while wanted > 0 and queued < MAX_GROUPS_PER_TICK:
+        queued = tries = 0
+        while wanted > 0 and queued < MAX_GROUPS_PER_TICK and tries < 2 * MAX_GROUPS_PER_TICK:
+            tries += 1
             table = pick_table(self.candidates(online), self.rng)
             if table is None:
                 break

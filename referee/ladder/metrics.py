@@ -90,7 +90,7 @@ class LadderMetrics(Collector):
         if self.guard is not None:
             keys = CounterMetricFamily(
                 f"{PREFIX}_key_refusals",
-                "API keys refused by this process (throttled: refused unseen)",
+                "API keys refused by this process (throttled: wrong, past the address's limit)",
                 labels=["why"],
             )
             keys.add_metric(["wrong"], self.guard.refused_total)

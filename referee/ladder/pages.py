@@ -382,6 +382,21 @@ def bot_page(ladder: str, data: Mapping[str, Any]) -> str:
         if rated
         else '<div class="figure muted">not rated yet</div>'
     )
+    first = next(
+        (v.get("first_score") for v in data["versions"] if v.get("id") == cur.get("id")), None
+    )
+    score = first.get("score") if isinstance(first, Mapping) else None
+    if (
+        isinstance(first, Mapping)
+        and isinstance(score, Mapping)
+        and isinstance(score.get("ci95"), list)
+    ):
+        lo, hi = score["ci95"]
+        rating += (
+            f'<p class="muted">First score, the benchmark\'s quick run (pool '
+            f"{esc(first.get('pool'))}): <strong>{fmt(score.get('rating'), 0)}</strong> "
+            f"[{fmt(lo, 0)}, {fmt(hi, 0)}]</p>"
+        )
     facts = (
         f'<p class="summary">version <strong>#{esc(cur["number"])}</strong> '
         f'<span class="state s-{state}">{state}</span> · {esc(cur["matches"])} ranked matches'
@@ -479,12 +494,15 @@ def queue_page(ladder: str, queue: Mapping[str, Any]) -> str:
 # -- a team ----------------------------------------------------------------------------------
 
 
-def sign_in_page(ladder: str, note: str = "") -> str:
+def sign_in_page(ladder: str, token: str, note: str = "") -> str:
+    """The sign-in form; ``token`` is bound to this browser's sign-in cookie (another
+    site cannot post the form with a key of its choosing)."""
     body = (
         '<header><h1>Your team</h1><p class="muted">Sign in with your team\'s API key '
         "(<code>pdl_…</code>) to upload versions and read your bots' output.</p></header>"
         + (f'<p class="bad">{esc(note)}</p>' if note else "")
         + '<section class="card"><form method="post" action="/team/login" class="stack">'
+        f'<input type="hidden" name="token" value="{esc(token)}">'
         '<label>API key <input type="password" name="key" autocomplete="current-password" '
         'required maxlength="128" size="60"></label><button type="submit">Sign in</button>'
         "</form></section>"

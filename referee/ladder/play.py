@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from referee.ladder.config import LadderConfig
-from referee.ladder.jails import LadderJails, NodeJails
+from referee.ladder.jails import NodeJails, folder_views, ladder_jailer
 from referee.ladder.types import Version
 from referee.log.signing import LogSigner
 from referee.sandbox import RefereeSocket, SandboxLimits, Support
@@ -110,7 +110,7 @@ class LocalTables:
         self.work_dir = work_dir
         self.signer = signer
         self.support = support
-        self.jails = LadderJails(support, limits)
+        self.jails = ladder_jailer(support, limits)
         self.ledger = ProcessLedger(work_dir / "processes.json")
         self.referee: LocalReferee | None = None
         self.slots = slots
@@ -132,6 +132,8 @@ class LocalTables:
         self.ledger.reap_leftovers()
         if self.support.cgroups is not None:
             self.support.cgroups.reap()
+        if self.support.cgroups2 is not None:
+            self.support.cgroups2.reap()
         RefereeSocket.reap_stale()
         listen = self.jails.listen_addresses()
         self.work_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -150,7 +152,7 @@ class LocalTables:
             # Every log verified (rules and signature) before its result is recorded, as
             # a tournament's and as the Ray backend's on arrival.
             verify=True,
-            sandbox=lambda job: self.jails.for_match(folders_of(job)),
+            sandbox=lambda job: self.jails.seating(folder_views(folders_of(job))),
             ledger=self.ledger,
         )
         await self._backend.start()

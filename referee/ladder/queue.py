@@ -56,9 +56,11 @@ from referee.ladder.schema import (
     GroupPurpose,
     MatchState,
     VersionState,
+    bots,
     deal_groups,
     match_seats,
     seat_results,
+    teams,
     versions,
 )
 from referee.ladder.schema import matches as matches_t
@@ -146,7 +148,8 @@ class MatchQueue:
     ) -> list[str]:
         """A deal group: one fresh seed, the four versions at each seating (indexes into
         ``version_ids`` for seats 0..3), one scheduled match per seating. Its match ids.
-        A validation group may seat a house bot twice; a ranked one seats four versions."""
+        A validation group may seat a house bot twice; a ranked one seats four versions,
+        at most one of each team (the house's aside): Conflict otherwise."""
         purpose = GroupPurpose(purpose)
         if len(version_ids) != 4:
             raise LadderError("a table seats four versions")
@@ -157,9 +160,19 @@ class MatchQueue:
 
         def body(conn: Connection) -> list[str]:
             found = conn.execute(
-                select(versions.c.id, versions.c.state).where(versions.c.id.in_(version_ids))
+                select(versions.c.id, versions.c.state, teams.c.name, teams.c.house)
+                .select_from(versions.join(bots).join(teams))
+                .where(versions.c.id.in_(version_ids))
             ).all()
-            states = dict(found)
+            states = {r.id: r.state for r in found}
+            if purpose is GroupPurpose.RANKED:
+                sides = [r.name for r in found if not r.house]
+                twice = sorted({t for t in sides if sides.count(t) > 1})
+                if twice:
+                    raise Conflict(
+                        f"a ranked table holds at most one version of a team; {twice[0]} "
+                        "would have two"
+                    )
             for v in version_ids:
                 if v not in states:
                     raise NotFound(f"no version {v}")

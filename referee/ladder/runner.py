@@ -39,7 +39,7 @@ from referee.ladder.play import LocalTables
 from referee.ladder.store import LadderStore
 from referee.ladder.worker import Worker
 from referee.sandbox import Support
-from referee.table.referees import state_signer
+from referee.table.referees import RefereeUnavailable, state_signer
 from referee.tournament.backends import RayNotInstalled, require_ray
 
 log = structlog.get_logger("referee.ladder.run")
@@ -169,18 +169,7 @@ class LadderRun:
         tasks: list[asyncio.Task[None]] = []
         tables: LocalTables | None = None
         try:
-            host = os.uname().nodename.split(".")[0][:40]
-            if self.on_ray:  # one driver, every match a Ray task
-                self.processes.append(
-                    WorkerProcess(self.config, f"{host}-ray", self.log_level, self.workers)
-                )
-            else:
-                for i in range(self.workers):
-                    self.processes.append(
-                        WorkerProcess(self.config, f"{host}-w{i + 1}", self.log_level)
-                    )
-            tasks.extend(asyncio.create_task(p.keep(stop)) for p in self.processes)
-            if self.config.lobby_address:
+            if self.config.lobby_address:  # first: a port in use stops the run before any worker
                 tables = LocalTables(
                     self.config.lobby_address,
                     self.config.work_dir / "lobby",
@@ -189,7 +178,10 @@ class LadderRun:
                     self.config.bot_limits,
                     slots=LOBBY_SLOTS,
                 )
-                await tables.start()
+                try:
+                    await tables.start()
+                except RefereeUnavailable as exc:
+                    raise LadderError(self._lobby_failed(exc)) from None
                 assert tables.referee is not None and tables.referee.lobby is not None
                 self.lobby = LadderLobby(
                     store,
@@ -210,6 +202,17 @@ class LadderRun:
                     lobby_names=self.lobby.names,
                 )
                 tasks.append(asyncio.create_task(worker.run(stop)))
+            host = os.uname().nodename.split(".")[0][:40]
+            if self.on_ray:  # one driver, every match a Ray task
+                self.processes.append(
+                    WorkerProcess(self.config, f"{host}-ray", self.log_level, self.workers)
+                )
+            else:
+                for i in range(self.workers):
+                    self.processes.append(
+                        WorkerProcess(self.config, f"{host}-w{i + 1}", self.log_level)
+                    )
+            tasks.extend(asyncio.create_task(p.keep(stop)) for p in self.processes)
             if self.matchmaking:
                 tasks.append(asyncio.create_task(self._matchmake(stop)))
             self.ready.set()
@@ -224,17 +227,30 @@ class LadderRun:
                 await tables.stop()
             store.close()
 
+    def _lobby_failed(self, exc: RefereeUnavailable) -> str:
+        where = f"[lobby] address = {self.config.lobby_address!r} in {self.config.source.name}"
+        if "cannot listen" not in str(exc):
+            return f"the lobby ({where}): {exc}"
+        return (
+            f"the lobby cannot listen on {self.config.lobby_address} ({where}): is another "
+            "ladder or referee using that port? Stop it, or give the lobby another address"
+        )
+
     async def _matchmake(self, stop: asyncio.Event) -> None:
         assert self.store is not None
         maker = await asyncio.to_thread(Matchmaker, self.config, self.store, self.rng)
-        while not stop.is_set():
-            online = self.lobby.online() if self.lobby is not None else None
-            try:
-                await asyncio.to_thread(maker.tick, online)
-            except Exception:  # the database away a moment: the next tick tries again
-                log.exception("matchmaking failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), TICK_S)
+        try:
+            while not stop.is_set():
+                online = self.lobby.online() if self.lobby is not None else None
+                try:
+                    await asyncio.to_thread(maker.tick, online)
+                except Exception:  # the database away a moment: the next tick tries again
+                    log.exception("matchmaking failed")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), TICK_S)
+        finally:
+            if maker.first_scores is not None:  # runs being played stop; resumed next start
+                maker.first_scores.stop()
 
 
 def run_ladder(

@@ -42,10 +42,26 @@ from referee.ladder.types import (
     team_of,
     version_of,
 )
+from referee.llm import is_model_seat
 
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 """Team and bot names: they go into URLs, file names and logs."""
 HOUSE = "house"
+
+
+def house_bot_name(strategy: str) -> str:
+    """The house bot's name for a built-in strategy: the strategy, or for a language
+    model ``llm-`` and its settings' name in the ladder's letters.
+
+    >>> house_bot_name("greedy")
+    'greedy'
+    """
+    if not is_model_seat(strategy):
+        return strategy
+    from referee.table.bots import model_seat_label
+
+    label = re.sub(r"[^a-z0-9_-]+", "-", model_seat_label(strategy).lower()).strip("-_")
+    return f"llm-{label}"[:40]
 
 
 def check_name(kind: str, name: str) -> str:
@@ -172,8 +188,9 @@ class LadderStore(MatchQueue):
     def builtin_version(self, strategy: str) -> Version:
         """The house's version of a built-in strategy (``random``, ``greedy``...), made
         active the first time it is asked for: validation matches and the leaderboard's
-        anchors play against it."""
-        check_name("bot", strategy)
+        anchors play against it. A language model of the house (``llm:SETTINGS``) is
+        the house's bot named ``llm-`` and its settings' name."""
+        name = check_name("bot", house_bot_name(strategy))
 
         def body(conn: Connection) -> int:
             house = conn.execute(select(teams.c.id).where(teams.c.house)).scalar()
@@ -184,7 +201,7 @@ class LadderStore(MatchQueue):
                     .values(name=HOUSE, created_at=now, house=True)
                     .returning(teams.c.id)
                 ).scalar_one()
-            bot_id = self._bot_id(conn, house, strategy, now)
+            bot_id = self._bot_id(conn, house, name, now)
             found = conn.execute(
                 select(versions.c.id).where(versions.c.bot_id == bot_id).order_by(versions.c.id)
             ).scalar()
@@ -208,12 +225,7 @@ class LadderStore(MatchQueue):
                 raise Conflict("the house team does not upload")
             now = self.clock()
             self._check_rate(conn, team.id, now, limits)
-            used = self._disk_used(conn, team.id)
-            if used + archive_bytes > limits.disk_bytes:
-                raise QuotaExceeded(
-                    f"the team's versions take {used} bytes of its {limits.disk_bytes}: "
-                    "retire some (their files go, their history stays)"
-                )
+            self._check_disk(conn, team.id, archive_bytes, limits)
             return int(
                 conn.execute(
                     insert(uploads)
@@ -224,17 +236,50 @@ class LadderStore(MatchQueue):
 
         return self._write(body)
 
-    def _check_rate(self, conn: Connection, team_id: int, now: float, limits: TeamLimits) -> None:
+    def check_upload(
+        self,
+        team_name: str,
+        archive_bytes: int,
+        limits: TeamLimits,
+        *,
+        in_flight: int = 0,
+        in_flight_bytes: int = 0,
+    ) -> None:
+        """Whether the team may start an upload of at most ``archive_bytes`` now, with
+        ``in_flight`` uploads of ``in_flight_bytes`` still being received: the web asks
+        before it reads a body, so a team over its limits costs the ladder no disk.
+        QuotaExceeded (or Conflict for the house); nothing is written, and
+        ``reserve_upload`` decides again once the archive is there."""
+        with self.reading() as conn:
+            team = self._team_row(conn, team_name)
+            if team.house:
+                raise Conflict("the house team does not upload")
+            self._check_rate(conn, team.id, self.clock(), limits, in_flight)
+            self._check_disk(conn, team.id, in_flight_bytes + archive_bytes, limits)
+
+    def _check_rate(
+        self, conn: Connection, team_id: int, now: float, limits: TeamLimits, in_flight: int = 0
+    ) -> None:
         recent = conn.execute(
             select(uploads.c.at)
             .where(uploads.c.team_id == team_id, uploads.c.at > now - 3600)
             .order_by(uploads.c.at)
         ).scalars()
         times = list(recent)
-        if len(times) >= limits.uploads_per_hour:
-            wait = times[len(times) - limits.uploads_per_hour] + 3600 - now
+        over = len(times) + in_flight - limits.uploads_per_hour
+        if over >= 0:
+            wait = times[over] + 3600 - now if over < len(times) else 60.0
             raise QuotaExceeded(
-                f"{limits.uploads_per_hour} uploads in the last hour; wait {wait:.0f} s"
+                f"{limits.uploads_per_hour} uploads in the last hour; wait {wait:.0f} s",
+                max(1.0, wait),
+            )
+
+    def _check_disk(self, conn: Connection, team_id: int, more: int, limits: TeamLimits) -> None:
+        used = self._disk_used(conn, team_id)
+        if used + more > limits.disk_bytes:
+            raise QuotaExceeded(
+                f"the team's versions take {used} bytes of its {limits.disk_bytes}: "
+                "retire some (their files go, their history stays)"
             )
 
     def remote_version(self, team_name: str, bot_name: str, limits: TeamLimits) -> Version:

@@ -6,14 +6,17 @@ An upload is counted against its team's limits before its archive is looked at
 (``referee.ladder.archive``), kept as it came (``archives/<sha256>``, for the team's
 disk and a later look), and becomes a pending version, which the matchmaker validates
 by a match before it plays ranked matches. Every refusal is recorded with its reason
-(``uploads.refused``) and raised as the ``LadderError`` that says it.
+(``uploads.refused``) and raised as the ``LadderError`` that says it; an upload that
+fails for any other reason is recorded as refused too, so none is left unsettled.
 
-``pack`` makes the archive of a folder or of some files (a ``bot.toml`` beside them),
-for those who would rather not make a ``.tar.gz`` by hand.
+``pack_folder`` makes the archive of a bot's folder, with only what may leave its
+author's machine, and ``pack`` of some files with a ``bot.toml`` beside them, for those
+who would rather not make a ``.tar.gz`` by hand.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import shutil
@@ -32,9 +35,11 @@ from referee.ladder.manifest import FILE_NAME, parse_manifest
 from referee.ladder.schema import versions
 from referee.ladder.store import LadderStore
 from referee.ladder.types import Version
+from referee.sandbox.private_files import MAX_ENTRIES, Hidden, scan_folder
 
 SKIPPED = ("__pycache__", ".git", ".venv", "node_modules")
-"""Folders ``pack`` leaves out."""
+"""Tools' folders ``pack_folder`` leaves out (a Node bot that needs its packages brings
+them in an archive made by hand)."""
 
 
 def submit(store: LadderStore, config: LadderConfig, team: str, bot: str, archive: Path) -> Version:
@@ -49,6 +54,9 @@ def submit(store: LadderStore, config: LadderConfig, team: str, bot: str, archiv
         unpacked = unpack(archive, config.versions_dir, config.archive_limits)
     except LadderError as exc:
         store.refuse_upload(upload_id, str(exc))
+        raise
+    except Exception:  # a fault of the ladder's: the upload is settled all the same
+        store.refuse_upload(upload_id, "the ladder failed to unpack it (its fault, not yours)")
         raise
     try:
         kept = config.archives_dir / unpacked.sha256
@@ -71,8 +79,9 @@ def submit(store: LadderStore, config: LadderConfig, team: str, bot: str, archiv
             runtime=unpacked.manifest.runtime,
             limits=config.team_limits,
         )
-    except LadderError as exc:
-        store.refuse_upload(upload_id, str(exc))
+    except Exception as exc:
+        why = str(exc) if isinstance(exc, LadderError) else "the ladder failed to keep it"
+        store.refuse_upload(upload_id, why)
         if not _used(store, unpacked.sha256):
             remove_tree(unpacked.folder)
             (config.archives_dir / unpacked.sha256).unlink(missing_ok=True)
@@ -101,40 +110,86 @@ def _toml_string(text: str) -> str:
     return out
 
 
-def pack(
-    sources: Sequence[Path], manifest: str | None = None, *, limit: int = 64 * 1024 * 1024
-) -> bytes:
-    """A ``.tar.gz`` of ``sources``: one folder (its contents at the archive's root,
-    with its own ``bot.toml`` unless ``manifest`` is given), or files (each at the root,
-    ``manifest`` beside them). Links and ``SKIPPED`` folders are left out; ArchiveError
-    past ``limit`` bytes."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Packed:
+    """An archive made by ``pack_folder``: what it holds and what was left out."""
+
+    data: bytes
+    files: tuple[tuple[str, int], ...]
+    """Each file's name in the archive and its size, in the archive's order."""
+    left_out: tuple[Hidden, ...]
+    """What of the folder is not packed, top-most first, and why."""
+
+    @property
+    def total(self) -> int:
+        """The files' bytes, unpacked."""
+        return sum(size for _, size in self.files)
+
+
+def pack_folder(root: Path, *, limit: int = 64 * 1024 * 1024) -> Packed:
+    """A ``.tar.gz`` of the bot in the folder ``root`` (its contents at the archive's
+    root): only what may leave the author's machine. Left out, by the rule the jail
+    uses too (``referee.sandbox.private_files``): private keys, token files, match logs
+    (by their first line, whatever their name), bots' output, state, log and
+    tournament folders, and what ``.pusoyignore`` lists; and tools' folders
+    (``SKIPPED``) and symbolic links. ArchiveError when the folder is too big to check,
+    has no ``bot.toml``, or packs past ``limit`` bytes."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ArchiveError(f"{root} is not a folder")
+    scan = scan_folder(root)
+    if not scan.complete:
+        raise ArchiveError(
+            f"{root} has over {MAX_ENTRIES} entries, too many to check what of it is "
+            "private: pack the bot's own files into a .tar.gz yourself"
+        )
+    left_out = list(scan.hidden)
+    tools: set[Path] = set()
+    entries: list[tuple[Path, str]] = []
+    for path in scan.files():
+        parts = path.relative_to(root).parts
+        skipped = next((i for i, part in enumerate(parts[:-1]) if part in SKIPPED), None)
+        if skipped is not None:
+            tools.add(root.joinpath(*parts[: skipped + 1]))
+            continue
+        entries.append((path, "/".join(parts)))
+    left_out += [Hidden(t, "a tool's folder, not the bot's") for t in tools]
+    if FILE_NAME not in {rel for _, rel in entries}:
+        why = next((h.why for h in left_out if h.path == root / FILE_NAME), "")
+        raise ArchiveError(
+            f"{root} has no {FILE_NAME}: say how to run the bot"
+            + (f" (it is left out: {why})" if why else "")
+        )
+    data, files = _tar(entries, None, limit)
+    return Packed(data, files, tuple(sorted(left_out, key=lambda h: h.path)))
+
+
+def pack(files: Sequence[Path], manifest: str, *, limit: int = 64 * 1024 * 1024) -> bytes:
+    """A ``.tar.gz`` of ``files``, each at the archive's root, ``manifest`` (a
+    ``bot.toml``'s text) beside them; ArchiveError past ``limit`` bytes."""
+    entries = []
+    for path in files:
+        if not path.is_file() or path.is_symlink():
+            raise ArchiveError(f"{path} is not a file")
+        entries.append((path, path.name))
+    return _tar(entries, manifest, limit)[0]
+
+
+def _tar(
+    entries: Sequence[tuple[Path, str]], manifest: str | None, limit: int
+) -> tuple[bytes, tuple[tuple[str, int], ...]]:
     buffer = io.BytesIO()
+    packed: list[tuple[str, int]] = []
     with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
-        entries: list[tuple[Path, str]] = []
-        if len(sources) == 1 and sources[0].is_dir():
-            root = sources[0]
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED)
-                for name in sorted(filenames):
-                    path = Path(dirpath) / name
-                    rel = path.relative_to(root).as_posix()
-                    if not path.is_symlink() and not (manifest and rel == FILE_NAME):
-                        entries.append((path, rel))
-            if manifest is None and not (root / FILE_NAME).is_file():
-                raise ArchiveError(f"{root} has no {FILE_NAME}: say how to run the bot")
-        else:
-            for path in sources:
-                if not path.is_file() or path.is_symlink():
-                    raise ArchiveError(f"{path} is not a file")
-                entries.append((path, path.name))
-            if manifest is None:
-                raise ArchiveError(f"files alone need a {FILE_NAME}")
         for path, rel in entries:
+            if manifest is not None and rel == FILE_NAME:
+                continue
             info = tar.gettarinfo(str(path), arcname=rel)
             info.uid = info.gid = 0
             info.uname = info.gname = ""
             with open(path, "rb") as f:
                 tar.addfile(info, f)
+            packed.append((rel, info.size))
             if buffer.tell() > limit:
                 raise ArchiveError(f"the archive is over {limit} bytes")
         if manifest is not None:
@@ -143,10 +198,11 @@ def pack(
             info.size = len(data)
             info.mode = 0o644
             tar.addfile(info, io.BytesIO(data))
+            packed.append((FILE_NAME, len(data)))
     data = buffer.getvalue()
     if len(data) > limit:
         raise ArchiveError(f"the archive is over {limit} bytes")
-    return data
+    return data, tuple(packed)
 
 
-__all__ = ["SKIPPED", "manifest_text", "pack", "submit"]
+__all__ = ["SKIPPED", "Packed", "manifest_text", "pack", "pack_folder", "submit"]

@@ -3,7 +3,8 @@ sessions, uploads and a team's own bots' output. ``LadderWeb`` is built on ``Tea
 which keeps here what only a team may do; the public pages stay in ``web.py``.
 
 A key is accepted only over TLS or from this machine (or anywhere with ``insecure``),
-refused keys are throttled per address by the ``KeyGuard``; a browser's session cookie
+refused keys are throttled per client address by the ``KeyGuard`` (behind a trusted
+proxy, the address it forwards: ``referee.web.forwarded``); a browser's session cookie
 holds an HMAC of the team and its key's public id under the web's own secret, and its
 forms carry a CSRF token derived from the session.
 """
@@ -11,12 +12,14 @@ forms carry a CSRF token derived from the session.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import hmac
 import ipaddress
 import json
 import os
 import re
+import secrets
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -28,7 +31,14 @@ from sqlalchemy import select
 
 from referee.ladder import api, pages
 from referee.ladder.config import LadderConfig
-from referee.ladder.errors import Conflict, KeyRefused, LadderError, NotFound, TooManyGuesses
+from referee.ladder.errors import (
+    Conflict,
+    KeyRefused,
+    LadderError,
+    NotFound,
+    QuotaExceeded,
+    TooManyGuesses,
+)
 from referee.ladder.keys import KeyGuard
 from referee.ladder.schema import (
     bots,
@@ -39,14 +49,28 @@ from referee.ladder.schema import (
 from referee.ladder.store import LadderStore, check_name
 from referee.ladder.submit import submit
 from referee.ladder.types import Team
-from referee.server.throttle import peer_host
 from referee.table.output import tail_bytes
+from referee.web.forwarded import TrustedProxies
 
 log = structlog.get_logger("referee.ladder.web")
 
 COOKIE = "ladder_session"
+SIGN_IN_COOKIE = "ladder_signin"
+_NONCE = re.compile(r"[0-9a-f]{32}")
 MAX_STDERR_BYTES = 1 << 20
+MAX_NOTE_CHARS = 300
+FORM_SLACK_BYTES = 64 * 1024
+"""An upload's body past its archive: the multipart framing and the small fields."""
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class UploadRefused:
+    """An upload refused before its body is read: the HTTP status and why."""
+
+    status: int
+    why: str
+    retry_after: float = 0.0
 
 
 def loopback(host: str) -> bool:
@@ -91,8 +115,12 @@ class TeamSide:
     config: LadderConfig
     store: LadderStore
     guard: KeyGuard
+    proxies: TrustedProxies
     secret: bytes
     insecure: bool
+    _receiving: dict[str, int]
+    """Team -> its uploads being received now (``_start_upload``)."""
+    _receiving_bytes: dict[str, int]
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -120,14 +148,21 @@ class TeamSide:
 
     def _key_transport(self, request: web.Request) -> str | None:
         """Why a key may not be sent on this request (None: it may): never in clear
-        over a network."""
-        if self.insecure or request.secure or loopback(peer_host(request.remote or "")):
+        over a network. Behind a trusted proxy, its word on the client's scheme and
+        address counts; a proxy on this machine that says nothing counts as this machine."""
+        if self.insecure:
+            return None
+        client = self.proxies.client(request)
+        if client.secure or client.loopback:
+            return None
+        if client.secure is None and (request.secure or loopback(request.remote or "")):
             return None
         return "a key is accepted only over https (or from this machine)"
 
     def _authenticate(self, request: web.Request, key: str) -> Team:
-        """The key's team, behind the guard (KeyRefused, TooManyGuesses)."""
-        address = peer_host(request.remote or "") or "unknown"
+        """The key's team, behind the guard (KeyRefused, TooManyGuesses), its refusals
+        counted for the client (behind a trusted proxy, the one it names)."""
+        address = self.proxies.client(request).address
         return self.guard.authenticate(self.store.team_by_key, key, address)
 
     async def _bearer(self, request: web.Request) -> Team | web.Response:
@@ -157,6 +192,16 @@ class TeamSide:
     def _csrf(self, session: str) -> str:
         return hmac.new(self.secret, b"csrf\0" + session.encode(), hashlib.sha256).hexdigest()
 
+    def _note_mac(self, session: str, note: str) -> str:
+        data = b"note\0" + session.encode() + b"\0" + note.encode()
+        return hmac.new(self.secret, data, hashlib.sha256).hexdigest()
+
+    def _team_url(self, session: str, note: str) -> str:
+        """The team page showing ``note``, one of the ladder's own messages: signed for
+        this session, so a link of someone else's making shows nothing."""
+        note = note[:MAX_NOTE_CHARS]
+        return f"/team?{query_string(note=note, mac=self._note_mac(session, note))}"
+
     def _session_team(self, request: web.Request) -> tuple[Team, str] | None:
         """The signed-in team and its session value, if the cookie is good and its key
         has not changed since."""
@@ -173,6 +218,30 @@ class TeamSide:
             return None
         return team, value
 
+    def _sign_in_token(self, nonce: str) -> str:
+        return hmac.new(self.secret, b"sign-in\0" + nonce.encode(), hashlib.sha256).hexdigest()
+
+    def _sign_in(self, request: web.Request, note: str = "", status: int = 200) -> web.Response:
+        """The sign-in page, its form's token bound to a random value in this browser's
+        sign-in cookie (``SameSite=Strict``: never sent with another site's post), which
+        is made the first time."""
+        nonce = request.cookies.get(SIGN_IN_COOKIE, "")
+        fresh = _NONCE.fullmatch(nonce) is None
+        if fresh:
+            nonce = secrets.token_hex(16)
+        page = pages.sign_in_page(self.config.name, self._sign_in_token(nonce), note)
+        response = self._html(page, status)
+        if fresh:
+            response.set_cookie(
+                SIGN_IN_COOKIE,
+                nonce,
+                path="/team",
+                httponly=True,
+                samesite="Strict",
+                secure=request.secure,
+            )
+        return response
+
     def _same_origin(self, request: web.Request) -> bool:
         origin = request.headers.get("Origin")
         if origin is None or origin == "null":
@@ -185,27 +254,44 @@ class TeamSide:
     async def team(self, request: web.Request) -> web.Response:
         signed = await self._db(lambda: self._session_team(request))
         if signed is None:
-            return self._html(pages.sign_in_page(self.config.name))
+            return self._sign_in(request)
         team, session = signed
         data = await self._db(lambda: api.team_json(self.store, team.name))
-        note = request.query.get("note", "")[:300]
+        note = request.query.get("note", "")
+        mac = request.query.get("mac", "")
+        if len(note) > MAX_NOTE_CHARS or not hmac.compare_digest(
+            mac.encode(), self._note_mac(session, note).encode()
+        ):
+            note = ""  # not the ladder's: never shown
         return self._html(pages.team_page(self.config.name, data, self._csrf(session), note))
 
     async def login(self, request: web.Request) -> web.Response:
+        """The sign-in form's post: this site's form (its token, the sign-in cookie it is
+        bound to), then the key. ``Origin: null``, which browsers send under this site's
+        ``Referrer-Policy: no-referrer``, says nothing either way: the token decides."""
         why = self._key_transport(request)
         if why is not None:
-            return self._html(pages.sign_in_page(self.config.name, why), 403)
+            return self._sign_in(request, why, 403)
         if not self._same_origin(request):
             return self._message(403, "Refused", "A sign-in from another site.")
         form = await request.post()
-        key = form.get("key")
+        token, key = form.get("token"), form.get("key")
+        nonce = request.cookies.get(SIGN_IN_COOKIE, "")
+        if (
+            not isinstance(token, str)
+            or _NONCE.fullmatch(nonce) is None
+            or not hmac.compare_digest(token.encode(), self._sign_in_token(nonce).encode())
+        ):
+            log.info("sign-in without this site's form token", address=request.remote)
+            note = "This sign-in did not come from this site's form: sign in here."
+            return self._sign_in(request, note, 403)
         key = key.strip() if isinstance(key, str) else ""
         try:
             team: Team = await self._db(lambda: self._authenticate(request, key))
         except TooManyGuesses as exc:
-            return self._html(pages.sign_in_page(self.config.name, str(exc)), 429)
+            return self._sign_in(request, str(exc), 429)
         except KeyRefused:
-            return self._html(pages.sign_in_page(self.config.name, "That key opens no team."), 401)
+            return self._sign_in(request, "That key opens no team.", 401)
         response = web.Response(status=303, headers={"Location": "/team"})
         response.set_cookie(
             COOKIE,
@@ -215,6 +301,7 @@ class TeamSide:
             samesite="Strict",
             secure=request.secure,
         )
+        response.del_cookie(SIGN_IN_COOKIE, path="/team")
         return response
 
     async def _form_session(self, request: web.Request, csrf: str) -> tuple[Team, str] | None:
@@ -275,11 +362,59 @@ class TeamSide:
 
     # -- uploads -----------------------------------------------------------------------
 
+    async def _start_upload(self, team: Team, request: web.Request) -> int | UploadRefused:
+        """Whether the team's upload may be received now, decided before a byte of its
+        body is read: its declared size, the uploads being received (the team's and
+        everyone's), the team's uploads this hour and its disk. The bytes it may take,
+        its slot taken (give it back with ``_end_upload``), or why not."""
+        limit = self.config.archive_limits.max_archive_bytes
+        length = request.content_length
+        if length is not None and length > limit + FORM_SLACK_BYTES:
+            return UploadRefused(413, f"the archive is over {limit} bytes")
+        mine = self._receiving.get(team.name, 0)
+        if mine >= self.config.team_uploads_at_once:
+            why = f"{mine} uploads of your team are being received: wait for them"
+            return UploadRefused(429, why, 5)
+        if sum(self._receiving.values()) >= self.config.uploads_at_once:
+            why = "the ladder is receiving too many uploads: try again in a moment"
+            return UploadRefused(503, why, 5)
+        size = min(length, limit) if length is not None else limit
+        in_flight_bytes = self._receiving_bytes.get(team.name, 0)
+        self._receiving[team.name] = mine + 1  # taken before the database is asked
+        self._receiving_bytes[team.name] = in_flight_bytes + size
+        try:
+            await self._db(
+                lambda: self.store.check_upload(
+                    team.name,
+                    size,
+                    self.config.team_limits,
+                    in_flight=mine,
+                    in_flight_bytes=in_flight_bytes,
+                )
+            )
+        except QuotaExceeded as exc:
+            self._end_upload(team, size)
+            if exc.retry_after is None:
+                return UploadRefused(413, str(exc))
+            return UploadRefused(429, str(exc), exc.retry_after)
+        except LadderError as exc:
+            self._end_upload(team, size)
+            return UploadRefused(403, str(exc))
+        return size
+
+    def _end_upload(self, team: Team, size: int) -> None:
+        self._receiving[team.name] -= 1
+        self._receiving_bytes[team.name] -= size
+        if self._receiving[team.name] <= 0:
+            del self._receiving[team.name], self._receiving_bytes[team.name]
+
     async def _receive(
-        self, request: web.Request, want_csrf: bool
+        self, request: web.Request, csrf: str | None
     ) -> tuple[dict[str, str], Path | None, str]:
         """The multipart fields (small) and the archive, streamed to a private file no
-        larger than the limit; an error text instead when the request is not one."""
+        larger than the limit; an error text instead when the request is not one.
+        ``csrf``: the form's token, which must come, and be right, before the file (so a
+        forged form writes nothing); None for the API (a key, no cookie)."""
         limit = self.config.archive_limits.max_archive_bytes
         fields: dict[str, str] = {}
         archive: Path | None = None
@@ -299,7 +434,9 @@ class TeamSide:
                 if part.name == "archive":
                     if archive is not None:
                         return fields, archive, "one archive per upload"
-                    if want_csrf and "csrf" not in fields:
+                    if csrf is not None and not hmac.compare_digest(
+                        fields.get("csrf", ""), csrf
+                    ):  # checked before a byte of the file is written
                         return fields, archive, "the form's token must come before the file"
                     fd, name = tempfile.mkstemp(dir=scratch, suffix=".upload")
                     archive = Path(name)
@@ -338,8 +475,13 @@ class TeamSide:
         who = await self._bearer(request)
         if isinstance(who, web.Response):
             return who
-        fields, archive, error = await self._receive(request, want_csrf=False)
+        slot = await self._start_upload(who, request)
+        if isinstance(slot, UploadRefused):
+            headers = {"Retry-After": f"{slot.retry_after:.0f}"} if slot.retry_after else None
+            return json_response({"error": slot.why}, slot.status, headers)
+        archive: Path | None = None
         try:
+            fields, archive, error = await self._receive(request, csrf=None)
             if error:
                 return json_response({"error": error}, 413 if "over" in error else 400)
             assert archive is not None
@@ -347,21 +489,27 @@ class TeamSide:
         finally:
             if archive is not None:
                 archive.unlink(missing_ok=True)
+            self._end_upload(who, slot)
         return json_response(answer, 400 if "error" in answer else 201)
 
     async def upload_form(self, request: web.Request) -> web.Response:
         signed = await self._db(lambda: self._session_team(request))
         if signed is None or not self._same_origin(request):
             return self._message(403, "Refused", "Upload from your team's page, signed in.")
-        fields, archive, error = await self._receive(request, want_csrf=True)
+        team, session = signed
+        slot = await self._start_upload(team, request)
+        if isinstance(slot, UploadRefused):
+            raise web.HTTPSeeOther(self._team_url(session, f"Refused: {slot.why}"))
+        archive: Path | None = None
         try:
-            if not hmac.compare_digest(fields.get("csrf", ""), self._csrf(signed[1])):
+            fields, archive, error = await self._receive(request, csrf=self._csrf(session))
+            if not hmac.compare_digest(fields.get("csrf", ""), self._csrf(session)):
                 return self._message(403, "Refused", "The form's token is missing or stale.")
             if error:
                 note = error
             else:
                 assert archive is not None
-                answer = await self._submit(signed[0], fields["bot"], archive)
+                answer = await self._submit(team, fields["bot"], archive)
                 note = (
                     f"Refused: {answer['error']}"
                     if "error" in answer
@@ -370,7 +518,8 @@ class TeamSide:
         finally:
             if archive is not None:
                 archive.unlink(missing_ok=True)
-        raise web.HTTPSeeOther(f"/team?{query_string(note=note)}")
+            self._end_upload(team, slot)
+        raise web.HTTPSeeOther(self._team_url(session, note))
 
     async def api_team(self, request: web.Request) -> web.Response:
         who = await self._bearer(request)
@@ -435,4 +584,4 @@ class TeamSide:
             if status == 200
             else f"Refused: {answer}"
         )
-        raise web.HTTPSeeOther(f"/team?{query_string(note=note[:300])}")
+        raise web.HTTPSeeOther(self._team_url(signed[1], note))

@@ -18,6 +18,7 @@ failed) is played again, up to ``MAX_TRIES`` times.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import select
@@ -108,10 +109,16 @@ def verdict(store: LadderStore, folder: Path, match_id: str) -> tuple[bool, str,
     return True, "", tail
 
 
-def settle(store: LadderStore, folder: Path, version: Version) -> Version | None:
+def settle(
+    store: LadderStore,
+    folder: Path,
+    version: Version,
+    ready: Callable[[Version], bool] | None = None,
+) -> Version | None:
     """Decide a pending version whose validation match is done: the version, activated
     or rejected; None when there is nothing to decide yet (no match done, or one still
-    open, or a failed one to play again: ``needs_match``)."""
+    open, or a failed one to play again: ``needs_match``). ``ready``: whether a version
+    that passed may be activated yet (its first score, ``referee.ladder.first_score``)."""
     if version.state is not VersionState.PENDING:
         return None
     t = tries(store, version.id)
@@ -122,6 +129,8 @@ def settle(store: LadderStore, folder: Path, version: Version) -> Version | None
         if state == MatchState.FINISHED:
             passed, reason, tail = verdict(store, folder, match_id)
             if passed:
+                if ready is not None and not ready(version):
+                    return None  # its first score is being played
                 return store.activate(version.id)
             return store.reject(version.id, reason, tail)
         if t.failed >= MAX_TRIES:

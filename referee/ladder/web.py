@@ -9,22 +9,30 @@ viewer's page, from the signed log), and the ladder's status (``/api/status``). 
 there is private: ratings, results, failures' causes; never a bot's output.
 
 A team's, behind its API key (``referee.ladder.keys``; refused keys throttled per
-address by the ``KeyGuard``, and a key accepted only over TLS or from this machine):
+client address by the ``KeyGuard``, a right key never refused for another's failures,
+the address a trusted proxy forwards believed (``[web] trusted_proxies``), and a key
+accepted only over TLS or from this machine):
 
 - scripts send ``Authorization: Bearer <key>``: ``POST /api/versions`` (multipart
   ``bot`` and ``archive``: what ``referee ladder submit --url`` does), ``GET /api/team``,
   ``POST /api/versions/ID/retire`` (optional JSON ``{"reason": ...}``; another team's
   version answers as a missing one). No cookie is involved, so another site's page
   cannot make a browser do it;
-- a browser signs in at ``/team`` with a form that posts the key, and gets a session
-  cookie (``HttpOnly``, ``SameSite=Strict``) holding an HMAC of the team and its key's
-  public id under the web's own secret (``state/web-session.key``): a new key ends every
-  session. Its forms (upload, retire, sign out) carry a CSRF token derived from the
-  session and are refused without it, or from another origin. Its bots' output files are served
-  from ``/team/stderr/MATCH/SEAT``, to that team only.
+- a browser signs in at ``/team`` with a form that posts the key and a token bound to
+  a sign-in cookie (so another site's page cannot sign a browser into a team of its
+  choosing: ``Origin: null``, which browsers send under this site's no-referrer policy,
+  decides nothing), and gets a session cookie (``HttpOnly``, ``SameSite=Strict``)
+  holding an HMAC of the team and its key's public id under the web's own secret
+  (``state/web-session.key``): a new key ends every session. Its forms (upload, retire,
+  sign out) carry a CSRF token derived from the session and are refused without it, or
+  from another origin. Its page shows only the ladder's own notes (signed for the
+  session). Its bots' output files are served from ``/team/stderr/MATCH/SEAT``, to that
+  team only.
 
-An upload is streamed to a private file, never past ``[limits] archive_mb``, then goes
-through the same ``referee.ladder.submit`` as ``referee ladder submit`` does. The team's
+An upload is taken or refused before its body is read (the key, its declared size, the
+team's uploads this hour and disk, the uploads being received at once: ``[web]``), then
+streamed to a private file, never past ``[limits] archive_mb``, and goes through the
+same ``referee.ladder.submit`` as ``referee ladder submit`` does. The team's
 side lives in ``referee.ladder.team_web`` (``TeamSide``, which ``LadderWeb`` is built on).
 """
 
@@ -75,6 +83,7 @@ from referee.web.common import (
     viewer_gone,
 )
 from referee.web.feed import ViewerTooSlow
+from referee.web.forwarded import TrustedProxies
 
 log = structlog.get_logger("referee.ladder.web")
 
@@ -115,6 +124,9 @@ class LadderWeb(TeamSide):
         self.store = store
         self.requested = address
         self.guard = guard or KeyGuard()
+        self.proxies = TrustedProxies(config.trusted_proxies)
+        self._receiving = {}
+        self._receiving_bytes = {}
         self.limits = limits or WebLimits()
         self.tls = tls
         self.secret = session_secret(config.state_dir)
@@ -180,7 +192,7 @@ class LadderWeb(TeamSide):
         team, bot = request.match_info["team"], request.match_info["bot"]
         if not (NAME_PATTERN.fullmatch(team) and NAME_PATTERN.fullmatch(bot)):
             raise NotFound("no such bot")
-        return api.bot_json(self.store, team, bot)
+        return api.bot_json(self.store, team, bot, self.config.folder)
 
     def _match_json(self, request: web.Request) -> dict[str, Any]:
         match_id = request.match_info["match_id"]

@@ -346,6 +346,21 @@ def is_closed(path: Path) -> bool:
         return False
 
 
+HEAD_BYTES = 1024
+
+
+def starts_as_log(path: Path) -> bool:
+    """Whether a file begins as a match log does, whatever its name (its first KiB: a
+    JSON object naming a match and its creation), for the rule that hides an author's
+    logs from bots (``referee.sandbox.private_files``). False for a file it cannot read."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEAD_BYTES)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"{") and b'"match_id"' in head and b'"match_created"' in head
+
+
 # -- visitors --------------------------------------------------------------------------
 
 L_contra = TypeVar("L_contra", contravariant=True)

@@ -8,6 +8,7 @@ cause, disconnects).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 
 from referee.log.reader import LogLine, read_log, walk
@@ -59,6 +60,14 @@ class SeatSummary:
     """Wall time from prompt to answer over those turns (``elapsed_ms``), in total."""
     think_max_ms: int = 0
     """The longest of those turns."""
+    faulty_hands: tuple[int, ...] = ()
+    """The hands (numbered from 1) in which the referee played a turn of the seat by
+    default (any cause) or rejected one of its actions: what is left are its clean
+    hands (the benchmark's clean results)."""
+    gone_cause: str = ""
+    """Why its bot is gone for good, as the table told the referee (``its bot exited
+    with status 1``, ``its bot was stopped by its jail for breaking its memory limit
+    (memory: 2,400 MB across 4 processes, limit 1,024 MB)``); empty if it was not."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -75,6 +84,9 @@ class LogSummary:
     """SHA-256 of the last entry line: what the log's signature covers."""
     signed_by: str = ""
     """The public key the log's trailer names (base64); empty for an unsigned log."""
+    turn_moves: Mapping[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    """Each turn's move: turn id to (hand number, its move in the hand counted from 1, as
+    ``referee view`` numbers them), for what a bot says of a turn (a kit's raised marker)."""
 
 
 @dataclasses.dataclass
@@ -93,6 +105,12 @@ class _Counts:
     turns: int = 0
     think_ms: int = 0
     think_max_ms: int = 0
+    faulty_hands: list[int] = dataclasses.field(default_factory=list)
+    gone_cause: str = ""
+
+    def fault(self, hand: int) -> None:
+        if not self.faulty_hands or self.faulty_hands[-1] != hand:
+            self.faulty_hands.append(hand)
 
 
 class Summarizer:
@@ -105,6 +123,9 @@ class Summarizer:
         self.ended: common.MatchEnded | None = None
         self.left = [False] * SEATS
         self.hands = 0
+        self.hand_number = 0
+        self.move = 0
+        self.turn_moves: dict[int, tuple[int, int]] = {}
 
     def _seat(self, seat: int) -> _Counts:
         if not 0 <= seat < SEATS:
@@ -117,8 +138,12 @@ class Summarizer:
         self.match_id = line.entry.match_id
         if kind in ("played", "passed"):
             body = ev.played if kind == "played" else ev.passed
+            self.move += 1
+            self.turn_moves[body.turn_id] = (self.hand_number, self.move)
             field = _CAUSES.get(body.default_cause)
             counts = self._seat(body.seat)
+            if body.default_cause:
+                counts.fault(self.hands + 1)
             if field is not None:
                 setattr(counts, field, getattr(counts, field) + 1)
             elif not body.default_cause:  # the bot's own answer: its wall time per turn
@@ -131,6 +156,9 @@ class Summarizer:
                 counts.late += 1
             else:
                 counts.rejected += 1
+                counts.fault(self.hands + 1)
+        elif kind == "hand_dealt":
+            self.hand_number, self.move = ev.hand_dealt.hand_number, 0
         elif kind == "hand_ended":
             self.hands += 1
             for seat, score in enumerate(ev.hand_ended.scores):
@@ -142,6 +170,8 @@ class Summarizer:
             counts = self._seat(ev.seat_disconnected.seat)
             counts.disconnects += counts.live
             counts.live = False
+            if ev.seat_disconnected.gone:
+                counts.gone_cause = ev.seat_disconnected.cause
         elif kind == "referee_restarted":
             for counts in self.counts:
                 counts.live = False
@@ -172,9 +202,10 @@ class Summarizer:
                 **{
                     k: v
                     for k, v in dataclasses.asdict(self.counts[s]).items()
-                    if k not in ("scores", "live")
+                    if k not in ("scores", "live", "faulty_hands")
                 },
                 scores=tuple(self.counts[s].scores),
+                faulty_hands=tuple(self.counts[s].faulty_hands),
                 left=self.left[s],
             )
             for s in range(SEATS)
@@ -188,6 +219,7 @@ class Summarizer:
             hands=self.hands,
             seats=seats,
             seat_names=self.names,
+            turn_moves=self.turn_moves,
         )
 
 

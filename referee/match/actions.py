@@ -32,6 +32,15 @@ def is_oversized(cards: Sequence[str]) -> bool:
     return len(cards) > HAND_SIZE or any(len(c) > MAX_CARD_TEXT for c in cards)
 
 
+def is_sha256_hex(text: str) -> bool:
+    """64 lower-case hex digits: the one form of a trace line's hash (Action.trace_sha256).
+
+    >>> is_sha256_hex("ab" * 32), is_sha256_hex("AB" * 32), is_sha256_hex("ab")
+    (True, False, False)
+    """
+    return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
+
+
 def parse_action(cards: Sequence[str] | None) -> Action:
     """An Action from the cards a bot sent (None: a pass); raises InvalidCardsError."""
     if cards is None:

@@ -212,7 +212,7 @@ class _Decider:
         started = common.TurnStarted(
             turn_id=turn.turn_id, seat=turn.seat, time_bank_ms=seat.bank_us // 1000
         )
-        set_ts(started.deadline, self.now + self.s.settings.turn_time_ms * 1000)
+        set_ts(started.deadline, self.now + self.s.settings.turn_time_for(turn.seat) * 1000)
         self.emit(common.Event(turn_started=started))
         drill = self.s.settings.drill_disconnect_after_prompts
         if drill and seat.prompts == drill:

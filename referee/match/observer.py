@@ -140,7 +140,7 @@ def prompt(
     out = play_service.TurnPrompt(
         turn_id=turn.turn_id,
         seat=turn.seat,
-        turn_time_ms=settings.turn_time_ms,
+        turn_time_ms=settings.turn_time_for(turn.seat),
         time_bank_ms=started.time_bank_ms,
         hand=card_list(hand.hands[turn.seat], order),
         can_pass=plays.can_pass,

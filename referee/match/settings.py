@@ -41,6 +41,33 @@ MAX_HANDS = 10_000
 DEFAULT_SEAT_NAMES = ("seat 0", "seat 1", "seat 2", "seat 3")
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class SeatClock:
+    """A seat's own clock (a language model's seconds to minutes per move), replacing the
+    match's turn time and time bank for that seat; checked by ``MatchSettings``."""
+
+    seat: int
+    turn_time_ms: int
+    time_bank_ms: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> SeatClock:
+        """``SEAT:TURN_MS`` or ``SEAT:TURN_MS:BANK_MS``, as the flag ``--seat-clock``
+        takes it; SettingsError for anything else.
+
+        >>> SeatClock.parse("2:60000:120000")
+        SeatClock(seat=2, turn_time_ms=60000, time_bank_ms=120000)
+        """
+        parts = text.split(":")
+        if len(parts) not in (2, 3) or not all(p.strip().isdigit() for p in parts):
+            raise SettingsError(
+                f"a seat clock is SEAT:TURN_MS or SEAT:TURN_MS:BANK_MS, got {text!r}",
+                "seat_clocks",
+            )
+        numbers = [int(p) for p in parts]
+        return cls(numbers[0], numbers[1], numbers[2] if len(numbers) == 3 else 0)
+
+
 class SettingsError(ValueError):
     """Settings that cannot be played; the message says which field and why, ``field``
     names it for a reader that points at its own key: a ``MatchSettings`` field, or
@@ -198,6 +225,8 @@ class MatchSettings:
         flag="--drill-disconnect-after",
         metavar="N",
     )
+    seat_clocks: tuple[SeatClock, ...] = ()
+    """Seats whose turn time and time bank are their own, at most one each, by seat."""
 
     def __post_init__(self) -> None:
         if len(self.seat_names) != 4:
@@ -214,6 +243,27 @@ class MatchSettings:
             setting.check(getattr(self, setting.name))
         if self.rules.match_end is MatchEnd.HANDS and self.rules.match_end_value > MAX_HANDS:
             raise SettingsError(f"at most {MAX_HANDS} hands per match", "rules")
+        _check_seat_clocks(self.seat_clocks)
+
+    def turn_time_for(self, seat: int) -> int:
+        """The seat's time per turn in milliseconds: its own clock's, else the match's."""
+        for clock in self.seat_clocks:
+            if clock.seat == seat:
+                return clock.turn_time_ms
+        return self.turn_time_ms
+
+    def time_bank_for(self, seat: int) -> int:
+        """The seat's time bank at the start, in milliseconds."""
+        for clock in self.seat_clocks:
+            if clock.seat == seat:
+                return clock.time_bank_ms
+        return self.time_bank_ms
+
+    def with_seat_clock(self, clock: SeatClock) -> MatchSettings:
+        """These settings with ``clock`` for its seat (replacing one it had)."""
+        kept = tuple(c for c in self.seat_clocks if c.seat != clock.seat)
+        clocks = tuple(sorted((*kept, clock), key=lambda c: c.seat))
+        return dataclasses.replace(self, seat_clocks=clocks)
 
     def config_pb(self) -> common.MatchConfig:
         """The settings as logged and sent to the bots (everything but the seed)."""
@@ -260,11 +310,44 @@ class MatchSettings:
         fields: dict[str, dict[str, int]] = {"time_control": {}, "fault_policy": {}, "drills": {}}
         for setting in SETTINGS:
             fields[setting.message][setting.proto] = getattr(self, setting.name)
+        clocks = [
+            common.SeatClock(seat=c.seat, turn_time_ms=c.turn_time_ms, time_bank_ms=c.time_bank_ms)
+            for c in self.seat_clocks
+        ]
         return (
-            common.TimeControl(**fields["time_control"]),
+            common.TimeControl(**fields["time_control"], seat_clocks=clocks),
             common.FaultPolicy(**fields["fault_policy"]),
             common.Drills(**fields["drills"]),
         )
+
+
+def _check_seat_clocks(clocks: Sequence[SeatClock]) -> None:
+    seen: set[int] = set()
+    for clock in clocks:
+        where = f"time_control.seat_clocks (seat {clock.seat})"
+        if not isinstance(clock, SeatClock):
+            raise SettingsError("time_control.seat_clocks holds SeatClock values", "seat_clocks")
+        if not 0 <= clock.seat <= 3:
+            raise SettingsError(f"{where}: a seat is 0 to 3", "seat_clocks")
+        if clock.seat in seen:
+            raise SettingsError(f"{where}: one clock per seat", "seat_clocks")
+        seen.add(clock.seat)
+        if not 1 <= clock.turn_time_ms <= MAX_TIME_MS:
+            raise SettingsError(
+                f"{where}: turn_time_ms should be 1 ms to one hour, got {clock.turn_time_ms}",
+                "seat_clocks",
+            )
+        if not 0 <= clock.time_bank_ms <= MAX_TIME_MS:
+            raise SettingsError(
+                f"{where}: time_bank_ms should be 0 to one hour, got {clock.time_bank_ms}",
+                "seat_clocks",
+            )
+
+
+def _seat_clocks(time_control: common.TimeControl) -> tuple[SeatClock, ...]:
+    return tuple(
+        SeatClock(c.seat, c.turn_time_ms, c.time_bank_ms) for c in time_control.seat_clocks
+    )
 
 
 def _named(field: dataclasses.Field[Any]) -> Setting:
@@ -314,7 +397,11 @@ def match_rules(
 
 
 def settings_from_values(
-    rules: Rules, values: Mapping[str, int], seat_names: Sequence[str] = (), seed: str = ""
+    rules: Rules,
+    values: Mapping[str, int],
+    seat_names: Sequence[str] = (),
+    seed: str = "",
+    seat_clocks: Sequence[SeatClock] = (),
 ) -> MatchSettings:
     """Settings from values as the protocol carries them: a field left out or 0 takes
     its default, no seat names the default names. Raises SettingsError."""
@@ -325,6 +412,7 @@ def settings_from_values(
         rules,
         seat_names=(names[0], names[1], names[2], names[3]),
         seed=seed,
+        seat_clocks=tuple(sorted(seat_clocks, key=lambda c: c.seat)),
         **{s.name: values.get(s.name, 0) or s.default for s in SETTINGS},
     )
 
@@ -346,7 +434,8 @@ def settings_from_config(config: common.MatchConfig, seed: str = "") -> MatchSet
     except (OptionsError, ValueError) as exc:
         raise SettingsError(f"the rules cannot be read: {exc}", "rules") from None
     values = _values(config.time_control, config.fault_policy, config.drills)
-    return settings_from_values(rules, values, config.seat_names, seed)
+    clocks = _seat_clocks(config.time_control)
+    return settings_from_values(rules, values, config.seat_names, seed, clocks)
 
 
 def settings_from_request(req: match_service.CreateMatchRequest) -> MatchSettings:
@@ -356,4 +445,5 @@ def settings_from_request(req: match_service.CreateMatchRequest) -> MatchSetting
         raise SettingsError("profile is required: pusoy-dos, pusoy-dos-chips or big-two", "profile")
     rules = match_rules(req.profile, dict(req.options), req.hands, req.threshold)
     values = _values(req.time_control, req.fault_policy, req.drills)
-    return settings_from_values(rules, values, req.seat_names, req.seed or new_seed())
+    clocks = _seat_clocks(req.time_control)
+    return settings_from_values(rules, values, req.seat_names, req.seed or new_seed(), clocks)

@@ -153,7 +153,7 @@ class MachineState:
         if seat.disconnected_at is not None:
             grace = self.settings.reconnect_grace_ms * 1000
             grace_end = max(grace_end, seat.disconnected_at + grace)
-        wait_until = min(grace_end, turn.began + self.settings.turn_time_ms * 1000)
+        wait_until = min(grace_end, turn.began + self.settings.turn_time_for(turn.seat) * 1000)
         return turn.began if wait_until <= turn.began else wait_until + 1
 
 
@@ -191,7 +191,6 @@ def initial_state(
         settings = settings_from_config(created.config, seed)
     except SettingsError as exc:
         raise EvolveError(str(exc)) from None
-    bank = settings.time_bank_ms * 1000
     return MachineState(
         match_id=match_id,
         settings=settings,
@@ -201,7 +200,7 @@ def initial_state(
         created_at=at,
         connect_deadline=at + settings.connect_timeout_ms * 1000,
         rules=MatchState(settings.rules),
-        seats=[SeatState(bank_us=bank) for _ in range(SEATS)],
+        seats=[SeatState(bank_us=settings.time_bank_for(s) * 1000) for s in range(SEATS)],
         clock=at,
         seq=1,
     )

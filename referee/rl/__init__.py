@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-EXTRA_HINT = (
-    'the rl extra is needed: pip install "pusoy-referee[rl]" and the Python kit with numpy, '
-    'pip install "clients/python[numpy]" (./scripts/setup installs both)'
-)
+from referee.extras import install_hint
+
+EXTRA_HINT = f"the rl extra is needed: {install_hint('rl')} (./scripts/setup installs both)"
 
 try:
     import gymnasium

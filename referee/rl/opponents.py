@@ -1,9 +1,11 @@
 """Who plays the other seats of the single-seat environment: the built-in bots, any
 policy, or a weighted pool of them (self-play snapshots join the pool while training).
 
-The built-in ``random`` and ``greedy`` act on the engine's legal plays directly (no
-observation is encoded for them): the same choices as the referee's bots of those names
-(``referee.bots``; greedy shares its rule, ``greedy_pick``).
+The built-in bots act on the engine's state directly: ``random`` and ``greedy`` on its
+legal plays (greedy shares its rule, ``greedy_pick``), ``expert`` and ``search`` on the
+seat's ``Position`` made from the engine (``referee.bots.position.from_hand``), the
+``policy`` anchor on the seat's observation: the same choices as the referee's bots of
+those names (``referee.bots``) in the same positions.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import numpy as np
 import numpy.typing as npt
 
 from pusoy_client.rl import PASS_ACTION
+from referee.bots.expert import expert_pick
+from referee.bots.position import Position, from_hand
+from referee.bots.search import search_pick
 from referee.bots.strategies import BUILTIN_BOTS, greedy_pick
 from referee.rl.game import Game
 from referee.rules import sorted_cards
@@ -62,6 +67,20 @@ class GreedyOpponent(Opponent):
         return PASS_ACTION if pick is None else game.dealt[seat].action_of(pick)
 
 
+class PositionOpponent(Opponent):
+    """An anchor that decides on the seat's ``Position``: the expert, the search."""
+
+    def __init__(self, name: str, pick: Callable[[Position], int | None]) -> None:
+        self.name = name
+        self.pick = pick
+
+    def act(self, game: Game, seat: int, rng: np.random.Generator) -> int:
+        hand = game.hand
+        assert hand is not None
+        play = self.pick(from_hand(hand, game.played_all, game.match.hand_number))
+        return PASS_ACTION if play is None else game.dealt[seat].action_of(play)
+
+
 class PolicyOpponent(Opponent):
     """A policy on its seat's observation, as a learner sees its own."""
 
@@ -80,6 +99,15 @@ def builtin(name: str) -> Opponent:
         return RandomOpponent()
     if name == "greedy":
         return GreedyOpponent()
+    if name == "expert":
+        return PositionOpponent("expert", expert_pick)
+    if name == "search":
+        return PositionOpponent("search", search_pick)
+    if name == "policy":
+        from referee.bots.policy import anchor_net
+
+        net = anchor_net()
+        return PolicyOpponent(lambda obs: net.best(obs["observation"], obs["action_mask"]), name)
     raise ValueError(f"no built-in opponent {name!r}: choose one of {', '.join(BUILTIN_BOTS)}")
 
 

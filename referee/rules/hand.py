@@ -102,6 +102,42 @@ class HandState:
         self.winner: int | None = None
         self.ctx: Context = context_for(rules, False)
 
+    @classmethod
+    def resume(
+        cls,
+        rules: Rules,
+        hands: tuple[int, int, int, int] | list[int],
+        turn: int,
+        *,
+        table: int = 0,
+        table_seat: int | None = None,
+        passes: int = 0,
+        locked: tuple[bool, ...] = (False,) * SEATS,
+        must_include: int = 0,
+        revolution: bool = False,
+        lone_two_rule: bool | None = None,
+        lead_passes: int = 0,
+    ) -> HandState:
+        """A hand in progress from its public state and every seat's cards: what a seat
+        sees with the cards it cannot see filled in (a search's determinisation).
+        Raises ValueError for a state no hand can be in."""
+        state = cls(rules, hands, turn, must_include)
+        if revolution:
+            state.revolution = True
+            state.ctx = context_for(rules, True)
+        if table:
+            combo = state.ctx.classify(table)
+            if combo is None or table_seat is None or not 0 <= table_seat < SEATS:
+                raise ValueError("the play to beat is no play, or has no seat")
+            state.table = combo
+            state.table_seat = table_seat
+        state.passes = passes
+        state.locked = list(locked)
+        if lone_two_rule is not None:
+            state.lone_two_rule = lone_two_rule
+        state.lead_passes = lead_passes
+        return state
+
     def clone(self) -> HandState:
         other = object.__new__(HandState)
         other.__dict__.update(self.__dict__)
@@ -170,6 +206,14 @@ class HandState:
         error = self.check(seat, action)
         if error is not None:
             raise error
+        if action.is_pass:
+            return self._pass(seat, action)
+        return self._play(seat, action)
+
+    def apply_legal(self, seat: int, action: Action) -> Outcome:
+        """Apply an action the caller took from this seat's legal plays (or a pass it
+        may make), without checking it again: a search's playouts, where the check would
+        double the cost. Anything else must go through ``apply``."""
         if action.is_pass:
             return self._pass(seat, action)
         return self._play(seat, action)

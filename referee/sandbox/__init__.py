@@ -12,7 +12,10 @@ it, and the cause is reported (``Breach``). See docs/tournaments.md, "Sandbox".
 - ``jail``: one bot's sandbox for one match, from creation to its report;
 - ``bridge``: the referee's Unix socket, and cores for bots that get one each;
 - ``seccomp``: the filter against the kernel keyrings;
-- ``turnclock``: a bot's CPU time within its turns, read at the referee's turn events;
+- ``processes``: a jail's processes by its PID namespace, where no cgroup holds them;
+- ``cgroup2``: a bot's cgroup v2 group (freeze, kill, CPU; limits where delegated);
+- ``private_files``: what of an author's folder no bot sees (nor a submission carries);
+- ``view``: what one bot sees; ``jailer``: the one ``Jailer`` of a referee's jails;
 - ``probe``: the best jail this machine allows (``Level``: full, light, none), and why
   not better.
 """
@@ -20,7 +23,7 @@ it, and the cause is reported (``Breach``). See docs/tournaments.md, "Sandbox".
 from referee.sandbox.bridge import CoreAllocator, RefereeSocket
 from referee.sandbox.bwrap import JailSpec, Level
 from referee.sandbox.cgroups import CgroupError, Cgroups
-from referee.sandbox.jail import Jail, Jailer, JailReport
+from referee.sandbox.jail import Jail, JailReport, TableJails
 from referee.sandbox.limits import LIMIT_FIELDS, Breach, SandboxLimits
 from referee.sandbox.probe import SandboxUnavailable, Support, probe, probe_light
 
@@ -33,12 +36,12 @@ __all__ = [
     "Jail",
     "JailReport",
     "JailSpec",
-    "Jailer",
     "Level",
     "RefereeSocket",
     "SandboxLimits",
     "SandboxUnavailable",
     "Support",
+    "TableJails",
     "probe",
     "probe_light",
 ]

@@ -25,6 +25,9 @@ class RefereeSocket:
         self.folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
         self.folder.chmod(0o755)
         self.path = self.folder / "referee.sock"
+        self.port = 0
+        """The TCP port on 127.0.0.1 inside each jail that reaches this socket: the
+        referee's own port, so that the address a bot is told is the same inside."""
 
     @staticmethod
     def reap_stale() -> int:
@@ -42,8 +45,10 @@ class RefereeSocket:
     def grpc_address(self) -> str:
         return f"unix:{self.path}"
 
-    def opened(self) -> None:
-        """The referee listens on it: let the bots' user connect."""
+    def opened(self, port: int) -> None:
+        """The referee listens on it (and on ``port`` outside): let the bots' user
+        connect."""
+        self.port = port
         self.path.chmod(0o666)
 
     def close(self) -> None:

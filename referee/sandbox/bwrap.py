@@ -3,14 +3,17 @@
 Three layers, each a few lines of shell so that nothing but ``bwrap``, ``setpriv``
 and ``socat`` has to be installed:
 
-1. ``HOST_SCRIPT`` (sh, as root, outside): joins the bot's cgroups before anything
-   is forked, runs bubblewrap, and pipes everything the sandbox prints through a cap
-   (``head -c``, unbuffered by ``stdbuf`` so that each piece is written as it comes
-   and a bot killed a moment later keeps its last words; the rest is read and
-   dropped, so a chatty bot neither fills the disk nor blocks; it is all charged to
-   the bot's cgroups). Its exit status is bubblewrap's, which is the bot's. The table
-   reads the capped output through a pipe (``referee.table.output``), which keeps the
-   limit's bytes and marks a file that was cut.
+1. ``HOST_SCRIPT`` (sh, as root, outside; started by ``setpriv --pdeathsig KILL``):
+   joins the bot's cgroups before anything is forked, starts a cap that everything
+   the sandbox prints goes through (``head -c`` on a FIFO, unbuffered by ``stdbuf`` so
+   that each piece is written as it comes and a bot killed a moment later keeps its
+   last words; the rest is read and dropped, so a chatty bot neither fills the disk
+   nor blocks; it is all charged to the bot's cgroups), and becomes bubblewrap: its
+   exit status is the bot's, and it is killed when the referee dies (the death
+   signal survives the ``exec``), taking the whole sandbox with it
+   (``--die-with-parent``). The table reads the capped output through a pipe
+   (``referee.table.output``), which keeps the limit's bytes and marks a file that
+   was cut.
 2. bubblewrap: new mount, PID, network, IPC and UTS namespaces; a read-only view of
    the system and of the paths the bot may see; a fresh tmpfs for /tmp and /dev/shm;
    a seccomp filter against the kernel keyrings (``referee.sandbox.seccomp``); its
@@ -71,16 +74,17 @@ class Level(enum.StrEnum):
     """How well a bot can be jailed here, best first."""
 
     FULL = "full"
-    """Root and cgroup v1: bubblewrap, the bot as nobody, cgroup limits and CPU per turn."""
+    """Root and cgroup v1: bubblewrap, the bot as nobody, the kernel's cgroup limits."""
     LIGHT = "light"
-    """bubblewrap in an unprivileged user namespace, rlimits instead of cgroups."""
+    """bubblewrap in an unprivileged user namespace: a cgroup v2 group of its own where
+    the host allows one, else the referee's own accounting of its PID namespace."""
     NONE = "none"
     """No jail: the bot runs bare, as the referee's user."""
 
     def describe(self) -> str:
         return {
-            Level.FULL: "full jail (bubblewrap as nobody, cgroup limits)",
-            Level.LIGHT: "light jail (bubblewrap in a user namespace, rlimits)",
+            Level.FULL: "full jail (bubblewrap as nobody, cgroup v1 limits)",
+            Level.LIGHT: "light jail (bubblewrap in a user namespace)",
             Level.NONE: "no jail (runs as you, can read your files)",
         }[self]
 
@@ -93,16 +97,15 @@ while [ "$1" != "--" ]; do
   shift
 done
 shift
-exec 3>&1
-status=$(
-  {
-    { "$@" 2>&1 3>&- 4>&-; echo $? >&4; } |
-      { stdbuf -o0 head -c "$limit" >&3; cat >/dev/null; }
-  } 4>&1
-)
-exit "$status"
+dir=$(mktemp -d) && mkfifo "$dir/out" || exit 125
+{
+  exec <"$dir/out"
+  rm -rf "$dir"
+  stdbuf -o0 head -c "$limit"
+  cat >/dev/null
+} &
+exec "$@" >"$dir/out" 2>&1
 """
-
 INNER_SCRIPT = r"""
 port=$1 uid=$2 gid=$3 nofile=$4 wait=$5
 shift 5
@@ -201,7 +204,9 @@ class JailSpec:
 
 
 def _inside(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path == r or r in path.parents for r in roots)
+    """Whether ``path`` is one of ``roots`` or below one (by their words: no I/O)."""
+    text = str(path)
+    return any(text == str(r) or text.startswith(str(r).rstrip("/") + "/") for r in roots)
 
 
 def _allowed(path: Path, uid: int, gid: int, want: int) -> bool:
@@ -350,7 +355,16 @@ def mount_args(spec: JailSpec, seccomp_fd: int | None = None) -> list[str]:
             out += ["--remount-ro", str(path)]
         else:
             out += ["--ro-bind", "/dev/null", str(path)]
-    out += ["--chdir", str(spec.cwd) if _inside(spec.cwd, roots) else "/tmp"]
+    # Its working folder is where its command's relative paths point, shown or not (a
+    # home folder is never shown whole, /tmp is the jail's own): made if need be.
+    cwd = spec.cwd if spec.cwd.is_absolute() else Path("/tmp")
+    if not _inside(cwd, roots):
+        for folder in [*reversed(cwd.parents), cwd]:
+            if folder not in made and not _inside(folder, roots):
+                out += ["--perms", "0755", "--dir", str(folder)]
+                made.add(folder)
+    # Nothing but /tmp and /dev/shm (sized) is writable: the root's tmpfs has no size.
+    out += ["--remount-ro", "/", "--chdir", str(cwd)]
     return out
 
 
@@ -392,6 +406,10 @@ def host_command(
 ) -> list[str]:
     """The whole command to spawn; bubblewrap reads its options from ``args_fd``."""
     return [
+        "setpriv",
+        "--pdeathsig",
+        "KILL",
+        "--",
         "/bin/sh",
         "-c",
         HOST_SCRIPT,

@@ -12,7 +12,8 @@ bot's memory counts towards whatever limit the tournament itself runs under.
   ``pids.events``.
 - ``cpuacct``: ``cpuacct.usage``, the CPU time of every process of the group.
 - ``cpu``: ``cpu.shares`` (equal for every bot) and an optional CFS quota in cores.
-- ``cpuset``: the cores the bot may run on, when it has cores of its own.
+- ``cpuset``: the cores the bot may run on, when it has cores of its own;
+- ``freezer`` (when mounted): the bot is stopped between its turns (``freeze``).
 
 Breaking the memory, process or CPU-time limit is a ``Breach``: the sandbox kills the
 whole group and the tournament records the cause.
@@ -31,7 +32,7 @@ from referee.sandbox.limits import HELPER_TASKS, Breach, SandboxLimits
 
 REQUIRED = ("memory", "pids", "cpu", "cpuacct")
 """Controllers every sandbox needs; ``cpuset`` only for bots with cores of their own."""
-OPTIONAL = ("cpuset",)
+OPTIONAL = ("cpuset", "freezer")
 GROUP_PREFIX = "pusoy-bot-"
 CFS_PERIOD_US = 100_000
 
@@ -40,20 +41,20 @@ class CgroupError(OSError):
     """The cgroups a sandbox needs are missing or cannot be written."""
 
 
-def _read(path: Path) -> str:
+def read_file(path: Path) -> str:
     with open(path, encoding="ascii") as f:
         return f.read()
 
 
-def _write(path: Path, value: str) -> None:
+def write_file(path: Path, value: str) -> None:
     with open(path, "w", encoding="ascii") as f:
         f.write(value)
 
 
-def _field(text: str, name: str) -> int:
+def field(text: str, name: str) -> int:
     """A ``name value`` line of a cgroup file such as memory.oom_control (0 if absent).
 
-    >>> _field("oom_kill_disable 0\\nunder_oom 0\\noom_kill 2\\n", "oom_kill")
+    >>> field("oom_kill_disable 0\\nunder_oom 0\\noom_kill 2\\n", "oom_kill")
     2
     """
     for line in text.splitlines():
@@ -71,9 +72,9 @@ def own_cgroups(mountinfo: str | None = None, self_cgroup: str | None = None) ->
     {'memory': PosixPath('/sys/fs/cgroup/memory/session/a')}
     """
     if mountinfo is None:
-        mountinfo = _read(Path("/proc/self/mountinfo"))
+        mountinfo = read_file(Path("/proc/self/mountinfo"))
     if self_cgroup is None:
-        self_cgroup = _read(Path("/proc/self/cgroup"))
+        self_cgroup = read_file(Path("/proc/self/cgroup"))
     mounts: dict[str, tuple[str, Path]] = {}
     for line in mountinfo.splitlines():
         left, sep, right = line.partition(" - ")
@@ -118,23 +119,36 @@ class BotCgroup:
     def cpu_ns(self) -> int:
         """CPU time of every process the group has had, in nanoseconds."""
         try:
-            return int(_read(self.dirs["cpuacct"] / "cpuacct.usage"))
+            return int(read_file(self.dirs["cpuacct"] / "cpuacct.usage"))
+        except (OSError, ValueError):
+            return 0
+
+    def memory_now(self) -> int:
+        try:
+            return int(read_file(self.dirs["memory"] / "memory.usage_in_bytes"))
+        except (OSError, ValueError):
+            return 0
+
+    def tasks(self) -> int:
+        """Processes and threads in the group now."""
+        try:
+            return int(read_file(self.dirs["pids"] / "pids.current"))
         except (OSError, ValueError):
             return 0
 
     def memory_peak(self) -> int:
         try:
-            return int(_read(self.dirs["memory"] / "memory.max_usage_in_bytes"))
+            return int(read_file(self.dirs["memory"] / "memory.max_usage_in_bytes"))
         except (OSError, ValueError):
             return 0
 
     def breach(self) -> Breach | None:
         """The limit the bot has broken, if any (memory first: the kernel acts on it)."""
         try:
-            control = _read(self.dirs["memory"] / "memory.oom_control")
-            if _field(control, "oom_kill") or _field(control, "under_oom"):
+            control = read_file(self.dirs["memory"] / "memory.oom_control")
+            if field(control, "oom_kill") or field(control, "under_oom"):
                 return Breach.MEMORY
-            if _field(_read(self.dirs["pids"] / "pids.events"), "max"):
+            if field(read_file(self.dirs["pids"] / "pids.events"), "max"):
                 return Breach.PROCESSES
         except (OSError, ValueError):
             pass
@@ -142,16 +156,36 @@ class BotCgroup:
             return Breach.CPU
         return None
 
+    @property
+    def can_freeze(self) -> bool:
+        return "freezer" in self.dirs
+
+    def freeze(self) -> bool:
+        """Stop every process of the group (the freezer); whether it was asked. The
+        kernel stops each before it runs again: nothing waits for FROZEN."""
+        return self._freezer("FROZEN")
+
+    def thaw(self) -> None:
+        self._freezer("THAWED")
+
+    def _freezer(self, state: str) -> bool:
+        try:
+            write_file(self.dirs["freezer"] / "freezer.state", state)
+        except OSError:
+            return False
+        return True
+
     def pids(self) -> list[int]:
         found: set[int] = set()
         for path in self.procs_files():
             with contextlib.suppress(OSError, ValueError):
-                found.update(int(x) for x in _read(path).split())
+                found.update(int(x) for x in read_file(path).split())
         return sorted(found)
 
     def kill(self, rounds: int = 100) -> bool:
         """SIGKILL every process of the group until none is left; whether it emptied.
-        The process limit bounds how many a bot can fork in between."""
+        The process limit bounds how many a bot can fork in between; a frozen group is
+        thawed once the signals are sent (the v1 freezer holds them until then)."""
         for _ in range(rounds):
             pids = self.pids()
             if not pids:
@@ -159,6 +193,9 @@ class BotCgroup:
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
+            if self.can_freeze:
+                with contextlib.suppress(OSError):
+                    write_file(self.dirs["freezer"] / "freezer.state", "THAWED")
             time.sleep(0.002)
         return not self.pids()
 
@@ -220,25 +257,31 @@ class Cgroups:
         list such as "2" or "2-3") pins the bot; empty: any core."""
         self._count += 1
         name = f"{GROUP_PREFIX}{os.getpid()}-{self._count}"
-        controllers = [*REQUIRED, *(["cpuset"] if cpus else [])]
+        controllers = [
+            *REQUIRED,
+            *(["cpuset"] if cpus else []),
+            *(["freezer"] if "freezer" in self.dirs else []),
+        ]
         dirs = {c: self.dirs[c] / name for c in controllers}
         group = BotCgroup(dirs, limits)
         try:
             for d in group.unique_dirs:
                 d.mkdir()
             mem = dirs["memory"]
-            _write(mem / "memory.limit_in_bytes", str(limits.memory_bytes))
+            write_file(mem / "memory.limit_in_bytes", str(limits.memory_bytes))
             if (mem / "memory.memsw.limit_in_bytes").exists():
-                _write(mem / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
-            _write(dirs["pids"] / "pids.max", str(limits.processes + HELPER_TASKS))
-            _write(dirs["cpu"] / "cpu.shares", "1024")
+                write_file(mem / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
+            write_file(dirs["pids"] / "pids.max", str(limits.processes + HELPER_TASKS))
+            write_file(dirs["cpu"] / "cpu.shares", "1024")
             if cpu_cores:
-                _write(dirs["cpu"] / "cpu.cfs_period_us", str(CFS_PERIOD_US))
-                _write(dirs["cpu"] / "cpu.cfs_quota_us", str(int(cpu_cores * CFS_PERIOD_US)))
+                write_file(dirs["cpu"] / "cpu.cfs_period_us", str(CFS_PERIOD_US))
+                write_file(dirs["cpu"] / "cpu.cfs_quota_us", str(int(cpu_cores * CFS_PERIOD_US)))
             if cpus:
                 cs = dirs["cpuset"]
-                _write(cs / "cpuset.mems", _read(self.dirs["cpuset"] / "cpuset.mems").strip())
-                _write(cs / "cpuset.cpus", cpus)
+                write_file(
+                    cs / "cpuset.mems", read_file(self.dirs["cpuset"] / "cpuset.mems").strip()
+                )
+                write_file(cs / "cpuset.cpus", cpus)
         except OSError as exc:
             group.remove()
             raise CgroupError(f"cannot set up the bot's cgroups: {exc}") from None
@@ -269,4 +312,4 @@ class Cgroups:
         return removed
 
 
-__all__ = ["BotCgroup", "CgroupError", "Cgroups", "own_cgroups"]
+__all__ = ["BotCgroup", "CgroupError", "Cgroups", "field", "own_cgroups", "read_file", "write_file"]

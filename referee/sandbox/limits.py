@@ -8,6 +8,9 @@ import enum
 HELPER_TASKS = 12
 """Processes and threads the sandbox itself runs in a bot's cgroup (its launcher, the
 output cap, bubblewrap, the referee forwarder), added on top of ``SandboxLimits.processes``."""
+TURN_BURST_S = 2.0
+"""CPU seconds a bot may use beyond ``turn_cores`` before it is stopped (a runtime's
+compiler threads, a garbage collector)."""
 
 
 class Breach(enum.StrEnum):
@@ -30,6 +33,9 @@ class SandboxLimits:
     """Resident memory of all its processes, temporary files included (cgroup memory)."""
     cpu_s: float = 0.0
     """CPU seconds over the whole match, all its processes together; 0: no limit."""
+    turn_cores: float = 1.0
+    """Cores it may keep busy once play has begun, on average over the time it runs
+    (between its turns it is stopped), beyond a burst of ``TURN_BURST_S``; 0: no limit."""
     processes: int = 128
     """Processes and threads at once (cgroup pids); every thread counts."""
     open_files: int = 1024
@@ -58,4 +64,4 @@ class SandboxLimits:
 
 LIMIT_FIELDS = tuple(f.name for f in dataclasses.fields(SandboxLimits))
 
-__all__ = ["HELPER_TASKS", "LIMIT_FIELDS", "Breach", "SandboxLimits"]
+__all__ = ["HELPER_TASKS", "LIMIT_FIELDS", "TURN_BURST_S", "Breach", "SandboxLimits"]

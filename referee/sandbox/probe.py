@@ -25,6 +25,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from referee.sandbox.bwrap import Level
+from referee.sandbox.cgroup2 import Cgroups2
 from referee.sandbox.cgroups import CgroupError, Cgroups
 
 PROGRAMS = {
@@ -35,7 +36,7 @@ PROGRAMS = {
     "prlimit": "util-linux",
 }
 FULL_PROGRAMS = ("bwrap", "socat", "setpriv")
-LIGHT_PROGRAMS = ("bwrap", "socat")
+LIGHT_PROGRAMS = ("bwrap", "socat", "setpriv")
 ROOT_LIGHT_PROGRAMS = ("bwrap", "socat", "setpriv", "unshare", "prlimit")
 TRIAL_TIMEOUT_S = 20.0
 TRIAL_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -56,6 +57,8 @@ class Support:
     """The path of bubblewrap, when found."""
     version: str = ""
     cgroups: Cgroups | None = dataclasses.field(default=None, compare=False, repr=False)
+    cgroups2: Cgroups2 | None = dataclasses.field(default=None, compare=False, repr=False)
+    """A light jail's groups where the host lets us make cgroup v2 groups (root)."""
 
     @property
     def ok(self) -> bool:
@@ -92,7 +95,12 @@ class Support:
             return f"{self.version} with cgroup v1 ({', '.join(sorted(self.cgroups.dirs))})"
         if self.level is Level.LIGHT:
             full = self.why_not(Level.FULL)
-            return f"{self.version} in a user namespace, rlimits (no full jail: {full})"
+            groups = (
+                self.cgroups2.describe()
+                if self.cgroups2 is not None
+                else "the referee's own accounting (no cgroup of its own)"
+            )
+            return f"{self.version} in a user namespace, {groups} (no full jail: {full})"
         return self.explain()
 
 
@@ -220,7 +228,16 @@ def probe() -> Support:
     light = _light_problems(found)
     level = Level.NONE if light else Level.LIGHT
     missing = {Level.FULL: tuple(full), **({Level.LIGHT: tuple(light)} if light else {})}
-    return Support(level, missing, found["bwrap"] or "", version)
+    groups = _cgroups2() if not light else None
+    return Support(level, missing, found["bwrap"] or "", version, cgroups2=groups)
+
+
+def _cgroups2() -> Cgroups2 | None:
+    """Groups of our own in the cgroup v2 hierarchy, where they can be made."""
+    try:
+        return Cgroups2.discover()
+    except CgroupError:
+        return None
 
 
 @functools.cache
@@ -238,6 +255,7 @@ def probe_light() -> Support:
         {Level.FULL: ("not asked for",)},
         found["bwrap"] or "",
         _version(found["bwrap"]),
+        cgroups2=_cgroups2(),
     )
 
 

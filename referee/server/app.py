@@ -47,11 +47,26 @@ from referee.server.tls import ServerTls, is_loopback
 
 log = structlog.get_logger("referee.server")
 
+NO_SHARED_PORT = ("grpc.so_reuseport", 0)
+"""gRPC core binds with SO_REUSEPORT by default: a second referee (or ladder lobby) started
+on the port of a running one, by the same user, would listen too and take half of its
+connections, bots of one match landing at the other. Off, it cannot listen there."""
+
 SERVER_OPTIONS = [
     ("grpc.keepalive_time_ms", 20_000),
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
     ("grpc.keepalive_permit_without_calls", 1),
+    NO_SHARED_PORT,
+]
+
+JAILED_KEEPALIVE_MS = 600_000
+"""Keepalive pings to jailed bots' connections (local, through a jail's Unix socket):
+rare, since a jailed bot is stopped between its turns and cannot answer a ping then,
+and a local connection whose bot died closes at once."""
+JAILED_SERVER_OPTIONS = [
+    (key, JAILED_KEEPALIVE_MS if key == "grpc.keepalive_time_ms" else value)
+    for key, value in SERVER_OPTIONS
 ]
 
 SERVICE_NAMES = (
@@ -93,6 +108,7 @@ def _grpc_options(limits: ServerLimits, max_connections: int) -> list[tuple[str,
         ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
         ("grpc.server_max_unrequested_time_in_server", MAX_UNACCEPTED_S),
         ("grpc.server_handshake_timeout_ms", limits.handshake_timeout_ms),
+        NO_SHARED_PORT,
     ]
     if limits.idle_timeout_ms:
         options.append(("grpc.max_connection_idle_ms", limits.idle_timeout_ms))
@@ -236,10 +252,12 @@ class RefereeServer:
         return server
 
     def _bot_server(self) -> grpc.aio.Server:
-        """PlayService alone (sandboxed bots): the same seats, limits and hello guard."""
+        """PlayService alone (sandboxed bots): the same seats, limits and hello guard;
+        rare keepalive pings (a jailed bot is stopped between its turns)."""
+        options = dict(_grpc_options(self.limits, self.limits.max_connections))
+        options.update(JAILED_SERVER_OPTIONS)
         server = grpc.aio.server(
-            interceptors=[MalformedRequests(self.metrics)],
-            options=_grpc_options(self.limits, self.limits.max_connections),
+            interceptors=[MalformedRequests(self.metrics)], options=list(options.items())
         )
         play_service_grpc.add_PlayServiceServicer_to_server(self._play, server)
         return server

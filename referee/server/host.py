@@ -167,6 +167,10 @@ class MatchHost:
         """Why the match stopped without its end in the log (a log write failed)."""
         self.task: asyncio.Task[None] | None = None
         self.done = asyncio.Event()
+        self.on_turn: Callable[[int | None, bool], None] | None = None
+        """Told of each change of turn (the seat, and whether the match is over) before
+        the decision's messages are sent: the table runs a jailed bot on its turn only."""
+        self._turn_heard: tuple[int | None, bool] = (None, False)
 
     @property
     def match_id(self) -> str:
@@ -339,6 +343,8 @@ class MatchHost:
             if session is not None and self.sessions[seat] is not session:
                 session.seated = True
         self.sessions = plan.sessions
+        if self.on_turn is not None:
+            self._tell_turn(self.on_turn)
         for session, msg in plan.sends:
             if not session.send(msg) and session.seated:
                 self._cut_off(session)
@@ -353,6 +359,17 @@ class MatchHost:
                 if session is not None:
                     session.close()
             self.sessions = [None] * len(self.sessions)
+
+    def _tell_turn(self, on_turn: Callable[[int | None, bool], None]) -> None:
+        turn = self.state.turn
+        heard = (turn.seat if turn is not None else None, self.state.over)
+        if heard == self._turn_heard:
+            return
+        self._turn_heard = heard
+        try:
+            on_turn(*heard)
+        except Exception:
+            log.exception("the turn listener failed", match_id=self.match_id)
 
     def _cut_off(self, session: Session) -> None:
         """A seat that does not read its stream: close it, and log its disconnect."""

@@ -20,7 +20,7 @@ from referee import __version__
 from referee.log.reader import LogFormatError, is_closed, stream_lines
 from referee.log.signing import ALGORITHM, LogSigner
 from referee.log.stream import public_events
-from referee.match.actions import is_oversized
+from referee.match.actions import is_oversized, is_sha256_hex
 from referee.match.settings import SettingsError, settings_from_request
 from referee.protocol import (
     SUPPORTED_PROTOCOL_VERSIONS,
@@ -303,12 +303,17 @@ class PlayServicer(play_service_grpc.PlayServiceServicer):
                 act = req.action
                 kind = act.WhichOneof("kind")
                 command = common.ActionCommand(seat=session.seat, turn_id=act.turn_id)
-                if kind is None or (kind == "play" and is_oversized(act.play.cards)):
+                trace = act.trace_sha256
+                if trace and not is_sha256_hex(trace):
+                    command.malformed = True  # the action as a whole is refused
+                elif kind is None or (kind == "play" and is_oversized(act.play.cards)):
                     command.malformed = True
                 elif kind == "pass":
                     setattr(command, "pass", True)
                 else:
                     command.cards.extend(act.play.cards)
+                if trace and not command.malformed:
+                    command.trace_sha256 = trace
                 host.submit_inbound(Inbound(common.Command(action=command), clock.now(), session))
         except asyncio.CancelledError:
             return

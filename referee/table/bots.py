@@ -14,16 +14,18 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from referee.bots import BUILTIN_BOTS
+from referee.llm import MODEL_PREFIX, is_model_seat, model_seat_name, settings_file
 from referee.stdio import PREFIX as STDIO_PREFIX
 from referee.stdio import bridge_argv
 
 PLACEHOLDERS = {
     "address": "the referee's address, HOST:PORT (also in PUSOY_ADDRESS)",
-    "token": "the seat's token (also in PUSOY_TOKEN, which keeps it out of the process list)",
+    "token": "the seat's token; better left to PUSOY_TOKEN, which every kit reads: on a "
+    "command line every user of the machine can read it in the process list (a warning)",
     "python": "the Python running the referee, which has the Python kit (pusoy_client)",
     "seat": "the seat, 0 to 3",
     "match": "the match's id (a tournament's own id for it)",
@@ -40,7 +42,8 @@ MAX_SEAT_NAME_CHARS = 40
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class BuiltinBot:
-    """A strategy of ``referee.bots``, played in this process over real gRPC."""
+    """A strategy of ``referee.bots``, or a language model (``llm:SETTINGS``, an absolute
+    path: ``referee.llm``), played in this process over real gRPC."""
 
     strategy: str
 
@@ -91,15 +94,17 @@ class Seat:
 
 
 def parse_bot(text: str) -> Bot:
-    """A bot as the command line gives it: a built-in name, a command (split like a shell
-    would; no shell runs), or ``stdio:COMMAND`` for a bot that speaks JSON lines on
-    stdin/stdout (spawned behind the stdio bridge, ``referee.stdio``). Raises ValueError
-    for an empty or unsplittable one.
+    """A bot as the command line gives it: a built-in name, ``llm:SETTINGS`` for a
+    language model (``referee.llm``; the file is read and checked, relative to the current
+    folder), a command (split like a shell would; no shell runs), or ``stdio:COMMAND`` for
+    a bot that speaks JSON lines on stdin/stdout (spawned behind the stdio bridge,
+    ``referee.stdio``). Raises ValueError for an empty or unsplittable one, or model
+    settings that do not read.
 
     >>> parse_bot("greedy")
     BuiltinBot(strategy='greedy')
-    >>> parse_bot("./mybot --token={token}").argv
-    ('./mybot', '--token={token}')
+    >>> parse_bot("./mybot --seat={seat}").argv
+    ('./mybot', '--seat={seat}')
     >>> parse_bot("stdio:./plain --fast").argv[1:]
     ('-m', 'referee.cli', 'stdio-bot', '--name', '{name}', '--', './plain', '--fast')
     """
@@ -108,6 +113,13 @@ def parse_bot(text: str) -> Bot:
         raise ValueError("an empty bot: give a built-in name or a command")
     if text in BUILTIN_BOTS:
         return BuiltinBot(text)
+    if is_model_seat(text):
+        from referee.tournament.config import ConfigError
+
+        try:
+            return BuiltinBot(model_seat_name(text, Path.cwd()))
+        except ConfigError as exc:
+            raise ValueError(f"{text}: {exc}") from None
     stdio = text.startswith(STDIO_PREFIX)
     command = text[len(STDIO_PREFIX) :].strip() if stdio else text
     if not command:
@@ -139,11 +151,31 @@ def unknown_placeholder(argv: Sequence[str]) -> str | None:
     return None
 
 
+TOKEN_WARNING = (
+    "its command puts the seat token on the command line ({token}), where every user of "
+    "this machine can read it (ps): leave {token} out, the bot gets the token in "
+    "PUSOY_TOKEN (every kit reads it)"
+)
+"""Said once per bot whose command has ``{token}``, where a match or a tournament is
+configured (``referee match``, ``referee tournament``), also with ``--dry-run``."""
+
+
+def token_warning(argv: Sequence[str]) -> str | None:
+    """``TOKEN_WARNING`` when a command puts the seat token on its command line.
+
+    >>> token_warning(["bot", "--token={token}"]) == TOKEN_WARNING
+    True
+    >>> token_warning(["bot", "--address", "{address}"]) is None
+    True
+    """
+    return TOKEN_WARNING if any("{token}" in word for word in argv) else None
+
+
 def expand(argv: Sequence[str], values: Mapping[str, str]) -> list[str]:
     """Replace ``{name}`` placeholders in every word.
 
-    >>> expand(["bot", "--token={token}"], {"token": "abc"})
-    ['bot', '--token=abc']
+    >>> expand(["bot", "--seat={seat}"], {"seat": "2"})
+    ['bot', '--seat=2']
     """
     out = []
     for word in argv:
@@ -172,7 +204,7 @@ def bot_name(bot: Bot) -> str:
     (for an interpreter, its script's), without folders or extension; a generic file
     name keeps its folder.
 
-    >>> bot_name(CommandBot(("python3", "examples/random_bot.py", "--token={token}")))
+    >>> bot_name(CommandBot(("python3", "examples/random_bot.py", "--seat={seat}")))
     'random_bot'
     >>> bot_name(CommandBot(("clients/go/bot", "--address", "{address}")))
     'go-bot'
@@ -182,7 +214,7 @@ def bot_name(bot: Bot) -> str:
     'python3'
     """
     if isinstance(bot, BuiltinBot):
-        return bot.strategy
+        return model_seat_label(bot.strategy) if is_model_seat(bot.strategy) else bot.strategy
     if isinstance(bot, RemoteBot):
         return bot.name
     if isinstance(bot, EmptySeat):
@@ -216,6 +248,18 @@ def bot_name(bot: Bot) -> str:
                 break
             i += 1
     return _short(program)
+
+
+def model_seat_label(name: str) -> str:
+    """A model seat's default seat name: its settings' ``name`` (the file's stem when
+    they cannot be read here)."""
+    from referee.llm.settings import load_model_settings
+    from referee.tournament.config import ConfigError
+
+    try:
+        return load_model_settings(settings_file(name)).name[:MAX_SEAT_NAME_CHARS]
+    except ConfigError:
+        return _short(settings_file(name).stem or MODEL_PREFIX.rstrip(":"))
 
 
 def _short(program: str) -> str:
@@ -298,11 +342,30 @@ __all__ = [
     "bot_name",
     "check_name",
     "check_program",
+    "command_warnings",
     "distinct_names",
     "expand",
     "parse_bot",
+    "seat_warnings",
+    "token_warning",
     "unknown_placeholder",
 ]
+
+
+def command_warnings(bots: Iterable[tuple[str, Sequence[str]]]) -> list[str]:
+    """What to tell the organiser of a tournament's bots, by (name, command): one line per
+    bot that puts its seat token on its command line."""
+    return [f"bot {name}: {said}" for name, argv in bots if (said := token_warning(argv))]
+
+
+def seat_warnings(seats: Sequence[Seat]) -> list[str]:
+    """What to tell the person who configured a match of its seats' commands: one line
+    per bot that puts its seat token on its command line."""
+    out = []
+    for i, seat in enumerate(seats):
+        if isinstance(seat.bot, CommandBot) and (said := token_warning(seat.bot.own_argv)):
+            out.append(f"warning: seat {i} ({seat.name}): {said}")
+    return out
 
 
 def match_seats(given: Sequence[tuple[str, str | None]]) -> list[Seat]:

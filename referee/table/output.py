@@ -19,6 +19,10 @@ counts too); the counts, in order, add up to the lines of the file. Reads less t
 millisecond apart share a record, and the sidecar holds at most ``limit`` bytes (lines
 past that have no recorded time).
 
+The kits write one defined line when the bot's own code raised on a turn and they played
+the fallback (docs/kits.md, section 5); ``raised_in`` finds those lines in the file, for
+``referee match``'s summary and the viewer.
+
 Bounded as the file always was: at most ``limit`` bytes are kept (then a line says the
 output was cut); past that the pipe is still read, so a chatty bot never blocks on a
 full pipe, but only at ``DRAIN_BYTES_PER_S``: a bot that floods its output is slowed,
@@ -33,11 +37,13 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from referee.files import replace_private_file
+from referee.text import printable
 
 FORMAT = "pusoy-output-times"
 VERSION = 1
@@ -301,14 +307,87 @@ def read_output(
     return TimedOutput(lines, timed, skipped)
 
 
+# -- the kits' raised marker (docs/kits.md, section 5) -----------------------------------
+
+RAISED_MARKER = "PUSOY_BOT_RAISED"
+MAX_RAISED = 1000
+"""Marker lines kept per bot and match: a bot writes its own output, and may write many."""
+_RAISED = re.compile(
+    r"PUSOY_BOT_RAISED turn=(\d{1,20}) call=(choose|on_rejected) error=(.*)", re.ASCII
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Raised:
+    """What a kit says when the bot's own code raised on a turn and it played the fallback.
+    The bot's own word about its own seat: it may print the line itself."""
+
+    turn: int
+    call: str
+    """``choose`` or ``on_rejected``."""
+    error: str
+    """What was raised, made safe to show and at most 200 characters
+    (``ZeroDivisionError: division by zero``)."""
+
+
+def raised_of(line: str) -> Raised | None:
+    """The marker a line of a bot's output holds, or None.
+
+    >>> raised_of("PUSOY_BOT_RAISED turn=14 call=choose error=ZeroDivisionError: division by zero")
+    Raised(turn=14, call='choose', error='ZeroDivisionError: division by zero')
+    >>> raised_of("mybot: PUSOY_BOT_RAISED turn=14 call=choose error=x") is None
+    True
+    """
+    found = _RAISED.fullmatch(line.rstrip("\r\n"))
+    if found is None:
+        return None
+    return Raised(int(found[1]), found[2], printable(found[3][:200]))
+
+
+def raised_where(raised: Raised, turn_moves: Mapping[int, tuple[int, int]]) -> str:
+    """Where a marker puts the bot's failure: ``hand 1, move 14`` as ``referee view``
+    numbers moves (the log's ``turn_moves``), or its turn when the log has no move of it.
+
+    >>> raised_where(Raised(14, "choose", "KeyError"), {14: (2, 9)})
+    'hand 2, move 9'
+    """
+    place = turn_moves.get(raised.turn)
+    return f"hand {place[0]}, move {place[1]}" if place else f"turn {raised.turn}"
+
+
+def raised_in(path: Path, *, max_bytes: int = 4 * DEFAULT_LIMIT) -> tuple[Raised, ...]:
+    """Every marker of a bot's output file (at most ``MAX_RAISED``, from its first
+    ``max_bytes``); none when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(max_bytes)
+    except OSError:
+        return ()
+    found: list[Raised] = []
+    for line in raw.split(b"\n"):
+        if line.startswith(RAISED_MARKER.encode()):
+            raised = raised_of(line.decode("utf-8", "replace"))
+            if raised is not None:
+                found.append(raised)
+                if len(found) >= MAX_RAISED:
+                    break
+    return tuple(found)
+
+
 __all__ = [
     "DEFAULT_LIMIT",
     "DRAIN_BYTES_PER_S",
     "FORMAT",
+    "MAX_RAISED",
+    "RAISED_MARKER",
     "BotOutput",
+    "Raised",
     "TimedLine",
     "TimedOutput",
     "cut_notice",
+    "raised_in",
+    "raised_of",
+    "raised_where",
     "read_output",
     "times_path",
 ]

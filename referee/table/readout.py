@@ -18,8 +18,9 @@ When both 3 and 4 apply, 3 is given.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from referee.table.output import raised_where
 from referee.table.table import BotExit, MatchReport, SeatReport, describe_exit
 
 EXIT_PLAYED = 0
@@ -57,12 +58,27 @@ def exit_status(report: MatchReport) -> int:
     return EXIT_PLAYED
 
 
-def seat_note(seat: SeatReport) -> str:
+def raised_text(seat: SeatReport, turn_moves: Mapping[int, tuple[int, int]]) -> str:
+    """``the bot's code raised at hand 1, move 14: ZeroDivisionError: division by zero
+    (3 times in all)``; "" when its kit said nothing of the kind."""
+    if not seat.raised:
+        return ""
+    first = seat.raised[0]
+    more = f" ({len(seat.raised)} times in all)" if len(seat.raised) > 1 else ""
+    return f"the bot's code raised at {raised_where(first, turn_moves)}: {first.error}{more}"
+
+
+def seat_note(seat: SeatReport, turn_moves: Mapping[int, tuple[int, int]] | None = None) -> str:
     """What became of the seat's bot, when it is worth a word."""
     if seat.crashed and seat.exit is not None:
         return f"crashed: {seat.exit.what}"
     if not seat.connected:
         return "never connected"
+    if seat.raised:
+        first = seat.raised[0]
+        kind = first.error.split(":", 1)[0]
+        times = f", {len(seat.raised)} times" if len(seat.raised) > 1 else ""
+        return f"its code raised at {raised_where(first, turn_moves or {})}: {kind}{times}"
     if seat.exit_code is not None and seat.exit_code != 0:
         return f"{describe_exit(seat.exit_code)} after the match"
     return ""
@@ -92,7 +108,7 @@ def summary_lines(report: MatchReport) -> list[str]:
                 str(sm.timeouts),
                 str(sm.timeouts + sm.illegal_defaults + sm.absent_turns + sm.benched_turns),
                 str(sm.disconnects),
-                seat_note(s),
+                seat_note(s, report.turn_moves),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -110,6 +126,9 @@ def problem_lines(report: MatchReport) -> list[str]:
     """After the match: one line per bot that did not play as configured."""
     out = []
     for s in report.seats:
+        if said := raised_text(s, report.turn_moves):
+            where = f"; its output: {s.stderr_path}" if s.stderr_path is not None else ""
+            out.append(f"seat {s.seat} ({s.name}): {said}; its kit played the fallback{where}")
         if s.crashed and s.exit is not None:
             where = f"; its output: {s.stderr_path}" if s.stderr_path is not None else ""
             out.append(f"{s.exit.headline}{where}")
@@ -132,6 +151,7 @@ __all__ = [
     "exit_notice",
     "exit_status",
     "problem_lines",
+    "raised_text",
     "seat_note",
     "summary_lines",
 ]

@@ -20,7 +20,7 @@ import abc
 import asyncio
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import grpc
@@ -39,7 +39,7 @@ from referee.log.signing import LogSigner, SigningKeyError
 from referee.match.settings import MatchSettings
 from referee.protocol import common
 from referee.rules import new_seed
-from referee.server.app import SERVER_OPTIONS, RefereeServer
+from referee.server.app import JAILED_SERVER_OPTIONS, SERVER_OPTIONS, RefereeServer
 from referee.server.limits import apply_limits
 from referee.server.lobby import Assignment, Lobby
 from referee.server.metrics import Metrics
@@ -95,6 +95,11 @@ class Referee(abc.ABC):
         """The seat's bot is gone for good (its process exited): the match stops waiting
         for it. False when this referee cannot be told (the seat then waits as any absent
         seat: its reconnect grace, or the connect limit)."""
+
+    def follow_turns(self, match_id: str, on_turn: Callable[[int | None, bool], None]) -> bool:
+        """Call ``on_turn(seat, over)`` at each change of turn of the match, as it is
+        decided (before the next seat is prompted); False when this referee cannot."""
+        return False
 
     @abc.abstractmethod
     async def collect_log(self, match_id: str, dest: Path) -> None:
@@ -210,6 +215,13 @@ class LocalReferee(Referee):
 
     async def seat_gone(self, match_id: str, seat: int, cause: str) -> bool:
         self.server.matches.seat_gone(match_id, seat, cause)
+        return True
+
+    def follow_turns(self, match_id: str, on_turn: Callable[[int | None, bool], None]) -> bool:
+        host = self.server.matches.get(match_id)
+        if host is None:
+            return False
+        host.on_turn = on_turn
         return True
 
     def log_path(self, match_id: str) -> Path:
@@ -357,6 +369,7 @@ class ServerReferee(Referee):
 
 __all__ = [
     "DISCARD_REASON",
+    "JAILED_SERVER_OPTIONS",
     "REACH_TIMEOUT_S",
     "SERVER_OPTIONS",
     "Assignment",

@@ -7,7 +7,7 @@ lobby), wait for the end, give the bots a moment to exit and stop what is left o
 collect the log, and read from it what the match came to.
 
 Spawned bots run in a sandbox when the table is given one (``sandbox``, a
-``referee.sandbox.Jailer``): they are told the address they reach the referee at inside
+``referee.sandbox.TableJails``): they are told the address they reach the referee at inside
 it, their exit names the limit they broke, and the report has what the sandbox measured
 (CPU time, within their turns too, and memory). These are the sandbox's hooks here.
 
@@ -26,31 +26,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
 import shlex
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import structlog
 
 from referee import text
-from referee.bots import builtin_bot, play_seat
 from referee.client.tls import ClientTls
 from referee.files import replace_private_file
 from referee.log.signing import LogSigner
 from referee.log.summary import SeatSummary, summarize_log
 from referee.match.settings import MatchSettings
 from referee.rules import new_seed
-from referee.sandbox import Jailer, JailReport
-from referee.sandbox.turnclock import TurnClock
+from referee.sandbox import JailReport, TableJails
+from referee.sandbox.jailer import Jailer
 from referee.table.bots import BuiltinBot, CommandBot, EmptySeat, RemoteBot, Seat, expand
-from referee.table.jails import MatchJails, bare_env
-from referee.table.output import tail_bytes
+from referee.table.jails import bare_env
+from referee.table.models import HouseSeats, bot_seed, house_seats
+from referee.table.output import Raised, raised_in, tail_bytes
 from referee.table.procs import OUTPUT_DRAIN_S, BotProcess, ProcessLedger
 from referee.table.referees import Assignment, LocalReferee, Referee
+from referee.table.turns import TurnGate, stop_following
 
 log = structlog.get_logger("referee.table")
 
@@ -113,6 +113,8 @@ class SeatReport:
     """What its sandbox saw: a limit broken, CPU time, peak memory."""
     turns_cpu_ms: tuple[float, float] | None = None
     """A sandboxed bot's CPU time within its own turns: in total, and its longest."""
+    raised: tuple[Raised, ...] = ()
+    """What its kit said of turns on which the bot's own code raised (docs/kits.md, 5)."""
 
     @property
     def connected(self) -> bool:
@@ -137,6 +139,10 @@ class MatchReport:
     """SHA-256 of the log's last entry line, what its signature covers: publish it."""
     signed_by: str = ""
     """The public key (base64) the log's signature trailer names; empty when unsigned."""
+    turn_moves: Mapping[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    """Turn id to (hand, move): where a seat's ``raised`` turns are in the match."""
+    traces: tuple[tuple[int, Path], ...] = ()
+    """Model seats' traces (seat, file), private until ``models.release_traces``."""
 
     @property
     def finished(self) -> bool:
@@ -163,19 +169,11 @@ class _Run:
     stderr: dict[int, Path] = dataclasses.field(default_factory=dict)
     commands: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
     """A spawned bot's name and command, by seat."""
-    clock: TurnClock | None = None
-
-    def cpu_ns(self, seat: int) -> int | None:
-        """The CPU time so far of the seat's sandboxed bot (a full jail's cgroup)."""
-        for s, proc in self.procs:
-            if s == seat and proc.jail is not None and proc.jail.group is not None:
-                return proc.jail.group.cpu_ns()
-        return None
-
-
-def bot_seed(match_seed: str, seat: int) -> int:
-    """A built-in random bot's seed, so that a match of built-in bots replays exactly."""
-    return int.from_bytes(hashlib.sha256(f"{match_seed}:bot:{seat}".encode()).digest()[:8])
+    gate: TurnGate = dataclasses.field(default_factory=TurnGate)
+    """Its jailed bots, run turn by turn."""
+    following: asyncio.Task[None] | None = None
+    """The gate's ears when the referee is elsewhere (its public events)."""
+    house: HouseSeats = dataclasses.field(default_factory=HouseSeats)
 
 
 def describe_exit(code: int) -> str:
@@ -235,7 +233,7 @@ class Table:
         ledger: ProcessLedger | None = None,
         exit_grace_s: float = BOT_EXIT_GRACE_S,
         tls: ClientTls | None = None,
-        sandbox: Jailer | None = None,
+        sandbox: TableJails | None = None,
     ) -> None:
         self.referee = referee
         self.tls = tls
@@ -272,14 +270,18 @@ class Table:
             raise ValueError(f"a table has four seats, got {len(seats)}")
         names = (seats[0].name, seats[1].name, seats[2].name, seats[3].name)
         settings = dataclasses.replace(settings, seat_names=names, seed=settings.seed or new_seed())
+        house, settings = house_seats(seats, settings)  # hook: model seats (ModelSeatError)
         created = await self.referee.create(settings)
         self.match_id = created.match_id
-        run = _Run(created.match_id, self.referee.over(created.match_id))
+        run = _Run(created.match_id, self.referee.over(created.match_id), house=house)
+        house.log_path = log_path(created.match_id)
         try:
             if self.on_created is not None:
                 self.on_created(created.match_id)
-            if self.sandbox is not None and self.sandbox.counts_cpu:  # hook: CPU per turn
-                run.clock = TurnClock(self.referee.address, run.match_id, run.cpu_ns).start()
+            if self.sandbox is not None and not self.referee.follow_turns(run.match_id, run.gate):
+                run.following = asyncio.create_task(
+                    run.gate.follow(self.referee.address, run.match_id)
+                )
             for seat, (spec, token) in enumerate(zip(seats, created.tokens, strict=True)):
                 await self._seat(run, settings, seat, spec, token, label, stderr_path)
             try:
@@ -288,13 +290,15 @@ class Table:
                 why = f"the match ran over its time limit ({time_limit_s:g} s)"
                 await self.referee.cancel(run.match_id, why)
                 await run.over.wait()
-            if run.clock is not None:
-                await run.clock.stop()
+            run.gate(None, True)
+            await stop_following(run.following)
             await self._unseat(run)
             dest = log_path(run.match_id)
             dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             await self.referee.collect_log(run.match_id, dest)
             summary = await asyncio.to_thread(summarize_log, dest)
+            outputs = dict(run.stderr)
+            raised = await asyncio.to_thread(lambda: {s: raised_in(p) for s, p in outputs.items()})
             for seat, proc in run.procs:
                 await self._left_then_ended(run, seat, proc, summary.seats[seat])
             return MatchReport(
@@ -307,6 +311,8 @@ class Table:
                 settings=settings,
                 final_hash=summary.final_hash,
                 signed_by=summary.signed_by,
+                turn_moves=summary.turn_moves,
+                traces=tuple(sorted(house.traces.items())),
                 seats=tuple(
                     SeatReport(
                         seat=s,
@@ -318,7 +324,8 @@ class Table:
                         stderr_path=run.stderr.get(s),
                         exit=run.exits.get(s),
                         sandbox=next((p.report for q, p in run.procs if q == s), None),
-                        turns_cpu_ms=run.clock.turns_ms(s) if run.clock is not None else None,
+                        turns_cpu_ms=run.gate.turns_ms(s),
+                        raised=raised.get(s, ()),
                     )
                     for s in range(4)
                 ),
@@ -356,8 +363,8 @@ class Table:
             run.remote.append(bot.name)
             return
         if isinstance(bot, BuiltinBot):
-            strategy = builtin_bot(bot.strategy, bot_seed(settings.seed, seat))
-            task = asyncio.create_task(play_seat(strategy, address, token, tls=self.tls))
+            play = run.house.play(bot.strategy, seat, settings.seed, address, token, self.tls)
+            task = asyncio.create_task(play)
             run.tasks.append(task)
             run.watchers.append(asyncio.create_task(self._watch_task(run, seat, spec, task)))
             return
@@ -375,7 +382,7 @@ class Table:
             "name": spec.name,
             **{key: str(path or "") for key, (_, path) in files.items()},
         }
-        command = shlex.join(expand(bot.argv, values))  # {token} stays a placeholder
+        command = shlex.join(expand(bot.argv, values))  # the token left as its placeholder
         argv = expand(bot.argv, {**values, "token": token})
         env = {**dict(bot.env), "PUSOY_ADDRESS": address, "PUSOY_TOKEN": token}
         env.update({var: str(path) for var, path in files.values() if path})
@@ -404,6 +411,8 @@ class Table:
         if self.ledger is not None:
             self.ledger.add(proc)
         run.procs.append((seat, proc))
+        if jail is not None:
+            run.gate.add(seat, jail)
         run.commands[seat] = (spec.name, command)
         watcher = self._watch_process(run, seat, spec.name, command, proc)
         run.watchers.append(asyncio.create_task(watcher))
@@ -442,7 +451,9 @@ class Table:
             return
         await proc.output.closed(OUTPUT_DRAIN_S)  # its last words, a traceback
         tail = await asyncio.to_thread(read_tail, proc.stderr_path)
-        what = f"was killed for breaking its {breach}" if breach else describe_exit(code)
+        what = describe_exit(code)
+        if breach and proc.jail is not None:
+            what = f"was stopped by its jail for breaking its {breach} ({proc.jail.cause})"
         hint = proc.jail.hint(tail) if proc.jail is not None and not breach else ""
         ended = BotExit(seat, name, command, what, code, proc.stderr_path, tail, hint=hint)
         await self._gone(run, ended)
@@ -517,8 +528,9 @@ class Table:
         """Stop everything of the match at once (also when the table is cancelled)."""
         for task in (*run.tasks, *run.watchers):
             task.cancel()
-        if run.clock is not None:
-            run.clock.cancel()
+        if run.following is not None:
+            run.following.cancel()
+        run.gate(None, True)  # a stopped bot hears no signal but SIGKILL
         for _, proc in run.procs:
             proc.kill_group()
             proc.output.close()
@@ -536,7 +548,7 @@ async def play_match(
     address: str = "127.0.0.1:0",
     on_exit: Callable[[BotExit], None] | None = None,
     signer: LogSigner | None = None,
-    jails: MatchJails | None = None,
+    jails: Jailer | None = None,
     publish_logs: bool = False,
 ) -> MatchReport:
     """``referee match``: a referee in this process (its log in ``log_dir``, each spawned

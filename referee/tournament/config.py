@@ -17,6 +17,7 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
     hero = "mine"                # gauntlet: the bot that plays every table
     table = ["a", "b", "c", "d"] # fixed: the four bots of the one table
     seatings = "rotations"       # rotations (4) | permutations (24) | none
+    deals = "per-table"          # per-table | per-round (every table of a round: one deal)
     remote_deals = "shared"      # shared | unseen (remote bots never see a deal twice)
     concurrency = 2
     output = "club-night"        # relative to this file's folder
@@ -93,7 +94,7 @@ A configuration, in full (only ``[[bot]]`` entries are required)::
 
     [[bot]]
     name = "mine"
-    command = "{python} my_bot.py --address {address} --token {token}"
+    command = "{python} my_bot.py --depth 3"  # address and token: PUSOY_ADDRESS, PUSOY_TOKEN
     limits = { memory_mb = 2048 }  # over [sandbox]'s
     read_only = ["data"]
 
@@ -360,6 +361,17 @@ class DisqualifyConfig:
         return out
 
 
+class Deals(enum.StrEnum):
+    """Which deal each table of a round plays."""
+
+    PER_TABLE = "per-table"
+    """A deal of its own: group ``g`` has the seed ``SHA-256(master:g)``."""
+    PER_ROUND = "per-round"
+    """The same deal at every table of a round: round ``r`` has ``SHA-256(master:r)``,
+    whatever the number of tables (the benchmark: a candidate and every set of anchors
+    on the same published deals)."""
+
+
 class RemoteDeals(enum.StrEnum):
     """Which deals a remote (unsandboxed) bot is dealt in a duplicate tournament."""
 
@@ -417,6 +429,7 @@ class TournamentConfig:
     sandbox: SandboxConfig = SandboxConfig()
     disqualify: DisqualifyConfig = DisqualifyConfig()
     remote_deals: RemoteDeals = RemoteDeals.SHARED
+    deals: Deals = Deals.PER_TABLE
 
     @property
     def rules(self) -> Rules:
@@ -493,6 +506,7 @@ class TournamentConfig:
                 if self.remote_deals is not RemoteDeals.SHARED
                 else {}
             ),
+            **({"deals": self.deals.value} if self.deals is not Deals.PER_TABLE else {}),
         }
         if self.sprt is not None:
             # Only when set, so that the identity of a tournament without one is unchanged.
@@ -533,6 +547,7 @@ __all__ = [
     "BotConfig",
     "BotKind",
     "ConfigError",
+    "Deals",
     "DisqualifyConfig",
     "ExecutionConfig",
     "Format",

@@ -44,7 +44,9 @@ import structlog
 
 from referee.client.tokens import TokenError, read_token
 from referee.files import write_atomic
+from referee.llm.trace import release_group
 from referee.rules import new_seed
+from referee.table.bots import command_warnings
 from referee.table.procs import ProcessLedger
 from referee.table.referees import (
     LocalReferee,
@@ -62,11 +64,7 @@ from referee.tournament.backends import (
     RayNotInstalled,
     require_ray,
 )
-from referee.tournament.config import (
-    Backend,
-    TournamentConfig,
-    identity_changes,
-)
+from referee.tournament.config import Backend, TournamentConfig, identity_changes
 from referee.tournament.dispatch import Dispatcher
 from referee.tournament.disqualify import Disqualifier
 from referee.tournament.isolation import Isolation, SandboxUnavailable, remote_warnings
@@ -77,6 +75,7 @@ from referee.tournament.ratings import (
     StandingRow,
     Standings,
     pairwise_csv,
+    rank_notes_json,
     replay,
     table_csv,
 )
@@ -280,8 +279,9 @@ class Tournament:
         """hook: the warnings to print before anything starts (remote bots and duplicate
         deals, a sandbox that cannot work here); TournamentError when the configuration
         requires what this machine cannot do. Touches no file."""
+        tokens = command_warnings((bot.name, bot.argv) for bot in self.config.bots)
         try:
-            return remote_warnings(self.config) + self.isolation.check()
+            return remote_warnings(self.config) + tokens + self.isolation.check()
         except SandboxUnavailable as exc:
             raise TournamentError(str(exc)) from None
 
@@ -525,6 +525,7 @@ class Tournament:
                 self.progress.message(f"{sr.bot} is disqualified: {sr.disqualified}")
         self.files.append(result)
         self.results[result.match_id] = result
+        release_group(self.folder, self.results.values(), result.group, self.group_sizes)
         assert self.standings is not None
         self.standings.add(result)
         if self.test is not None:
@@ -574,6 +575,7 @@ class Tournament:
             "bots": [r.to_json() for r in rows],
             "pairwise_unit": PAIRWISE_UNIT,
             "pairwise": [p.to_json() for p in pairs],
+            **rank_notes_json(rows, pairs, self.config.rules.scoring.value),
         }
         if self.test is not None:
             doc["sprt"] = self.test.to_json()

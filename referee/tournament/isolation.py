@@ -10,8 +10,9 @@ bots are jailed (``[sandbox] enabled``) and returns the warnings to print:
 - ``true``: the full jail, or the tournament refuses to start, naming what is missing;
 - ``false``: bots run bare, knowingly (a warning says what they can do).
 
-``jail()`` then makes one bot's jail for one match. What a bot sees, and hides, is
-``referee.table.jails``'s (the same for ``referee match``): its own files, the system,
+Its ``jailer`` (``referee.sandbox.jailer``, the one every match, tournament and ladder
+uses) then makes one bot's jail for one match. What a bot sees, and hides, is
+``referee.sandbox.view``'s: its own files without its author's private ones, the system,
 the referee's Python; hidden even there: the tournament's folder (its live logs are in
 ``work/``), the configuration file (it holds the remote bots' keys), and the other
 spawned bots' folders and files.
@@ -25,16 +26,17 @@ from pathlib import Path
 from referee.sandbox import (
     CoreAllocator,
     Jail,
-    JailSpec,
     Level,
     RefereeSocket,
+    SandboxLimits,
     SandboxUnavailable,
     Support,
     probe,
 )
-from referee.table.jails import bot_identity, bot_view, jail_env, named_paths
+from referee.sandbox.jailer import Jailer, enforcement
+from referee.sandbox.view import BotView, bot_view, named_paths
+from referee.table.jails import passed_env
 from referee.tournament.config import (
-    BotConfig,
     BotKind,
     RemoteDeals,
     SandboxMode,
@@ -57,11 +59,9 @@ class Isolation:
         self.support: Support | None = None
         self.level = Level.NONE
         self.active = False
-        self.cores: CoreAllocator | None = None
-        self.socket: RefereeSocket | None = None
-        self.port = 0
+        self.jailer: Jailer | None = None
         self._relay: PlayRelay | None = None
-        self._specs: dict[str, tuple[list[Path], list[Path]]] = {}
+        self._views: dict[str, BotView] = {}
 
     @property
     def spawns_bots(self) -> bool:
@@ -101,14 +101,11 @@ class Isolation:
                     f"[sandbox] own_cores = true needs the full sandbox: "
                     f"{support.why_not(Level.FULL)}"
                 )
-            warnings.append(
-                f"bots run in the light jail: the full one is missing "
-                f"({support.why_not(Level.FULL)}). Their limits are rlimits, per process "
-                "(CPU seconds, address space, processes, file size); no CPU time or memory "
-                "is measured, and cpu_cores and own cores are not applied"
-            )
-            self.active = True
+            if support.cgroups2 is not None:
+                support.cgroups2.reap()
             RefereeSocket.reap_stale()
+            self.active = True
+            self.jailer = self._jailer(support, None)
             return warnings
         self.active = True
         assert support.cgroups is not None
@@ -125,129 +122,110 @@ class Isolation:
         if sandbox.own_cores is not SandboxMode.OFF and len(cores) >= needed:
             if not support.cgroups.has_cpuset:
                 raise SandboxUnavailable("own cores need the cpuset cgroup controller")
-            self.cores = CoreAllocator(cores, REFEREE_CORES)
+            self.jailer = self._jailer(support, CoreAllocator(cores, REFEREE_CORES))
+        else:
+            self.jailer = self._jailer(support, None)
         return warnings
 
-    def describe(self) -> str:
-        """One line for the plan: whether and how bots are sandboxed."""
-        if not self.spawns_bots:
-            return "sandbox: no spawned bots"
-        if not self.active:
-            return "sandbox: off"
-        assert self.support is not None
-        limits = self.config.sandbox.limits
-        if self.level is Level.LIGHT:
-            return (
-                f"sandbox: light jail ({self.support.version}, a user namespace); per bot "
-                f"and process {limits.memory_mb} MB address space, {limits.processes} "
-                f"processes, {limits.open_files} open files, {limits.tmp_mb} MB /tmp"
-                + (f", {limits.cpu_s:g} s CPU" if limits.cpu_s else "")
-            )
-        cpu = f"{limits.cpu_s:g} s CPU" if limits.cpu_s else "no CPU-time limit"
-        cores = "a core each" if self.cores is not None else "shared cores, equal shares"
-        return (
-            f"sandbox: {self.support.version}; per bot {limits.memory_mb} MB, {cpu}, "
-            f"{limits.processes} processes, {limits.open_files} open files, "
-            f"{limits.tmp_mb} MB /tmp; {cores}"
+    def _jailer(self, support: Support, cores: CoreAllocator | None) -> Jailer:
+        return Jailer(
+            support,
+            self._view,
+            self._limits,
+            passed_env=passed_env(),
+            cores=cores,
+            cpu_cores=self.config.sandbox.cpu_cores,
         )
+
+    def describe(self, *, limits: bool = False) -> list[str]:
+        """The plan's lines: whether and how bots are sandboxed, and (``limits``) what
+        holds each limit on this host."""
+        if not self.spawns_bots:
+            return ["sandbox: no spawned bots"]
+        if self.jailer is None:
+            return ["sandbox: off"]
+        support = self.jailer.support
+        cores = self.jailer.cores is not None
+        head = f"sandbox: {self.level.describe()}, {support.describe()}; " + (
+            "a core per bot" if cores else "shared cores"
+        )
+        if not limits:
+            return [head + " (--dry-run: what holds each limit)"]
+        held = enforcement(support, self.level, self.config.sandbox.limits)
+        return [head, *(f"  {line}" for line in held)]
 
     # -- the referee's end -------------------------------------------------------
 
     def listen_addresses(self) -> list[str]:
         """Extra addresses for a referee in this process: the sandboxes' socket."""
-        if not self.active:
-            return []
-        self.socket = RefereeSocket()
-        return [self.socket.grpc_address]
+        return self.jailer.listen_addresses() if self.jailer is not None else []
 
     async def start(self, referee_address: str, *, local: bool) -> None:
         """The referee listens (``local``: on our socket too, with PlayService alone);
         for a referee elsewhere, relay its PlayService from our socket."""
-        if not self.active:
+        if self.jailer is None:
             return
-        self.port = int(referee_address.rpartition(":")[2])
         if not local:
-            self.socket = RefereeSocket()
+            socket = self.jailer.socket = RefereeSocket()
             self._relay = PlayRelay(
-                self.socket.grpc_address, referee_address, self.config.referee.client_tls
+                socket.grpc_address, referee_address, self.config.referee.client_tls
             )
             await self._relay.start()
-        assert self.socket is not None
-        self.socket.opened()
+        self.jailer.opened(referee_address)
 
     @property
     def address(self) -> str:
         """The referee's address as a sandboxed bot sees it."""
-        return f"127.0.0.1:{self.port}"
+        assert self.jailer is not None
+        return self.jailer.address
 
     @property
     def counts_cpu(self) -> bool:
-        return self.level is Level.FULL
+        return self.jailer is not None
 
     async def close(self) -> None:
         if self._relay is not None:
             await self._relay.stop()
             self._relay = None
-        if self.socket is not None:
-            self.socket.close()
-            self.socket = None
-        if self.active and self.support is not None and self.support.cgroups is not None:
-            self.support.cgroups.reap(all_runners=True)
+        if self.jailer is not None:
+            self.jailer.close()
+            support = self.jailer.support
+            if support.cgroups is not None:
+                support.cgroups.reap(all_runners=True)
+            if support.cgroups2 is not None:
+                support.cgroups2.reap(all_runners=True)
 
     # -- one bot ------------------------------------------------------------------
 
-    def _paths(self, bot: BotConfig) -> tuple[list[Path], list[Path]]:
-        """What the bot may see, and what is hidden from it even there."""
-        if bot.name not in self._specs:
+    def _view(self, name: str) -> BotView:
+        """What the bot may see, and what is hidden from it even there (made once)."""
+        if name not in self._views:
+            bot = self.config.bot(name)
             others = (
                 named_paths(o.argv, o.cwd)
                 for o in self.config.bots
-                if o.kind is BotKind.COMMAND and o.name != bot.name
+                if o.kind is BotKind.COMMAND and o.name != name
             )
-            self._specs[bot.name] = bot_view(
+            self._views[name] = bot_view(
                 named_paths(bot.argv, bot.cwd),
                 others,
+                cwd=bot.cwd or self.config.source.parent,
                 read_only=[*self.config.sandbox.read_only, *bot.read_only],
                 hidden=[self.folder, self.config.source.resolve()],
             )
-        return self._specs[bot.name]
+        return self._views[name]
+
+    def _limits(self, name: str) -> SandboxLimits:
+        return self.config.limits_for(self.config.bot(name))
 
     def jail(self, name: str, argv: Sequence[str], env: Mapping[str, str]) -> Jail:
         """A sandbox for the bot ``name`` for one match (``release`` it after)."""
-        assert self.active and self.socket is not None and self.support is not None
-        bot = self.config.bot(name)
-        visible, hidden = self._paths(bot)
-        uid, gid = bot_identity(self.level)
-        spec = JailSpec(
-            argv=argv,
-            cwd=(bot.cwd or self.config.source.parent).resolve(),
-            env=jail_env(env),
-            visible=visible,
-            hidden=hidden,
-            revealed=sorted(named_paths(bot.argv, bot.cwd)[1]),
-            referee_socket=self.socket.path,
-            port=self.port,
-            uid=uid,
-            gid=gid,
-            limits=self.config.limits_for(bot),
-            level=self.level,
-        )
-        if self.level is Level.LIGHT:
-            return Jail(spec, None, bwrap=self.support.bwrap)
-        assert self.support.cgroups is not None
-        core = self.cores.take() if self.cores is not None else None
-        return Jail(
-            spec,
-            self.support.cgroups,
-            cpus=core or "",
-            cpu_cores=self.config.sandbox.cpu_cores,
-            bwrap=self.support.bwrap,
-        )
+        assert self.jailer is not None
+        return self.jailer.jail(name, argv, env)
 
     def release(self, jail: Jail) -> None:
-        """Give back the bot's core, if it had one (once)."""
-        if self.cores is not None and jail.cpus and jail.cpus not in self.cores.free:
-            self.cores.give(jail.cpus)
+        if self.jailer is not None:
+            self.jailer.release(jail)
 
 
 def remote_warnings(config: TournamentConfig) -> list[str]:

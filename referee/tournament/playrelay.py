@@ -20,7 +20,7 @@ import grpc
 from referee.client.channels import client_channel
 from referee.client.tls import ClientTls
 from referee.protocol import play_service
-from referee.table.referees import SERVER_OPTIONS
+from referee.table.referees import JAILED_SERVER_OPTIONS
 
 SERVICE = play_service.DESCRIPTOR.services_by_name["PlayService"].full_name
 METHOD = f"/{SERVICE}/Play"
@@ -39,7 +39,7 @@ class PlayRelay:
 
     async def start(self) -> None:
         self._channel = client_channel(self.upstream, self.tls)
-        self._server = grpc.aio.server(options=SERVER_OPTIONS)
+        self._server = grpc.aio.server(options=JAILED_SERVER_OPTIONS)
         handler = grpc.stream_stream_rpc_method_handler(self._play)  # bytes in, bytes out
         self._server.add_generic_rpc_handlers(
             (grpc.method_handlers_generic_handler(SERVICE, {"Play": handler}),)

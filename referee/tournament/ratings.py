@@ -343,6 +343,79 @@ class Standings:
         return table[0] if table else None
 
 
+SORT_KEY = (
+    "The table is sorted by mu - 3 sigma, an OpenSkill rating of the finishing order in each "
+    "deal group (the sum of places; points only break ties), lowered for uncertainty; head "
+    "to head compares points per hand on the same deals, so the two can disagree."
+)
+"""The sort key in one line, said with every disagreement (``rank_notes``)."""
+
+SURE = 0.95
+"""Likelihood of superiority from which a head-to-head result against the table's order
+is worth a note."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RankNote:
+    """A bot ranked above another that beat it head to head: ``pair`` is the lower bot
+    (``pair.a``) against the higher (``pair.b``)."""
+
+    above: StandingRow
+    below: StandingRow
+    pair: PairRow
+
+    def text(self, scoring: str) -> str:
+        """One line for a person: who, by how much, how sure (``scoring``: ``penalty`` or
+        ``chips``)."""
+        unit = "chips" if scoring == "chips" else "penalty points"
+        p = self.pair
+        return (
+            f"{self.above.name} (#{self.above.rank}) is ranked above {self.below.name} "
+            f"(#{self.below.rank}), yet {self.below.name} did better on the same deals: by "
+            f"{p.mean:.2f} {unit} a hand (95% CI {p.ci95_low:+.2f} to {p.ci95_high:+.2f}, "
+            f"likelihood of superiority {p.los:.0%}, {p.groups} deal groups)"
+        )
+
+    def to_json(self, scoring: str) -> dict[str, Any]:
+        return {
+            "above": self.above.name,
+            "below": self.below.name,
+            "pair": self.pair.to_json(),
+            "text": self.text(scoring),
+        }
+
+
+def rank_notes(rows: Sequence[StandingRow], pairs: Sequence[PairRow]) -> list[RankNote]:
+    """Every pair of bots of the table (disqualified ones aside) where the lower one did
+    better head to head with a likelihood of superiority of ``SURE`` or more, or a 95%
+    interval above 0: the table's order and the duplicate deals disagree, and a reader
+    of the table should know (a bot that times out often can still win on places)."""
+    lookup: dict[tuple[str, str], PairRow] = {}
+    for p in pairs:
+        lookup[(p.a, p.b)] = p
+        lookup[(p.b, p.a)] = p.flipped()
+    ranked = [r for r in rows if not r.disqualified]
+    out = []
+    for i, above in enumerate(ranked):
+        for below in ranked[i + 1 :]:
+            h2h = lookup.get((below.name, above.name))
+            if h2h is None or h2h.groups < 2 or h2h.mean <= 0:
+                continue
+            if h2h.los >= SURE or h2h.ci95_low > 0:
+                out.append(RankNote(above, below, h2h))
+    return out
+
+
+def rank_notes_json(
+    rows: Sequence[StandingRow], pairs: Sequence[PairRow], scoring: str
+) -> dict[str, Any]:
+    """standings.json's ``sort_key`` and ``rank_notes``, which the tournament's page shows."""
+    return {
+        "sort_key": SORT_KEY,
+        "rank_notes": [n.to_json(scoring) for n in rank_notes(rows, pairs)],
+    }
+
+
 PAIRWISE_UNIT = (
     "score per hand on the same deals (a minus b; fewer penalty points or more chips is "
     "better, so positive means a did better); one value per deal group both played"
@@ -378,12 +451,17 @@ def replay(
 
 __all__ = [
     "PAIRWISE_UNIT",
+    "SORT_KEY",
+    "SURE",
     "BotStats",
     "PairRow",
+    "RankNote",
     "StandingRow",
     "Standings",
     "group_scores",
     "pairwise_csv",
+    "rank_notes",
+    "rank_notes_json",
     "rate_group",
     "replay",
     "table_csv",

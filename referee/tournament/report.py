@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from referee.text import printable
-from referee.tournament.ratings import PairRow, StandingRow
+from referee.tournament.ratings import SORT_KEY, PairRow, StandingRow, rank_notes
 
 MATRIX_MAX_BOTS = 8
 """Beyond this many bots the head-to-head matrix is too wide for a terminal: the table's
@@ -99,6 +99,20 @@ def format_pairwise(names: Sequence[str], pairs: Sequence[PairRow], scoring: str
     return "\n".join(out)
 
 
+def format_rank_notes(rows: Sequence[StandingRow], pairs: Sequence[PairRow], scoring: str) -> str:
+    """The pairs where the table's order and the head to head disagree (``rank_notes``),
+    with the sort key explained in one line; "" when there are none."""
+    notes = rank_notes(rows, pairs)
+    if not notes:
+        return ""
+    return "\n".join(
+        [
+            "Note: the table's order and the head to head disagree. " + SORT_KEY,
+            *(f"  {printable(n.text(scoring))}" for n in notes),
+        ]
+    )
+
+
 def verify_command(program: str, folder: Path, cwd: Path | None = None) -> str:
     """A shell command that re-checks the whole tournament in ``folder``: every log, the
     schedule, the shared deals of each group (``referee verify --tournament``); the folder
@@ -117,6 +131,7 @@ def verify_command(program: str, folder: Path, cwd: Path | None = None) -> str:
 __all__ = [
     "MATRIX_MAX_BOTS",
     "format_pairwise",
+    "format_rank_notes",
     "format_standings",
     "verify_command",
 ]

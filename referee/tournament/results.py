@@ -95,6 +95,11 @@ class SeatResult:
     bot, or "forfeit" for nobody)."""
     disqualified: str = ""
     """Set on the match that got the bot disqualified: why."""
+    raised: int = 0
+    """Turns on which a spawned bot's own code raised and its kit played the fallback
+    (the kit's raised marker, docs/kits.md section 5)."""
+    raised_first: str = ""
+    """The first of them: ``hand 1, move 14: ZeroDivisionError: division by zero``."""
 
     @property
     def wall_ms_per_turn(self) -> float | None:
@@ -116,6 +121,7 @@ class SeatResult:
             "total": s.total,
             "hands_won": s.hands_won,
             "scores": list(s.scores),
+            "faulty_hands": list(s.faulty_hands),
             "connected": s.connected,
             "timeouts": s.timeouts,
             "illegal_defaults": s.illegal_defaults,
@@ -140,6 +146,8 @@ class SeatResult:
             "memory_mb": _rounded(self.memory_mb, 1),
             "replaced_by": self.replaced_by,
             "disqualified": self.disqualified,
+            "raised": self.raised,
+            "raised_first": self.raised_first,
         }
 
     @classmethod
@@ -161,6 +169,7 @@ class SeatResult:
             turns=int(d.get("turns", 0)),
             think_ms=int(d.get("think_ms", 0)),
             think_max_ms=int(d.get("wall_ms_max_turn", 0)),
+            faulty_hands=tuple(int(x) for x in d.get("faulty_hands", ())),
         )
         code = d.get("exit_code")
         return cls(
@@ -177,6 +186,8 @@ class SeatResult:
             memory_mb=_number(d.get("memory_mb")),
             replaced_by=str(d.get("replaced_by", "")),
             disqualified=str(d.get("disqualified", "")),
+            raised=int(d.get("raised", 0)),  # results written before the marker: none
+            raised_first=str(d.get("raised_first", "")),
         )
 
 
@@ -348,6 +359,8 @@ def seat_results(
     """Each seat's result of a match a backend gave back (a failed match: four empty
     ones), named ``bots`` by seat, output paths relative to ``folder``. The ladder's
     workers read their seats' outcomes from these too."""
+    from referee.table.output import raised_where
+
     if match.report is None:
         return tuple(SeatResult(bots[s], SeatSummary(seat=s)) for s in range(4))
     return tuple(
@@ -359,6 +372,12 @@ def seat_results(
             crash=r.exit.what if r.exit is not None else "",
             stderr=_relative(r.stderr_path, folder),
             replaced_by=replaced_by[r.seat],
+            raised=len(r.raised),
+            raised_first=(
+                f"{raised_where(r.raised[0], match.report.turn_moves)}: {r.raised[0].error}"
+                if r.raised
+                else ""
+            ),
             **_sandbox_fields(r),
         )
         for r in match.report.seats

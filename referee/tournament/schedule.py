@@ -7,10 +7,11 @@ group the luck of the cards cancels; the group is rated as one result
 
 Order: round by round, table by table, seating by seating, so a tournament cut short
 has played every table about equally. Group ``g`` (counted in that order from 0) has
-the seed ``SHA-256(master seed + ":" + g)`` in lower-case hex; match ``i`` (counted from
-0 over the whole schedule) has the id ``<first 8 hex digits of the configuration
-hash>-<i, six digits>``. Both are recomputed identically on every run of the same
-configuration, which is what makes a tournament resumable.
+the seed ``SHA-256(master seed + ":" + g)`` in lower-case hex (with ``deals =
+"per-round"``, every table of round ``r`` plays ``SHA-256(master seed + ":" + r)``);
+match ``i`` (counted from 0 over the whole schedule) has the id ``<first 8 hex digits
+of the configuration hash>-<i, six digits>``. Both are recomputed identically on every
+run of the same configuration, which is what makes a tournament resumable.
 
 Remote bots cannot be sandboxed, so in a duplicate tournament they would see each deal
 of their groups once per seating and could remember it. With ``remote_deals =
@@ -34,7 +35,7 @@ import hashlib
 from collections.abc import Sequence
 from itertools import permutations
 
-from referee.tournament.config import BotKind, RemoteDeals, Seatings, TournamentConfig
+from referee.tournament.config import BotKind, Deals, RemoteDeals, Seatings, TournamentConfig
 
 Seating = tuple[int, int, int, int]
 """Which of the table's four bots sits in seats 0..3 (indexes into the table)."""
@@ -94,6 +95,7 @@ def build_schedule(config: TournamentConfig, master_seed: str) -> list[MatchSpec
         config.identity_hash(),
         remote={b.name for b in config.remote_bots if b.kind is BotKind.REMOTE},
         unseen=config.remote_deals is RemoteDeals.UNSEEN,
+        per_round=config.deals is Deals.PER_ROUND,
     )
 
 
@@ -106,16 +108,21 @@ def plan(
     *,
     remote: set[str] | frozenset[str] = frozenset(),
     unseen: bool = False,
+    per_round: bool = False,
 ) -> list[MatchSpec]:
     """The schedule from what defines it (``referee verify --tournament`` rebuilds it
-    from a folder's tournament.json this way)."""
+    from a folder's tournament.json this way). ``per_round``: every table of round ``r``
+    plays the deal ``SHA-256(master:r)`` (``deals = "per-round"``)."""
     orders = seatings(kind)
     specs: list[MatchSpec] = []
     seen: dict[str, set[str]] = {name: set() for name in remote}
     group = 0
     for rnd in range(rounds):
         first = group
-        round_seeds = [group_seed(master_seed, first + t) for t in range(len(tables))]
+        if per_round:
+            round_seeds = [group_seed(master_seed, rnd)] * len(tables)
+        else:
+            round_seeds = [group_seed(master_seed, first + t) for t in range(len(tables))]
         for t, table in enumerate(tables):
             seed = round_seeds[t]
             group_orders = orders

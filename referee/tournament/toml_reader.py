@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from referee.bots import BUILTIN_BOTS
+from referee.llm import is_model_seat, model_seat_name
 from referee.match.settings import (
     MAX_HANDS,
     SETTINGS,
@@ -42,6 +43,7 @@ from referee.tournament.config import (
     BotConfig,
     BotKind,
     ConfigError,
+    Deals,
     DisqualifyConfig,
     ExecutionConfig,
     Format,
@@ -114,6 +116,7 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     remote_deals = _enum(
         RemoteDeals, t.text("remote_deals", "shared") or "", "tournament.remote_deals"
     )
+    deals = _enum(Deals, t.text("deals", Deals.PER_TABLE.value) or "", "tournament.deals")
     t.done()
 
     if len(bots) < 4:
@@ -232,6 +235,7 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
         sandbox=sandbox,
         disqualify=disqualify,
         remote_deals=remote_deals,
+        deals=deals,
     )
     if has_rounds and has_matches:
         raise ConfigError("tournament.matches", "give either rounds or matches, not both")
@@ -500,9 +504,16 @@ def _parse_bots(raw: Any, base: Path) -> list[BotConfig]:
                     )
         if kinds[0] == "builtin":
             builtin = b.text("builtin") or ""
-            if builtin not in BUILTIN_BOTS:
+            if is_model_seat(builtin):  # a language model: llm:SETTINGS, beside this file
+                try:
+                    builtin = model_seat_name(builtin, base)
+                except ConfigError as exc:
+                    raise ConfigError(f"{where}.builtin", str(exc)) from None
+            elif builtin not in BUILTIN_BOTS:
                 raise ConfigError(
-                    f"{where}.builtin", f"{builtin!r} is not one of {', '.join(BUILTIN_BOTS)}"
+                    f"{where}.builtin",
+                    f"{builtin!r} is not one of {', '.join(BUILTIN_BOTS)} "
+                    "(or llm:SETTINGS.toml for a language model)",
                 )
             bot = BotConfig(name, BotKind.BUILTIN, builtin=builtin)
         elif kinds[0] == "key":

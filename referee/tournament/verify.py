@@ -127,6 +127,7 @@ def _schedule(state: dict[str, Any]) -> list[MatchSpec]:
         str(state["config_hash"]),
         remote=remote,
         unseen=identity.get("remote_deals") == "unseen",
+        per_round=identity.get("deals") == "per-round",
     )
 
 

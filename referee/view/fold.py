@@ -154,6 +154,23 @@ def _scalars(values: Any) -> dict[str, Any]:
     return out
 
 
+def _clocks(values: Any) -> dict[str, Any]:
+    """The time control as display values, each seat's own clock in words."""
+    out = _scalars(values)
+    clocks = values.get("seat_clocks") if isinstance(values, Mapping) else None
+    if isinstance(clocks, list):
+        words = []
+        for c in clocks[:4]:
+            if isinstance(c, Mapping):
+                bank = whole(c.get("time_bank_ms"))
+                words.append(
+                    f"seat {whole(c.get('seat'))}: {whole(c.get('turn_time_ms'))} ms a turn"
+                    + (f", bank {bank} ms" if bank else "")
+                )
+        out["seat_clocks"] = "; ".join(words)
+    return out
+
+
 def _seat_lists(hands: Any) -> list[list[str]] | None:
     """Four seats' cards from a list of SeatCards, or None when any is missing."""
     out: list[list[str] | None] = [None] * SEATS
@@ -197,7 +214,8 @@ class Folder:
         """The engine's view of the current hand; None when unknown or after a bad move."""
         self.cards: list[list[str]] | None = None
         """Each seat's cards now, as the page tracks them (the deal less the plays)."""
-        self.turn_ms = DEFAULT_TURN_TIME_MS
+        self.turn_ms = [DEFAULT_TURN_TIME_MS] * SEATS
+        """Each seat's time per turn (ms): the match's, or the seat's own clock's."""
         self.banks = [0] * SEATS
         """Each seat's time bank (ms), as the last prompt said and its moves since spent."""
 
@@ -238,21 +256,32 @@ class Folder:
         self.commitment = text(p.get("seed_commitment"), 128)
         clocks = config.get("time_control")
         clocks = clocks if isinstance(clocks, Mapping) else {}
-        self.turn_ms = whole(clocks.get("turn_time_ms")) or DEFAULT_TURN_TIME_MS
+        self.turn_ms = [whole(clocks.get("turn_time_ms")) or DEFAULT_TURN_TIME_MS] * SEATS
         self.banks = [max(0, whole(clocks.get("time_bank_ms")))] * SEATS
+        self._seat_clocks(clocks.get("seat_clocks"))
         return {
             "t": "match",
             "id": text(self.match_id, 100),
             "profile": text(rules.get("profile", ""), 60),
             "rules": rules,
             "seats": seats,
-            "time": _scalars(config.get("time_control")),
+            "time": _clocks(config.get("time_control")),
             "faults": _scalars(config.get("fault_policy")),
             "drills": _scalars(config.get("drills")),
             "commitment": self.commitment,
             "software": text(p.get("software_version"), 60),
             "protocol": whole(p.get("protocol_version")),
         }
+
+    def _seat_clocks(self, clocks: object) -> None:
+        """Seats with clocks of their own (``time_control.seat_clocks``)."""
+        for clock in clocks if isinstance(clocks, list) else []:
+            if not isinstance(clock, Mapping):
+                continue
+            seat = _seat(clock.get("seat", 0))
+            if seat is not None:
+                self.turn_ms[seat] = whole(clock.get("turn_time_ms")) or self.turn_ms[seat]
+                self.banks[seat] = max(0, whole(clock.get("time_bank_ms")))
 
     def _on_seat_connected(self, p: Mapping[str, Any]) -> Op:
         return {
@@ -303,7 +332,7 @@ class Folder:
             "turn": whole(p.get("turn_id")),
             "bank": bank,
             "deadline": deadline // 1000 if deadline is not None else None,
-            "turn_ms": self.turn_ms,
+            "turn_ms": self.turn_ms[seat] if seat is not None else self.turn_ms[0],
         }
 
     def _on_action_rejected(self, p: Mapping[str, Any]) -> Op:
@@ -359,8 +388,8 @@ class Folder:
             op["cause"] = cause
         if cause == "timeout":
             self.banks[seat] = 0
-        elif not cause and op["ms"] > self.turn_ms:
-            self.banks[seat] = max(0, self.banks[seat] - (op["ms"] - self.turn_ms))
+        elif not cause and op["ms"] > self.turn_ms[seat]:
+            self.banks[seat] = max(0, self.banks[seat] - (op["ms"] - self.turn_ms[seat]))
         op["bank"] = self.banks[seat]
         op["strikes"] = whole(p.get("strikes"))
         op["legal"] = self._legal(seat)

@@ -28,8 +28,9 @@ from referee.log.verify import verify_log
 from referee.table.output import times_path
 from referee.view.fold import Op, fold_log
 from referee.view.page import FORMAT, asset, render_page, replay_data, source_hash
-from referee.view.standings import esc, head_to_head, ratings_chart, ratings_table
+from referee.view.standings import esc, head_to_head, rank_notes, ratings_chart, ratings_table
 from referee.view.stderr import files_beside
+from referee.view.traces import traces_beside
 
 MANIFEST = "pages.json"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
@@ -126,7 +127,8 @@ def build_pages(
             rows.append(_missing(label, f"cannot read the log: {exc.strerror}"))
             continue
         files = stderr.get(label) if stderr is not None else None
-        key = [stamp, stat.st_size, stat.st_mtime_ns, _files_key(files)]
+        traces = traces_beside(log)  # hook: model seats' traces, once released
+        key = [stamp, stat.st_size, stat.st_mtime_ns, _files_key(files), _files_key(traces)]
         known = manifest.get(name)
         if isinstance(known, dict) and known.get("key") == key and (out / name).is_file():
             try:
@@ -144,7 +146,7 @@ def build_pages(
             rows.append(_missing(label, f"cannot read the log: {exc.strerror}"))
             continue
         report = verify_log(log)
-        data = replay_data(folded, report, stderr=files)
+        data = replay_data(folded, report, stderr=files, traces=traces, log=log)
         title = f"Match {folded.match_id}" if folded.match_id else f"Match log {log.name}"
         _write(out / name, render_page(data, title))
         row = row_from_ops(label, name, folded.ops, data["verdict"])
@@ -263,13 +265,17 @@ def _match_line(
         places = [p if isinstance(p := s.get("place"), int) else 0 for s in seats]
         totals = [s.get("total", "") for s in seats]
         crashed = [bool(s.get("crashed")) for s in seats]
+        raised = [s.get("raised") if isinstance(s.get("raised"), int) else 0 for s in seats]
     elif row is not None:
         names, places, totals, crashed = list(row.seats), list(row.places), list(row.totals), []
+        raised = []
     else:
-        names, places, totals, crashed = [], [], [], []
+        names, places, totals, crashed, raised = [], [], [], [], []
     status = str(result.get("status", "")) if result is not None else (row.status if row else "")
     hands = result.get("hands") if result is not None else (row.hands if row else 0)
-    problem = status != "finished" or (row is None or not row.verified) or any(crashed)
+    problem = (
+        status != "finished" or (row is None or not row.verified) or any(crashed) or any(raised)
+    )
     where = ""
     if result is not None:
         where = (
@@ -290,6 +296,11 @@ def _match_line(
     if any(crashed):
         gone = ", ".join(n for n, c in zip(names, crashed, strict=False) if c)
         extra += f'<span class="badge crash">crashed: {esc(gone)}</span>'
+    if any(raised):
+        said = ", ".join(
+            f"{n} ({k}×)" if k > 1 else n for n, k in zip(names, raised, strict=False) if k
+        )
+        extra += f'<span class="badge crash">its code raised: {esc(said)}</span>'
     line = (
         f'<li class="match" data-bots="{esc(json.dumps(names))}" data-status="{esc(status)}" '
         f'data-problem="{int(problem)}">{number}{link}{where}'
@@ -377,6 +388,7 @@ def tournament_body(
         parts += [
             '<section class="card"><h2>Standings</h2>',
             ratings_table(bots, scoring),
+            rank_notes(standings),
             "</section>",
             '<section class="card"><h2>Ratings and their 95% intervals</h2>',
             ratings_chart(bots),
@@ -409,6 +421,14 @@ def _stderr_files(folder: Path, results: Sequence[Mapping[str, Any]]) -> dict[st
     return out
 
 
+def _benchmark_report(folder: Path) -> dict[str, Any] | None:
+    try:
+        loaded = json.loads((folder / "benchmark.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
 def write_index(
     folder: Path, out: Path | None = None, *, with_stderr: bool = False
 ) -> tuple[Path, list[MatchRow]]:
@@ -428,6 +448,12 @@ def write_index(
         rows = build_pages(logs, out, files)
         title = str(standings.get("tournament") or folder.resolve().name or "tournament")
         body = tournament_body(title, standings, results, rows)
+        report = _benchmark_report(folder)
+        if report is not None:  # a benchmark's folder: its report first
+            from referee.view.benchmark import benchmark_card
+
+            head, _, rest = body.partition("</header>")
+            body = f"{head}</header>{benchmark_card(report)}{rest}" if rest else body
     else:
         logs = [(p.stem, p) for p in sorted(folder.glob("*.jsonl"))]
         files = {label: files_beside(log) for label, log in logs} if with_stderr else None

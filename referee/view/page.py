@@ -27,6 +27,7 @@ from referee import __version__
 from referee.log.verify import VerifyReport, verify_log
 from referee.view.fold import FoldedLog, Op, fold_log
 from referee.view.stderr import stderr_data
+from referee.view.traces import trace_data
 
 FORMAT = 1
 """The version of the data the page reads (ops and the envelope around them)."""
@@ -96,8 +97,12 @@ def replay_data(
     *,
     embed_log: bool = True,
     stderr: Mapping[int, Path] | None = None,
+    traces: Mapping[int, Path] | None = None,
+    log: Path | None = None,
 ) -> dict[str, Any]:
-    """The page's data; ``stderr``: each seat's output file to show beside its moves."""
+    """The page's data; ``stderr``: each seat's output file to show beside its moves;
+    ``traces``: each model seat's trace (``referee.view.traces``), with its results
+    clean beside raw when the ``log`` file is given."""
     data: dict[str, Any] = {
         "format": FORMAT,
         "ops": folded.ops,
@@ -107,6 +112,10 @@ def replay_data(
         outputs = stderr_data(stderr, folded.ops, folded.times)
         if outputs is not None:
             data["stderr"] = outputs
+    if traces:  # hook: what a language model saw, said and played
+        model = trace_data(traces, folded.ops, log)
+        if model is not None:
+            data["traces"] = model
     if embed_log:
         packed = gzip.compress(folded.raw, compresslevel=9, mtime=0)
         data["log_gz"] = base64.b64encode(packed).decode("ascii")
@@ -118,9 +127,11 @@ def replay_page(
     *,
     embed_log: bool = True,
     stderr: Mapping[int, Path] | None = None,
+    traces: Mapping[int, Path] | None = None,
 ) -> str:
     """The replay page of a log file: folded, verified, embedded (with each seat's output
-    from the files ``stderr`` names, when given).
+    from the files ``stderr`` names, and each model seat's trace from ``traces``, when
+    given).
 
     Raises LogTooLarge (``referee.log.reader``) for a file larger than any log, and
     OSError when the file cannot be read.
@@ -128,7 +139,9 @@ def replay_page(
     folded = fold_log(path)
     report = verify_log(path)
     title = f"Match {folded.match_id}" if folded.match_id else f"Match log {Path(path).name}"
-    data = replay_data(folded, report, embed_log=embed_log, stderr=stderr)
+    data = replay_data(
+        folded, report, embed_log=embed_log, stderr=stderr, traces=traces, log=Path(path)
+    )
     return render_page(data, title)
 
 

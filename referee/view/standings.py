@@ -316,12 +316,32 @@ def head_to_head(names: Sequence[str], pairs: Any, scoring: str = "penalty") -> 
     )
 
 
+def rank_notes(standings: Mapping[str, Any]) -> str:
+    """The pairs where the table's order and the head to head disagree, as standings.json
+    gives them (``rank_notes``, each with its sentence), with the sort key explained in
+    one line; "" when there are none."""
+    notes = standings.get("rank_notes")
+    lines = [
+        f"<li>{esc(n.get('text'))}</li>"
+        for n in (notes if isinstance(notes, list) else [])
+        if isinstance(n, Mapping) and isinstance(n.get("text"), str)
+    ]
+    if not lines:
+        return ""
+    return (
+        '<div class="rank-notes" role="note"><p><strong>The table\'s order and the head to '
+        f"head disagree.</strong> {esc(standings.get('sort_key', ''))}</p>"
+        f"<ul>{''.join(lines)}</ul></div>"
+    )
+
+
 __all__ = [
     "LIKELY",
     "esc",
     "flipped",
     "head_to_head",
     "number",
+    "rank_notes",
     "ratings_chart",
     "ratings_table",
     "significance",

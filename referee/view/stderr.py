@@ -5,7 +5,9 @@ The table keeps a spawned bot's output in a file and times each line as it reads
 the moment it was read (what the bot printed while it thought, or on its way to that
 move: a crashed bot's traceback goes with the default move the referee then made for
 it); lines after its last move go to the end of the match; lines with no recorded time
-(an output file without its sidecar) are shown apart.
+(an output file without its sidecar) are shown apart. A kit's raised marker (docs/kits.md,
+section 5: the bot's own code raised on a turn and the kit played its fallback) is placed
+by its turn id, at the move of that turn, so the page names it there.
 
 What is embedded is bounded (lines per seat, characters per line) and is plain text to
 the page: it travels as JSON, like every string of the log, and is set with
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.rules import SEATS
-from referee.table.output import read_output
+from referee.table.output import raised_of, read_output
 from referee.view.fold import MAX_TEXT, Op, text
 
 MAX_LINES = 600
@@ -44,9 +46,14 @@ def stderr_data(
     """The page's ``stderr`` data: per seat, its lines grouped by the move (the op's
     ``seq``) they belong to; None when no file can be read."""
     moves: list[list[tuple[int, int]]] = [[] for _ in range(SEATS)]
+    turns: list[dict[int, int]] = [{} for _ in range(SEATS)]
     start = next((t for t in times if t is not None), None)
     for op, at in zip(ops, times, strict=False):
-        if op.get("t") == "move" and at is not None and isinstance(op.get("seat"), int):
+        if op.get("t") != "move" or not isinstance(op.get("seat"), int):
+            continue
+        if isinstance(op.get("turn"), int) and 0 <= op["seat"] < SEATS:
+            turns[op["seat"]][op["turn"]] = int(op["seq"])
+        if at is not None:
             moves[op["seat"]].append((at, int(op["seq"])))
     seats: list[dict[str, Any] | None] = [None] * SEATS
     for seat, path in sorted(files.items()):
@@ -61,7 +68,11 @@ def stderr_data(
         by_move: dict[int, list[list[Any]]] = {}
         end: list[list[Any]] = []
         untimed: list[str] = []
+        raised: dict[int, str] = {}
         for line in output.lines:
+            mark = raised_of(line.text)
+            if mark is not None and mark.turn in turns[seat]:
+                raised.setdefault(turns[seat][mark.turn], text(mark.error, MAX_TEXT))
             shown = text(line.text, MAX_TEXT)
             if line.at_us is None:
                 untimed.append(shown)
@@ -79,6 +90,7 @@ def stderr_data(
             "untimed": untimed,
             "skipped": output.skipped,
             "lines": len(output.lines) + output.skipped,
+            "raised": [[seq, error] for seq, error in sorted(raised.items())],
         }
     if not any(seats):
         return None

@@ -51,13 +51,13 @@ queue = 4
 count = 2
 
 [[entry]]
-team = "ci"
+team = "ci-weak"
 bot = "weak"
 files = ["bots/weak_bot.py"]
 command = ["weak_bot.py"]
 
 [[entry]]
-team = "ci"
+team = "ci-random"
 bot = "random"
 files = ["bots/random_bot.py"]
 command = ["random_bot.py"]
@@ -162,7 +162,7 @@ def test_the_compose_ladder_plays_rates_and_stops(
 
         # The house's built-in bots and the two entries, active, rated, ranked.
         assert {r["label"] for r in board} == {
-            "house/random#1", "house/greedy#1", "ci/weak#1", "ci/random#1",
+            "house/random#1", "house/greedy#1", "ci-weak/weak#1", "ci-random/random#1",
         }  # fmt: skip
         assert sum(r["house"] for r in board) == 2
         assert all(r["sigma"] < 25 / 3 for r in board), board  # rated: less uncertain

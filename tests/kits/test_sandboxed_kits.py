@@ -25,7 +25,7 @@ async def test_kit_sample_bots_play_a_sandboxed_table(tmp_path, langs):
     bots = [
         bot_entry(
             lang,
-            command=f"{build(lang)} --address={{address}} --token={{token}}",
+            command=f"{build(lang)} --address={{address}}",  # the token: PUSOY_TOKEN
             cwd=str(ROOT / "clients" / lang),
         )
         for lang in langs

@@ -397,3 +397,34 @@ def test_a_manifest_one_folder_down_gets_a_hint(tmp_path):
     )
     with pytest.raises(ManifestError, match="there is one in mybot/: make the archive from inside"):
         unpack(archive, tmp_path / "v", SMALL)
+
+
+# -- the author's own files (issue 30) --------------------------------------------------
+
+LOG = (Path(__file__).parents[1] / "fixtures/logs/v2/20261218-100000-daa76697.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        ([member(".referee/signing-key.pem", b"-----BEGIN PRIVATE KEY-----\n")], "a private key"),
+        ([member("id_ed25519.key", b"secret")], "a private key"),
+        ([member("matches/20261218-100000-daa76697.jsonl", LOG)], "a match log"),
+        ([member("notes.json", LOG)], "a match log"),  # renamed: known by its first line
+        ([member("seats/alice.token", b"tok")], "a token file"),
+        ([member("out/seat-0.stderr", b"Traceback")], "a bot's output"),
+        ([member(".referee/", kind=tarfile.DIRTYPE)], "a state folder"),
+    ],
+)
+def test_an_archive_holding_its_authors_own_files_is_refused_naming_one(tmp_path, extra, why):
+    """A key, a token, a match log (by content, whatever its name), a bot's output or a
+    state folder never reach the ladder: the refusal names the file."""
+    archive = tar_gz(tmp_path / "bot.tar.gz", [*good_members(), *extra])
+    name = extra[0][0].name.rstrip("/")
+    refused(archive, tmp_path / "versions", f"{name!r} is {why}")
+
+
+def test_a_log_like_name_that_is_no_log_is_kept(tmp_path):
+    weights = member("weights.json", b'{"layers": [1, 2, 3]}')
+    got = unpack(tar_gz(tmp_path / "bot.tar.gz", [*good_members(), weights]), tmp_path / "v", SMALL)
+    assert (got.folder / "weights.json").is_file()

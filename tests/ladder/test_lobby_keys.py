@@ -1,7 +1,7 @@
 """Remote bots' keys in the ladder's lobby: a team's key from this machine makes the bot
 and its pending remote version; a key from another machine is refused unseen (the lobby
 has no TLS: it would have crossed the network in clear) unless ``[lobby] insecure``;
-wrong keys are throttled per address like the web's."""
+wrong keys are throttled per address like the web's, a right one never."""
 
 from __future__ import annotations
 
@@ -42,3 +42,5 @@ async def test_wrong_keys_are_not_a_bot_and_are_throttled(store):
     assert answers[:3] == [None, None, None]  # no bot has this key
     assert all(isinstance(a, lobby_service.LobbyRefusal) for a in answers[3:])
     assert "too many refused keys" in answers[-1].message
+    key = store.create_team("beta").key
+    assert ladder.admit(hello(key), "ipv6:[::1]:5") == "beta/remote#1"  # never the right key

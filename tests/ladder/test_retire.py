@@ -128,7 +128,10 @@ class Client:
         async with self.session.request(
             method, self.url + path, allow_redirects=False, **kwargs
         ) as r:
-            return r.status, dict(r.headers), await r.text()
+            headers = dict(r.headers)
+            if "Set-Cookie" in r.headers:  # several: one per line
+                headers["Set-Cookie"] = "\n".join(r.headers.getall("Set-Cookie"))
+            return r.status, headers, await r.text()
 
     async def json(self, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
         async with self.session.request(method, self.url + path, **kwargs) as r:
@@ -231,10 +234,20 @@ def note(headers: dict[str, str]) -> str:
 
 
 async def sign_in(web: Client, key: str) -> tuple[str, str]:
-    """A session cookie and the team page's CSRF token."""
-    status, headers, _ = await web.request("POST", "/team/login", data={"key": key})
-    assert status == 303
-    cookie = headers["Set-Cookie"].split(";")[0]
+    """A session cookie and the team page's CSRF token, through the sign-in form (its
+    token and the sign-in cookie it is bound to)."""
+    status, headers, page = await web.request("GET", "/team")
+    form_token = re.search(r'name="token" value="([0-9a-f]+)"', page)
+    assert status == 200 and form_token
+    status, headers, _ = await web.request(
+        "POST",
+        "/team/login",
+        data={"token": form_token.group(1), "key": key},
+        headers={"Cookie": headers["Set-Cookie"].split(";")[0]},
+    )
+    session = re.search(r"ladder_session=[^;]+", headers["Set-Cookie"])
+    assert status == 303 and session
+    cookie = session.group(0)
     status, _, page = await web.request("GET", "/team", headers={"Cookie": cookie})
     token = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
     assert status == 200 and token

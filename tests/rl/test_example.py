@@ -6,8 +6,10 @@ at a referee with the Python kit in a gauntlet tournament."""
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -133,3 +135,39 @@ def test_the_pytorch_path_says_what_it_needs_when_torch_is_missing(tmp_path: Pat
         assert done.returncode == 3 and "PyTorch is not installed" in done.stderr
     else:  # pragma: no cover - this project's CI has no torch
         pytest.skip("torch is installed: train_torch.py is the path to try by hand")
+
+
+def test_training_says_how_it_goes_while_it_runs(tmp_path: Path) -> None:
+    """A policy gradient run of minutes printed nothing until its end (issue 31, item
+    10): a line on stderr every --progress-s seconds (10 by default)."""
+    done = subprocess.run(
+        [sys.executable, EXAMPLE / "train.py", "reinforce", "--opponents", "random",
+         "--hands", "12", "--progress-s", "0", "-o", tmp_path / "p.npz"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == (
+        "reinforce: 0 hands in 0 s (up to 12 hands or 300 s); "
+        "mean reward of the last 200 hands: none yet"
+    )
+    # One line per episode (a match of several hands) at --progress-s 0, each one counted.
+    assert len(lines) >= 2 and all(line.startswith("reinforce: ") for line in lines)
+    assert re.search(r"^reinforce: \d+ hands in \d+ s .*hands: [+-]\d+\.\d\d$", lines[-1])
+    quiet = subprocess.run(
+        [sys.executable, EXAMPLE / "train.py", "reinforce", "--opponents", "random",
+         "--hands", "2", "--progress-s", "-1", "-o", tmp_path / "q.npz"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_the_policy_bots_docstring_reads_as_it_is_written() -> None:
+    """Its usage ended a line with a backslash, which Python took as a line continuation
+    in the docstring (``python policy_bot.py --help``'s text lost the line break)."""
+    source = (EXAMPLE / "policy_bot.py").read_text()
+    module = ast.parse(source)
+    written = ast.get_source_segment(source, module.body[0].value)  # type: ignore[attr-defined]
+    assert written is not None and written.startswith('r"""')
+    assert ast.get_docstring(module, clean=False) == written[4:-3]
+    assert "{python} examples/rl/policy_bot.py" in written and "--token" not in written

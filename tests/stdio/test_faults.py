@@ -125,6 +125,8 @@ def test_a_bot_that_stops_reading_is_stopped_once_its_input_passes_the_bound(tmp
         "300",
         "--max-strikes",
         "1",
+        "--sandbox",
+        "off",  # unjailed, as a remote bridge runs (jailed, a benched seat is always stopped)
         expect=3,  # the bridge ended before the match did: referee match says so
     )
     assert verify_log(log).ok

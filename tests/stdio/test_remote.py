@@ -3,6 +3,7 @@ bridge's exit statuses."""
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
@@ -56,16 +57,23 @@ def create_match(address: str, state: Path, **fields) -> match_service.CreateMat
         )
 
 
+def with_token(token: str) -> dict[str, str]:
+    """The environment of a bridge given its seat token as a user should give it: in
+    PUSOY_TOKEN (``--token`` works too, but every user of the machine reads it in ps)."""
+    return {**os.environ, "PUSOY_TOKEN": token}
+
+
 def test_four_remote_stdio_bots_play_a_match_on_a_server(server, tmp_path):
     samples = build_samples()
     created = create_match(server, tmp_path / "state", profile="pusoy-dos", seed="remote", hands=2)
     commands = [samples["c"], samples["perl"], samples["c"], samples["perl"]]
     bots = [
         subprocess.Popen(
-            [*BRIDGE, "--address", server, f"--token={token}", "--", *command.split()],
+            [*BRIDGE, "--address", server, "--", *command.split()],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            env=with_token(token),
         )
         for token, command in zip(created.seat_tokens, commands, strict=True)
     ]
@@ -80,17 +88,10 @@ def test_four_remote_stdio_bots_play_a_match_on_a_server(server, tmp_path):
 def test_a_bad_token_is_refused_with_status_2(server, tmp_path):
     build_samples()
     done = subprocess.run(
-        [
-            *BRIDGE,
-            "--address",
-            server,
-            "--token",
-            "not-a-token",
-            "--",
-            str(ROOT / "clients/stdio/c/bot"),
-        ],
+        [*BRIDGE, "--address", server, "--", str(ROOT / "clients/stdio/c/bot")],
         capture_output=True,
         text=True,
+        env=with_token("not-a-token"),
         timeout=60,
         check=False,
     )
@@ -106,10 +107,11 @@ def test_a_seat_another_bridge_holds_is_retried_for_the_window_then_refused(serv
     token = created.seat_tokens[0]
     quiet = [sys.executable, "-c", "import sys; sys.stdin.read()"]
     holder = subprocess.Popen(
-        [*BRIDGE, "--address", server, f"--token={token}", "--", *quiet],
+        [*BRIDGE, "--address", server, "--", *quiet],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        env=with_token(token),
     )
     try:
         with grpc.insecure_channel(server) as channel:  # until the holder has the seat
@@ -127,13 +129,13 @@ def test_a_seat_another_bridge_holds_is_retried_for_the_window_then_refused(serv
                 *BRIDGE,
                 "--address",
                 server,
-                f"--token={token}",
                 "--reconnect-window-s=1",
                 "--",
                 *bot,
             ],
             capture_output=True,
             text=True,
+            env=with_token(token),
             timeout=60,
             check=False,
         )

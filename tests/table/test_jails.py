@@ -269,7 +269,8 @@ def test_where_no_jail_can_be_made_auto_warns_once_and_on_refuses(tmp_path):
 
 async def test_the_light_jail_holds_its_bot_to_rlimits(tmp_path):
     """As root the light jail runs the bot as nobody in a user namespace of its own: its
-    limits are rlimits, and spinning past cpu_s is a CPU breach."""
+    rlimits stay under the referee's own accounting (against what a poll could miss),
+    and spinning past cpu_s is a CPU breach."""
     support = probe_light()
     if not support.ok:
         jailing.unavailable(support.explain())
@@ -300,7 +301,7 @@ async def test_the_light_jail_holds_its_bot_to_rlimits(tmp_path):
     out = (tmp_path / "out").read_text()
     assert code == -signal.SIGXCPU, out
     assert jail.report is not None and jail.report.breach is Breach.CPU
-    assert jail.report.cpu_s is None  # no cgroup counts it
+    assert jail.report.cpu_s is not None and jail.report.cpu_s > 0.5  # counted all the same
     rows = {line[:26].strip(): line[26:].split() for line in out.splitlines()}
     assert rows["Max cpu time"][:2] == ["1", "2"]  # SIGXCPU at 1 s, SIGKILL at 2 s
     assert rows["Max processes"][:2] == [str(20 + HELPER_TASKS)] * 2

@@ -150,7 +150,7 @@ async def test_ray_not_installed_is_a_clear_error(tmp_path, monkeypatch):
     tournament = Tournament(cfg, progress=Progress(io.StringIO(), tty=False))
     with pytest.raises(TournamentError, match=r"pusoy-referee\[ray\]"):
         await tournament.dry_run()
-    with pytest.raises(TournamentError, match=r"pip install 'pusoy-referee\[ray\]'"):
+    with pytest.raises(TournamentError, match=r'pip install "pusoy-referee\[ray\]"'):
         await tournament.run()
 
 

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import html
+import json
 import shlex
 import subprocess
 from pathlib import Path
 
 from referee.rules import Scoring
-from referee.tournament.ratings import Standings
-from referee.tournament.report import format_pairwise, format_standings, verify_command
+from referee.tournament.ratings import SORT_KEY, Standings, rank_notes, rank_notes_json
+from referee.tournament.report import (
+    format_pairwise,
+    format_rank_notes,
+    format_standings,
+    verify_command,
+)
+from referee.view.index import tournament_body
 
 from .test_ratings import result
 
@@ -103,3 +111,55 @@ def test_a_tournament_report_reads_line_by_line(tmp_path):
     for row in matrix:  # "." on the diagonal, a cell "mean ... (groups)" per opponent
         assert row.split()[1:].count(".") == 1 and row.count("(") == 3, row
     assert any(ln.startswith("4/4 matches recorded (0 failed)") for ln in lines), done.stdout
+
+
+def placer_and_scorer() -> Standings:
+    """16 one-match groups: ``placer`` finishes first 12 times, by a point, ``scorer``
+    the other 4, by 39: the table (finishing places) ranks placer first, the head to head
+    (points on the same deals) favours scorer, likelihood of superiority 97%."""
+    bots = ["placer", "scorer", "c", "d"]
+    st = Standings(bots, Scoring.PENALTY, {g: 1 for g in range(16)})
+    for g in range(16):
+        st.add(result(g, g, bots, [0, 1, 70, 80] if g % 4 else [39, 0, 70, 80]))
+    return st
+
+
+def test_a_bot_ranked_above_one_that_beat_it_head_to_head_is_noted_with_the_sort_key():
+    """Issue 31, item 9: the report and the page say when the table's order and the
+    head to head disagree (likelihood of superiority 95% or more, or an interval above
+    0), with the sort key in one line."""
+    st = placer_and_scorer()
+    rows = st.table()
+    pairs = st.pairwise([r.name for r in rows])
+    assert [r.name for r in rows[:2]] == ["placer", "scorer"]
+    (note,) = rank_notes(rows, pairs)
+    assert (note.above.name, note.below.name, note.pair.a) == ("placer", "scorer", "scorer")
+    assert note.pair.los >= 0.95 and note.pair.ci95_low < 0  # the likelihood alone decides
+    text = format_rank_notes(rows, pairs, "penalty").splitlines()
+    assert text[0] == "Note: the table's order and the head to head disagree. " + SORT_KEY
+    assert text[1] == (
+        "  placer (#1) is ranked above scorer (#2), yet scorer did better on the same deals: "
+        "by 9.00 penalty points a hand (95% CI -0.53 to +18.53, likelihood of superiority "
+        "97%, 16 deal groups)"
+    )
+    assert "mu - 3 sigma" in SORT_KEY and "places" in SORT_KEY and "\n" not in SORT_KEY
+    # The page shows the same, from standings.json.
+    doc = {
+        "bots": [r.to_json() for r in rows],
+        "pairwise": [p.to_json() for p in pairs],
+        "scoring": "penalty",
+        **rank_notes_json(rows, pairs, "penalty"),
+    }
+    page = tournament_body("t", json.loads(json.dumps(doc)), [], [])
+    assert '<div class="rank-notes" role="note">' in page
+    assert html.escape(SORT_KEY, quote=True) in page
+    assert html.escape(note.text("penalty"), quote=True) in page
+
+
+def test_no_note_where_the_table_and_the_head_to_head_agree():
+    st = standings(["a", "b", "c", "d"], 8)  # a beats b beats c beats d, every time
+    rows = st.table()
+    pairs = st.pairwise([r.name for r in rows])
+    assert rank_notes(rows, pairs) == [] and format_rank_notes(rows, pairs, "penalty") == ""
+    doc = {"bots": [r.to_json() for r in rows], **rank_notes_json(rows, pairs, "penalty")}
+    assert "rank-notes" not in tournament_body("t", doc, [], [])

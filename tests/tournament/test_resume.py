@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -220,3 +221,42 @@ def test_help_and_dry_run(tmp_path):
     assert done.returncode == 2 and "the referee cannot start" in done.stderr, done.stderr
     assert not (tmp_path / "out").exists()
     assert os.path.exists(path)
+
+
+def test_ctrl_c_stops_the_runner_in_one_line_without_a_worker_traceback(tmp_path):
+    """Ctrl-C in a terminal is a SIGINT to the whole process group: the runner's verifier
+    workers get it too, and must leave the stopping to the runner (issue 31, item 2)."""
+    bots = [bot_entry(f"b{i}", builtin=("greedy", "random")[i % 2]) for i in range(4)]
+    path = write_config(tmp_path, bots, tournament={"rounds": 20}, rules={"hands": 1})
+    results = tmp_path / "out" / "results.jsonl"
+    output = tmp_path / "run.txt"
+    with open(output, "wb") as sink:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "referee.cli", "tournament", str(path)],
+            cwd=ROOT,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # a process group of its own, as a terminal's job
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not (results.exists() and len(results.read_text().splitlines()) >= 1):
+                assert run.poll() is None, output.read_text()
+                assert time.monotonic() < deadline, "no match was recorded in time"
+                time.sleep(0.05)
+            verifiers = pool_workers(run.pid)
+            assert verifiers, "the runner verifies in worker processes"
+            os.killpg(run.pid, signal.SIGINT)
+            code = run.wait(timeout=60)
+        finally:
+            if run.poll() is None:
+                os.killpg(run.pid, signal.SIGKILL)
+                run.wait()
+    said = output.read_text()
+    assert code == 130, said
+    assert "Traceback" not in said and "KeyboardInterrupt" not in said, said
+    assert re.search(r"^Stopped after \d+ of 80 matches; run the same command again", said, re.M)
+    deadline = time.monotonic() + 10
+    while [pid for pid in verifiers if alive(pid)]:
+        assert time.monotonic() < deadline, "verifiers outlived their runner"
+        time.sleep(0.1)

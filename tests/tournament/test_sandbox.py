@@ -233,9 +233,9 @@ async def test_bots_over_their_limits_are_killed_and_the_cause_recorded(tmp_path
     }
     for name in ("forker", "hungry", "spinner"):
         assert seats[name]["crashed"] and seats[name]["exit_code"] < 0, seats[name]
-        why = f"was killed for breaking its {seats[name]['breach']}"
-        assert seats[name]["crash"] == why
-        assert causes[seats[name]["seat"]] == f"its bot {why}"
+        why = f"was stopped by its jail for breaking its {seats[name]['breach']} ("
+        assert seats[name]["crash"].startswith(why), seats[name]["crash"]
+        assert causes[seats[name]["seat"]] == f"its bot {seats[name]['crash']}"
     assert seats["spinner"]["cpu_s"] >= 1.5
     assert seats["hungry"]["memory_mb"] <= 96
     # A refused fork may be reported before the kill, or not: the breach is what counts.
@@ -334,7 +334,7 @@ async def test_a_bot_with_a_core_of_its_own_runs_only_there(tmp_path):
     core = str(CoreAllocator.available()[-1])
     sock = RefereeSocket()
     server = await asyncio.start_unix_server(lambda r, w: w.close(), path=str(sock.path))
-    sock.opened()
+    sock.opened(40123)
     spec = JailSpec(
         argv=["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"],
         cwd=Path("/tmp"),

@@ -5,6 +5,9 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 
+import pytest
+
+from referee.tournament.config import ConfigError
 from referee.tournament.schedule import build_schedule, group_seed
 from referee.tournament.toml_reader import load_config
 
@@ -63,3 +66,20 @@ def test_gauntlet_hero_is_in_every_match(tmp_path):
     cfg = load_config(write_config(tmp_path, FIVE, tournament={"format": "gauntlet", "hero": "c"}))
     specs = build_schedule(cfg, "x")
     assert len(specs) == 4 * 4 and all("c" in s.bots for s in specs)
+
+
+def test_per_round_deals_give_every_table_of_a_round_the_same_deal(tmp_path):
+    """``deals = "per-round"`` (the benchmark's): round ``r`` is dealt ``SHA-256(master:r)``
+    at every table, whatever the number of tables; the identity says so (the default's
+    identity, and so every older tournament's hash, is unchanged)."""
+    cfg = load_config(write_config(tmp_path, FIVE, tournament={"rounds": 3, "deals": "per-round"}))
+    specs = build_schedule(cfg, "master")
+    for rnd in range(3):
+        seeds = {s.seed for s in specs if s.round == rnd}
+        assert seeds == {hashlib.sha256(f"master:{rnd}".encode()).hexdigest()}
+    assert len({s.group for s in specs}) == 5 * 3  # still one group per table and round
+    assert cfg.identity()["deals"] == "per-round"
+    default = load_config(write_config(tmp_path, FIVE, tournament={"rounds": 3}))
+    assert "deals" not in default.identity()
+    with pytest.raises(ConfigError, match=r"tournament\.deals"):
+        load_config(write_config(tmp_path, FIVE, tournament={"deals": "per-hand"}))

@@ -443,3 +443,47 @@ def test_view_with_stderr_without_output_files_says_so(eventful, tmp_path):
     assert found is not None
     seats = json.loads(found.group(1))["stderr"]["seats"]
     assert seats[1]["lines"] > 0 and seats[1]["file"].endswith(".seat1.stderr")
+
+
+def test_a_raise_in_the_bots_own_code_is_marked_at_its_move(browser, tmp_path):
+    """Issue 31, item 6: a Python-kit bot whose choose raises on its second prompt; the
+    kit plays the fallback and writes its raised marker; the page names it on the
+    timeline and at the move ("the bot's code raised at move N: ZeroDivisionError")."""
+    bot = ROOT / "tests" / "table" / "bots" / "raising_bot.py"
+    done = referee(
+        "match", "--hands", "1", "--seed", "raised-view", "--log-dir", str(tmp_path),
+        "--bot", "greedy", "--bot", f"{{python}} {bot}", "--bot", "random", "--bot", "greedy",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    log = Path(re.search(r"^Log: (.+)$", done.stdout, flags=re.M).group(1))  # type: ignore[union-attr]
+    page_path = tmp_path / "page.html"
+    assert referee("view", "--with-stderr", str(log), "-o", str(page_path)).returncode == 0
+    raw = entries(log)
+    (turn,) = [
+        int(line.split("turn=")[1].split()[0])
+        for line in next(tmp_path.glob("*.seat1.stderr")).read_text().splitlines()
+        if line.startswith("PUSOY_BOT_RAISED ")
+    ]
+    move = next(
+        done_before + 1
+        for (_, hand, done_before), e in zip(moments(raw), raw, strict=True)
+        if next(iter(e["event"])) in ("played", "passed")
+        and int(next(iter(e["event"].values())).get("turn_id", 0)) == turn
+    )
+    pos = position_of(1, move, raw)
+    page, errors = open_page(browser, page_path.as_uri(), 1280, 720)
+    try:
+        mark = page.locator(f"#timeline .mark[data-kind='raised'][data-pos='{pos}']")
+        assert mark.count() == 1
+        title = mark.get_attribute("title") or ""
+        assert f"the bot's code raised at hand 1, move {move}: ZeroDivisionError" in title
+        assert "raised" in page.eval_on_selector_all(
+            "#timeline-key li", "els => els.map(e => e.dataset.kind)"
+        )
+        mark.click()
+        said = page.locator("#turn .raised").inner_text()
+        assert said.startswith(f"The bot's code raised at move {move}: ZeroDivisionError")
+        assert said.endswith("its kit played the fallback")
+        assert not errors, errors
+    finally:
+        page.close()

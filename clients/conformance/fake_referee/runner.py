@@ -366,6 +366,19 @@ def bot_env(t: Transcript, port: int) -> dict[str, str]:
     return env
 
 
+def check_output(t: Transcript, script: Script, lines: list[str]) -> None:
+    """``output_has``: each pattern (a regular expression) matches a line of the bot's
+    output; ``output_lacks``: none matches any line (the lines the kit's contract defines,
+    such as the raised marker of docs/kits.md, section 5)."""
+    for pattern in t.data.get("output_has", []):
+        if not any(re.search(pattern, line) for line in lines) and not script.failures:
+            script.fail(f"no line of the bot's output matches {pattern!r}")
+    for pattern in t.data.get("output_lacks", []):
+        found = next((line for line in lines if re.search(pattern, line)), None)
+        if found is not None and not script.failures:
+            script.fail(f"a line of the bot's output matches {pattern!r}: {found!r}")
+
+
 def run_one(t: Transcript, bot: list[str], verbose: bool) -> tuple[bool, str]:
     script = Script(t)
     server: grpc.Server | None = None
@@ -412,6 +425,7 @@ def run_one(t: Transcript, bot: list[str], verbose: bool) -> tuple[bool, str]:
                 server.stop(0)
         out.seek(0)
         output = out.read()
+    check_output(t, script, output.splitlines())
     took = time.monotonic() - started
     if script.failures:
         tail = "\n".join("    | " + line for line in output.splitlines()[-25:])

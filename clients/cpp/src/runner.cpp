@@ -11,6 +11,12 @@
 #include "pusoy/runner.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <typeinfo>
+#if defined(__GNUG__)
+#include <cxxabi.h>
+#endif
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -49,6 +55,44 @@ std::string status_text(const grpc::Status& status) {
 
 RpcFailed::RpcFailed(const grpc::Status& status)
     : std::runtime_error("the stream failed: " + status_text(status)), code_(status.error_code()) {}
+
+std::string raised_line(std::uint64_t turn_id, const std::string& call, const std::string& error) {
+    std::string shown;
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < error.size() && chars < kRaisedMaxChars; ++chars) {
+        const auto byte = static_cast<unsigned char>(error[i]);
+        std::size_t len = byte < 0x80 ? 1 : byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1;
+        len = std::min(len, error.size() - i);
+        const std::string piece = error.substr(i, len);
+        const bool control = byte < 0x20 || byte == 0x7F ||
+                             (len == 2 && byte == 0xC2 && static_cast<unsigned char>(piece[1]) < 0xA0) ||
+                             piece == "\xE2\x80\xA8" || piece == "\xE2\x80\xA9";
+        shown += control ? std::string(" ") : piece;
+        i += len;
+    }
+    return std::string(kRaisedMarker) + " turn=" + std::to_string(turn_id) + " call=" + call +
+           " error=" + shown;
+}
+
+std::string current_exception_text() {
+    std::string type = "unknown";
+#if defined(__GNUG__)
+    if (const std::type_info* info = abi::__cxa_current_exception_type()) {
+        int status = 0;
+        char* name = abi::__cxa_demangle(info->name(), nullptr, nullptr, &status);
+        type = status == 0 && name != nullptr ? name : info->name();
+        std::free(name);
+    }
+#endif
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        const std::string what = e.what();
+        return what.empty() ? type : type + ": " + what;
+    } catch (...) {
+        return type;
+    }
+}
 
 std::chrono::milliseconds backoff_delay(int n, std::mt19937_64& rng) {
     const long long d = std::min<long long>(1000, 50LL << std::min(std::max(n, 1) - 1, 20));
@@ -247,7 +291,7 @@ struct Turn {
 class Session : public std::enable_shared_from_this<Session> {
 public:
     Session(Bot& bot, const Options& options)
-        : bot_(bot), options_(options), name_(bot.name()), log_(make_log()) {}
+        : bot_(bot), options_(options), name_(bot.name()), log_(make_log()), raised_(make_raised()) {}
 
     Outcome play();
 
@@ -259,6 +303,11 @@ private:
             std::lock_guard<std::mutex> lock(*mutex);
             std::cerr << prefix << line << std::endl;
         };
+    }
+
+    Log make_raised() const {
+        if (options_.raised) return options_.raised;
+        return [](const std::string& line) { std::cerr << line << std::endl; };
     }
 
     std::shared_ptr<grpc::Channel> make_channel() const;
@@ -290,6 +339,7 @@ private:
     const Options options_;
     const std::string name_;
     const Log log_;
+    const Log raised_;
 
     // Reader only.
     std::int64_t seat_ = -1;
@@ -544,16 +594,22 @@ void Session::ask_locked(const std::shared_ptr<Turn>& turn, const char* what,
             if (!self->open_locked(turn, attempt) || prompt->budget.expired()) return;  // not wanted
         }
         std::optional<Choice> choice;
+        std::optional<std::string> thrown;
         try {
             choice = call(*prompt);
         } catch (const std::exception& e) {
             self->log_(std::string(what) + " threw on turn " + std::to_string(prompt->turn_id) +
                        ": " + e.what() + "; sending the fallback");
+            thrown = current_exception_text();
         } catch (...) {
             self->log_(std::string(what) + " threw on turn " + std::to_string(prompt->turn_id) +
                        "; sending the fallback");
+            thrown = current_exception_text();
         }
         std::lock_guard<std::mutex> lock(self->mutex_);
+        if (thrown && self->open_locked(turn, attempt)) {  // not a late one: its own raise
+            self->raised_(raised_line(prompt->turn_id, what, *thrown));
+        }
         self->answer_locked(turn, attempt, choice, what);
     });
 }

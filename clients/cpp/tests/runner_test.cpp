@@ -400,10 +400,42 @@ TEST(Runner, AThrowingChooseSendsTheFallback) {
     Logs logs;
     TestBot bot;
     bot.throws = true;
-    run(bot, options_for(referee, logs));
+    Logs marked;
+    Options options = options_for(referee, logs);
+    options.raised = [&marked](const std::string& line) {
+        std::lock_guard<std::mutex> lock(marked.mutex);
+        marked.lines.push_back(line);
+    };
+    run(bot, options);
     std::lock_guard<std::mutex> lock(mutex);
     EXPECT_EQ(cards_of(action), std::vector<std::string>{"3C"});
     EXPECT_TRUE(logs.contains("boom"));
+    std::lock_guard<std::mutex> marks(marked.mutex);
+    EXPECT_EQ(marked.lines,
+              std::vector<std::string>{"PUSOY_BOT_RAISED turn=2 call=choose error=std::runtime_error: boom"});
+}
+
+TEST(Raised, TheMarkerIsOneBoundedLine) {
+    const std::string line =
+        raised_line(1, "choose", "x\ny\r\tz\xE2\x80\xA8" + std::string(500, 'w'));
+    EXPECT_EQ(line.find_first_of("\n\r\t"), std::string::npos) << line;
+    EXPECT_EQ(line.find("\xE2\x80\xA8"), std::string::npos) << line;
+    EXPECT_EQ(line.rfind("PUSOY_BOT_RAISED turn=1 call=choose error=x y  z ", 0), 0u) << line;
+    EXPECT_EQ(line.substr(line.find(" error=") + 7).size(), kRaisedMaxChars);
+    EXPECT_EQ(raised_line(3, "on_rejected", "int"), "PUSOY_BOT_RAISED turn=3 call=on_rejected error=int");
+}
+
+TEST(Raised, NamesWhatIsThrown) {
+    try {
+        throw std::out_of_range("past the end");
+    } catch (...) {
+        EXPECT_EQ(current_exception_text(), "std::out_of_range: past the end");
+    }
+    try {
+        throw 42;
+    } catch (...) {
+        EXPECT_EQ(current_exception_text(), "int");
+    }
 }
 
 class Drop : public ::testing::TestWithParam<grpc::StatusCode> {};

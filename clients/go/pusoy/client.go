@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -285,14 +286,20 @@ type session struct {
 
 // guard runs one call into the bot, recovering (and logging) a panic.
 func (s *session) guard(name string, f func()) (ok bool) {
+	_, ok = s.guardValue(name, f)
+	return ok
+}
+
+// guardValue is guard that also gives the panic's value.
+func (s *session) guardValue(name string, f func()) (panicked any, ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error(name+" panicked", "panic", r, "stack", string(debug.Stack()))
-			ok = false
+			panicked, ok = r, false
 		}
 	}()
 	f()
-	return true
+	return nil, true
 }
 
 func (s *session) closeTurn() {
@@ -358,7 +365,15 @@ func (s *session) ask(ctx context.Context, t *turn, attempt int, what string, ca
 			return // no longer wanted: the bot is not asked
 		}
 		var c Choice
-		ok := s.guard(what, func() { c = call(dctx) })
+		panicked, ok := s.guardValue(what, func() { c = call(dctx) })
+		if !ok {
+			named := map[string]string{"Choose": "choose", "OnRejected": "on_rejected"}[what]
+			stderr := s.opts.Stderr
+			if stderr == nil {
+				stderr = os.Stderr
+			}
+			fmt.Fprintln(stderr, RaisedLine(t.prompt.TurnID, named, panicked))
+		}
 		s.mu.Lock()
 		s.answer(t, attempt, c, !ok)
 		s.mu.Unlock()

@@ -56,6 +56,8 @@ type Options struct {
 
 	// Logger receives the runner's messages; nil: slog.Default().
 	Logger *slog.Logger
+	// Stderr receives the raised marker line (docs/kits.md, section 5); nil: os.Stderr.
+	Stderr io.Writer
 	// DialOptions are added to the gRPC client's.
 	DialOptions []grpc.DialOption
 }

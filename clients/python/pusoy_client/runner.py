@@ -76,6 +76,31 @@ def _log(name: str, text: str) -> None:
     print(f"{name}: {text}", file=sys.stderr, flush=True)
 
 
+RAISED_MARKER = "PUSOY_BOT_RAISED"
+"""The first word of the line a kit writes when the bot's own code raised on a turn and
+the kit fell back (docs/kits.md, section 5): ``referee match`` and ``referee view`` find
+it in the bot's output and name it."""
+RAISED_MAX_CHARS = 200
+"""Of what was raised (its type and message), the characters the marker line keeps."""
+
+
+def raised_line(turn_id: int, call: str, exc: BaseException) -> str:
+    """The marker line for ``exc``, raised by the bot's ``call`` (``choose`` or
+    ``on_rejected``) on turn ``turn_id``: one line, whatever the message holds.
+
+    >>> raised_line(14, "choose", ZeroDivisionError("division by zero"))
+    'PUSOY_BOT_RAISED turn=14 call=choose error=ZeroDivisionError: division by zero'
+    >>> raised_line(3, "on_rejected", KeyError())
+    'PUSOY_BOT_RAISED turn=3 call=on_rejected error=KeyError'
+    >>> raised_line(2, "choose", ValueError("two\\nlines\\x1b[2J"))
+    'PUSOY_BOT_RAISED turn=2 call=choose error=ValueError: two lines [2J'
+    """
+    said = str(exc)
+    error = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+    error = "".join(c if c.isprintable() else " " for c in error)[:RAISED_MAX_CHARS]
+    return f"{RAISED_MARKER} turn={turn_id} call={call} error={error}"
+
+
 def _action(turn_id: int, choice: Choice) -> play_service.PlayRequest:
     cards = as_cards(choice)
     action = play_service.Action(turn_id=turn_id)
@@ -237,16 +262,20 @@ class _Player:
         cards: list[str] | None
         try:
             got = await asyncio.wait_for(asyncio.shield(fut), prompt.budget.remaining())
-            cards = as_cards(got)
         except (TimeoutError, _Skipped):
             if not fut.done():
                 _log(self.bot.name, f"{what} is past its budget (turn {prompt.turn_id}): fallback")
             cards = as_cards(fallback(prompt))
             fut.add_done_callback(lambda f: f.cancelled() or f.exception())
-        except Exception as exc:  # the bot failed (already reported) or gave no cards
-            if isinstance(exc, ValueError):
-                _log(self.bot.name, f"{what} answered {exc}: fallback")
+        except Exception as exc:  # the bot's code raised (its traceback is on stderr)
+            print(raised_line(prompt.turn_id, what, exc), file=sys.stderr, flush=True)
             cards = as_cards(fallback(prompt))
+        else:
+            try:
+                cards = as_cards(got)
+            except ValueError as exc:  # an answer that is no cards
+                _log(self.bot.name, f"{what} answered {exc}: fallback")
+                cards = as_cards(fallback(prompt))
         if turn.closed or turn.attempt != attempt or self.turn is not turn:
             return  # too late: the turn moved on
         if attempt > 0 and turn.sent and _same(cards, turn.sent[-1]):
@@ -476,6 +505,7 @@ def main(bot: Bot | Callable[[Options], Bot], argv: Sequence[str] | None = None)
 
 
 __all__ = [
+    "RAISED_MARKER",
     "BotRefused",
     "Refused",
     "RpcFailed",
@@ -483,6 +513,7 @@ __all__ = [
     "Worker",
     "main",
     "play",
+    "raised_line",
     "run",
     "run_bot",
 ]

@@ -10,7 +10,7 @@ import time
 from google.protobuf import text_format
 
 from pusoy_client import PASS, Bot, Budget, Prompt, fallback
-from pusoy_client.runner import _action
+from pusoy_client.runner import RAISED_MARKER, _action, raised_line
 from pusoy_client.samples import GreedyBot, Misbehaving, RandomBot, not_held
 from referee.protocol import play_service
 
@@ -142,3 +142,15 @@ def test_batched_events_are_asked_for_by_flag_or_environment():
     assert from_command_line(["--batch-events"], base)[0].batch_events
     assert from_command_line([], {**base, "PUSOY_BATCH_EVENTS": "1"})[0].batch_events
     assert not from_command_line([], {**base, "PUSOY_BATCH_EVENTS": "0"})[0].batch_events
+
+
+def test_the_raised_marker_is_one_bounded_line_naming_the_turn_call_and_error():
+    """docs/kits.md, section 5: the line the referee finds in a bot's output."""
+    assert RAISED_MARKER == "PUSOY_BOT_RAISED"
+    line = raised_line(14, "choose", ZeroDivisionError("division by zero"))
+    assert line == "PUSOY_BOT_RAISED turn=14 call=choose error=ZeroDivisionError: division by zero"
+    assert raised_line(3, "on_rejected", KeyError()).endswith("call=on_rejected error=KeyError")
+    long = raised_line(1, "choose", RuntimeError("x\ny\r\tz" + "w" * 500))
+    assert "\n" not in long and "\r" not in long and "\t" not in long
+    assert long.startswith("PUSOY_BOT_RAISED turn=1 call=choose error=RuntimeError: x y  z")
+    assert len(long.split(" error=", 1)[1]) == 200

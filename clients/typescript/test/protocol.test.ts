@@ -17,6 +17,8 @@ import {
   playAction,
   Prompt,
   PROTOCOL_VERSION,
+  RAISED_MARKER,
+  raisedLine,
 } from "../src/lib";
 
 /** A TurnPrompt as the referee would send it, through the wire and back. */
@@ -214,5 +216,24 @@ describe("parseRejection", () => {
     assert.equal(rejection.reasonName, "REJECTION_REASON_CARD_NOT_IN_HAND");
     assert.equal(rejection.attemptsLeft, 2);
     assert.equal(rejection.turnId, 9n);
+  });
+});
+
+describe("the raised marker (docs/kits.md, section 5)", () => {
+  it("is one line naming the turn, the call and what was thrown", () => {
+    assert.equal(RAISED_MARKER, "PUSOY_BOT_RAISED");
+    assert.equal(
+      raisedLine(14n, "choose", new RangeError("out of range")),
+      "PUSOY_BOT_RAISED turn=14 call=choose error=RangeError: out of range",
+    );
+    assert.equal(raisedLine(3n, "on_rejected", new Error("")), "PUSOY_BOT_RAISED turn=3 call=on_rejected error=Error");
+    assert.equal(raisedLine(2n, "choose", "a string"), "PUSOY_BOT_RAISED turn=2 call=choose error=thrown: a string");
+  });
+
+  it("has no control character and keeps at most 200 characters of the error", () => {
+    const line = raisedLine(1n, "choose", new Error("x\ny\r\tz\u2028" + "w".repeat(500)));
+    assert.ok(!/[\n\r\t\u2028]/.test(line), line);
+    assert.ok(line.startsWith("PUSOY_BOT_RAISED turn=1 call=choose error=Error: x y  z "), line);
+    assert.equal(line.split(" error=")[1]!.length, 200);
   });
 });

@@ -4,7 +4,7 @@ The referee is in this process (``LocalReferee``) or a running ``referee serve``
 (``ServerReferee``); whoever makes the backend starts and stops it, because a tournament
 needs it beyond playing (its lobby for remote bots, its metrics) and for as long as it
 runs. The same holds for the sandboxes of the spawned bots (``sandbox``: the started
-``Jailer`` of a job, such as a tournament's ``Isolation`` for every job, or a ladder's
+``TableJails`` of a job, such as a tournament's ``Isolation`` for every job, or a ladder's
 jails for the folders of the job's versions), bound to the referee's address.
 """
 
@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 
 from referee.client.tls import ClientTls
-from referee.sandbox import Jailer
+from referee.sandbox import TableJails
 from referee.table.procs import ProcessLedger
 from referee.table.referees import Referee
 from referee.table.table import BOT_EXIT_GRACE_S, MatchReport, Table
@@ -40,7 +40,7 @@ class LocalBackend(MatchBackend):
         *,
         concurrency: int,
         verify: bool = True,
-        sandbox: Callable[[MatchJob], Jailer | None] | None = None,
+        sandbox: Callable[[MatchJob], TableJails | None] | None = None,
         ledger: ProcessLedger | None = None,
         tls: ClientTls | None = None,
         on_bot_exit: OnBotExit | None = None,

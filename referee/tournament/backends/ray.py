@@ -40,10 +40,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
+from referee.extras import install_hint
 from referee.files import replace_private_file
+from referee.llm.trace import pending_path
 from referee.log.reader import read_bounded
 from referee.log.signing import LogSigner, resign
-from referee.sandbox import Jailer
+from referee.sandbox import TableJails
 from referee.table.output import tail_bytes
 from referee.table.referees import LocalReferee, RefereeUnavailable
 from referee.table.table import BOT_EXIT_GRACE_S, MatchReport, Table
@@ -56,7 +58,7 @@ from referee.tournament.backends.base import (
     output_name,
 )
 
-RAY_INSTALL_HINT = "pip install 'pusoy-referee[ray]'"
+RAY_INSTALL_HINT = install_hint("ray")
 MAX_OUTPUT_BYTES = 1 << 20
 """Of each spawned bot's output, the last this many bytes come back from a worker."""
 
@@ -124,7 +126,7 @@ def require_ray(setting: str = '[execution] backend = "ray"') -> ModuleType:
     return ray
 
 
-class WorkerSandbox(Jailer, Protocol):
+class WorkerSandbox(TableJails, Protocol):
     """The sandboxes of one match on a worker (a tournament's ``Isolation`` for one match
     at a time, a ladder's jails for the folders of the match's versions): decided there,
     with a socket of the worker's own referee."""
@@ -165,6 +167,8 @@ class PlayedMatch:
     """Each spawned bot's output (its last MAX_OUTPUT_BYTES), by seat."""
     node: str
     """Which machine played it: host name and pid of the worker."""
+    traces: tuple[tuple[int, bytes], ...] = ()
+    """Each model seat's trace, whole (a part would no longer match the log's hashes)."""
 
 
 # -- on the worker ------------------------------------------------------------------------
@@ -208,11 +212,15 @@ async def _play_here(job: MatchJob, recipe: SandboxRecipe | None) -> PlayedMatch
             for s in report.seats
             if s.stderr_path is not None
         )
+        traces = tuple(
+            (seat, read_bounded(path)) for seat, path in report.traces if path.exists()
+        )
         return PlayedMatch(
             report=report,
             log=data,
             log_sha256=hashlib.sha256(data).hexdigest(),
             outputs=outputs,
+            traces=traces,
             node=f"{socket.gethostname()} pid {os.getpid()}",
         )
 
@@ -255,7 +263,15 @@ def place_files(played: PlayedMatch, job: MatchJob, signer: LogSigner | None = N
         if ended is not None:
             ended = dataclasses.replace(ended, stderr_path=path)
         seats.append(dataclasses.replace(seat, stderr_path=path, exit=ended))
-    return dataclasses.replace(report, log_path=job.log_path, seats=tuple(seats))
+    traces = []
+    for seat_number, trace in played.traces:  # private until the deal group is over
+        pending = pending_path(job.log_path, seat_number)
+        pending.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        replace_private_file(pending, trace)
+        traces.append((seat_number, pending))
+    return dataclasses.replace(
+        report, log_path=job.log_path, seats=tuple(seats), traces=tuple(traces)
+    )
 
 
 class RayBackend(MatchBackend):

@@ -561,6 +561,11 @@
         (m.strikes ? ' (strikes: ' + m.strikes + ')' : '')));
     }
     if (!sees(m.seat)) return;
+    var raised = raisedAt(m);
+    if (raised) {
+      panel.appendChild(el('p', 'warn raised', "The bot's code raised at move " + k + ': ' + raised +
+        '; its kit played the fallback'));
+    }
     var rejects = (H.notes[k - 1] || []).filter(function (o) { return isAttempt(o, m); });
     if (rejects.length) {
       panel.appendChild(el('h3', '', 'Rejected attempts'));
@@ -571,6 +576,8 @@
     if (m.illegal) panel.appendChild(el('p', 'bad', 'The rules engine does not accept this move: ' + m.illegal));
     var lines = outputOf(m);
     if (lines) panel.appendChild(outputBox('Its output before this move', lines));
+    var model = traceOf(m);
+    if (model) panel.appendChild(modelBox(model, m.seat));
     var before = stateAt(V.h, k - 1);
     var legal = m.legal;
     var cards = before.cards ? before.cards[m.seat] : null;
@@ -844,7 +851,8 @@
   // -- the timeline: where the things worth finding happened ----------------------------
 
   var MARKS = {
-    hand: 'hand end', crash: 'crash', timeout: 'timeout', reject: 'rejection', disconnect: 'disconnect'
+    hand: 'hand end', crash: 'crash', timeout: 'timeout', reject: 'rejection', disconnect: 'disconnect',
+    raised: 'raise'
   };
 
   function timelineMarks() {
@@ -863,6 +871,10 @@
             add(at, 'reject', seatName(op.seat) + ': ' + (op.reason || '').replace(/_/g, ' '));
           }
         });
+        if (next && raisedAt(next)) {
+          add(base + j + 1, 'raised', seatName(next.seat) + ": the bot's code raised at hand " + H.deal.hand +
+            ', move ' + (j + 1) + ': ' + raisedAt(next));
+        }
         if (next && next.cause === 'timeout') {
           add(base + j + 1, 'timeout', seatName(next.seat) + ' timed out (hand ' + H.deal.hand + ', move ' + (j + 1) + ')');
         }
@@ -884,7 +896,7 @@
       if (groups[id]) { groups[id].text.push(mk.text); return; }
       groups[id] = { p: mk.p, kind: mk.kind, text: [mk.text] };
     });
-    var order = ['hand', 'reject', 'disconnect', 'timeout', 'crash'];
+    var order = ['hand', 'reject', 'disconnect', 'timeout', 'raised', 'crash'];
     Object.keys(groups).map(function (id) { return groups[id]; }).sort(function (a, b) {
       return order.indexOf(a.kind) - order.indexOf(b.kind) || a.p - b.p;
     }).forEach(function (g) {
@@ -918,6 +930,77 @@
     }
   }
 
+  // -- a language model's trace (MATCH.seatN.trace.ndjson beside the log) ----------------
+
+  var TRACE = [null, null, null, null];
+  (function () {
+    var seats = data.traces && Array.isArray(data.traces.seats) ? data.traces.seats : [];
+    for (var s = 0; s < SEATS; s++) {
+      var t = seats[s];
+      if (!t || typeof t !== 'object') continue;
+      var bySeq = {};
+      (t.moves || []).forEach(function (entry) {
+        if (Array.isArray(entry) && Array.isArray(entry[1])) bySeq[String(entry[0])] = entry[1];
+      });
+      TRACE[s] = { bySeq: bySeq, file: String(t.file || ''), summary: t.summary || null };
+    }
+  })();
+
+  function traceOf(m) {
+    var t = validSeat(m.seat) ? TRACE[m.seat] : null;
+    if (!t || !sees(m.seat)) return null;
+    var lines = t.bySeq[String(m.seq)];
+    return lines && lines.length ? lines : null;
+  }
+
+  function modelText(cls, s) {
+    // Line breaks kept (a model writes in lines); every other control character shown.
+    var node = el('pre', 'mono ' + cls);
+    node.textContent = String(s).split('\n').map(clean).join('\n');
+    return node;
+  }
+
+  function modelCall(c, last) {
+    var d = el('details', 'model-call');
+    d.open = last;
+    var head = 'Asked the model';
+    if (c.parse) head += ': read as ' + c.parse;
+    if (c.fault) head += ': ' + c.fault;
+    if (c.ms) head += ' (' + (c.ms / 1000).toFixed(2) + ' s' + (c.tokens ? ', ' + c.tokens[0] + ' + ' + c.tokens[1] + ' tokens' : '') + ')';
+    d.appendChild(el('summary', '', head));
+    if (c.saw) { d.appendChild(el('h4', '', 'It saw')); d.appendChild(modelText('model-saw', c.saw)); }
+    if (c.thought) { d.appendChild(el('h4', '', 'Its reasoning')); d.appendChild(modelText('model-thought', c.thought)); }
+    d.appendChild(el('h4', '', 'It said'));
+    d.appendChild(modelText('model-said', c.said || '(nothing)'));
+    return d;
+  }
+
+  function modelSummary(sm) {
+    // The seat's results clean (hands with no fault of the model's) beside raw.
+    var n = function (v) { return typeof v === 'number' && isFinite(v) ? v : 0; };
+    return el('p', 'muted small', 'Clean hands ' + n(sm.clean_hands) + '/' + n(sm.hands) + ': total ' +
+      n(sm.clean_total) + ' clean, ' + n(sm.raw_total) + ' raw; ' + n(sm.first_try) + '/' + n(sm.turns) +
+      ' turns right first time, ' + n(sm.rejections) + ' rejected, ' + n(sm.parse_faults) + ' unreadable, ' +
+      n(sm.fallbacks) + ' fallbacks, ' + n(sm.provider_failures) + ' provider failures; tokens ' +
+      n(sm.prompt_tokens) + ' in, ' + n(sm.completion_tokens) + ' out' + (n(sm.cost) ? ', est. cost ' + n(sm.cost) : ''));
+  }
+
+  function modelBox(lines, seat) {
+    var box = el('div', 'model-trace');
+    box.appendChild(el('h3', '', 'The model' + (lines[0].model ? ' (' + lines[0].model + ')' : '') + ': what it saw, said and played'));
+    var sm = TRACE[seat] && TRACE[seat].summary;
+    if (sm && typeof sm === 'object') box.appendChild(modelSummary(sm));
+    lines.forEach(function (line, i) {
+      var move = line.move && line.move.length ? line.move.join(' ') : 'pass';
+      var head = (lines.length > 1 ? 'Move ' + (i + 1) + ' sent: ' : 'Move sent: ') + move;
+      if (line.source === 'fallback') head += ' (sent by the seat itself: ' + (line.fault || 'no answer') + ')';
+      box.appendChild(el('p', 'chose', head));
+      var calls = line.calls || [];
+      calls.forEach(function (c, j) { box.appendChild(modelCall(c, j === calls.length - 1)); });
+    });
+    return box;
+  }
+
   // -- the bots' own output (referee view --with-stderr) ---------------------------------
 
   var OUT = [null, null, null, null];
@@ -930,12 +1013,24 @@
       (o.moves || []).forEach(function (entry) {
         if (Array.isArray(entry) && Array.isArray(entry[1])) bySeq[String(entry[0])] = entry[1];
       });
+      var raised = {};
+      (Array.isArray(o.raised) ? o.raised : []).forEach(function (entry) {
+        if (Array.isArray(entry) && typeof entry[1] === 'string') raised[String(entry[0])] = entry[1];
+      });
       OUT[s] = {
         bySeq: bySeq, end: o.end || [], untimed: o.untimed || [], file: o.file || '',
-        skipped: o.skipped || 0, lines: o.lines || 0
+        skipped: o.skipped || 0, lines: o.lines || 0, raised: raised
       };
     }
   })();
+
+  // What the seat's kit said of this move: the bot's own code raised on its turn and the
+  // kit played its fallback (docs/kits.md, section 5); null when it said nothing.
+  function raisedAt(m) {
+    var o = m && validSeat(m.seat) ? OUT[m.seat] : null;
+    if (!o || !sees(m.seat)) return null;
+    return o.raised[String(m.seq)] || null;
+  }
 
   function outputOf(m) {
     var o = validSeat(m.seat) ? OUT[m.seat] : null;

@@ -37,6 +37,9 @@ struct Options {
     bool misbehave = false;
     /// Where diagnostics go; default: one line each on stderr, prefixed with the bot's name.
     std::function<void(const std::string&)> log;
+    /// Where the raised marker line goes (raised_line; docs/kits.md, section 5); default:
+    /// stderr, as it is.
+    std::function<void(const std::string&)> raised;
 };
 
 /// A bad command line: exit 64 (EX_USAGE).

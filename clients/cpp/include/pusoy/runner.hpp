@@ -53,6 +53,23 @@ bool is_retryable(grpc::StatusCode code);
 /// "UNAVAILABLE: message".
 std::string status_text(const grpc::Status& status);
 
+/// The first word of the line written when the bot's own code throws on a turn (choose or
+/// on_rejected) and the fallback goes out instead (docs/kits.md, section 5): the referee
+/// finds it in the bot's output and names it.
+inline constexpr const char* kRaisedMarker = "PUSOY_BOT_RAISED";
+
+/// How many characters (bytes of UTF-8 kept whole) of what was thrown the line keeps.
+inline constexpr std::size_t kRaisedMaxChars = 200;
+
+/// The marker line for `error` (what was thrown: "std::runtime_error: boom") in the bot's
+/// `call` ("choose" or "on_rejected") on turn `turn_id`: one line, control characters made
+/// spaces, at most kRaisedMaxChars characters of the error.
+std::string raised_line(std::uint64_t turn_id, const std::string& call, const std::string& error);
+
+/// What is being thrown, inside a catch block: the exception's type (demangled, with
+/// g++ and clang) and, for a std::exception, ": " and its what().
+std::string current_exception_text();
+
 /// Plays the seat of options.token until the match ends, reconnecting after dropped
 /// streams. Blocks; throws Refused, Unreachable or RpcFailed.
 Outcome run(Bot& bot, const Options& options);

@@ -56,7 +56,9 @@ pub use messages::{action_request, hello_request};
 pub use misbehave::Misbehave;
 pub use prompt::{Budget, Choice, DEFAULT_TURN_TIME, LegalPlay, Prompt, Rejection};
 pub use rules::{Combo, Rules};
-pub use runner::{Backoff, Config, Error, MatchOutcome, Tls, play, run};
+pub use runner::{
+    Backoff, Config, Error, MatchOutcome, RAISED_MARKER, RAISED_MAX_CHARS, Tls, play, raised_line, run,
+};
 pub use tracker::{Tracker, TrickEntry};
 
 /// The former name of [`MatchOutcome`], as docs/kits.md names it.

@@ -435,7 +435,8 @@ where
                     config.deadline_margin,
                     use_time_bank,
                 ));
-                let choice = decide(bot, &prompt, config, |bot, prompt| bot.choose(prompt)).await;
+                let choice =
+                    decide(bot, &prompt, config, "choose", |bot, prompt| bot.choose(prompt)).await;
                 // A failed send means the stream is closing; the loop sees its end.
                 let _ = tx.send(action_request(prompt.turn_id, &choice)).await;
                 last_sent = Some(choice);
@@ -458,7 +459,7 @@ where
                 if prompt.turn_id != rejection.turn_id || rejection.attempts_left == 0 {
                     continue;
                 }
-                let choice = decide(bot, prompt, config, move |bot, prompt| {
+                let choice = decide(bot, prompt, config, "on_rejected", move |bot, prompt| {
                     bot.on_rejected(prompt, &rejection)
                 })
                 .await;
@@ -508,9 +509,42 @@ fn same_cards(a: &Choice, b: &Choice) -> bool {
     }
 }
 
-/// Asks the bot for a choice; past the budget the answer is [`fallback`] instead. A
-/// panicking bot also gets the fallback.
-async fn decide<B, F>(bot: &Worker<B>, prompt: &Arc<Prompt>, config: &Config, decide: F) -> Choice
+/// The first word of the line written to stderr when the bot's own code panics on a
+/// turn (`choose` or `on_rejected`) and the fallback goes out instead (docs/kits.md,
+/// section 5): the referee finds it in the bot's output and names it.
+pub const RAISED_MARKER: &str = "PUSOY_BOT_RAISED";
+
+/// How many characters of what was raised the marker line keeps.
+pub const RAISED_MAX_CHARS: usize = 200;
+
+/// The marker line for a panic with `message` in the bot's `call` (`choose` or
+/// `on_rejected`) on turn `turn_id`: one line, control characters made spaces.
+///
+/// ```
+/// assert_eq!(
+///     pusoy_client::raised_line(14, "choose", "attempt to divide by zero"),
+///     "PUSOY_BOT_RAISED turn=14 call=choose error=panic: attempt to divide by zero"
+/// );
+/// ```
+pub fn raised_line(turn_id: u64, call: &str, message: &str) -> String {
+    let shown: String = format!("panic: {message}")
+        .chars()
+        .map(|c| if c.is_control() || c == '\u{2028}' || c == '\u{2029}' { ' ' } else { c })
+        .take(RAISED_MAX_CHARS)
+        .collect();
+    format!("{RAISED_MARKER} turn={turn_id} call={call} error={shown}")
+}
+
+/// Asks the bot for a choice (its `call`: `choose` or `on_rejected`); past the budget
+/// the answer is [`fallback`] instead. A panicking bot also gets the fallback, and the
+/// raised marker is written.
+async fn decide<B, F>(
+    bot: &Worker<B>,
+    prompt: &Arc<Prompt>,
+    config: &Config,
+    call: &str,
+    decide: F,
+) -> Choice
 where
     B: Bot,
     F: FnOnce(&mut B, &Prompt) -> Choice + Send + 'static,
@@ -519,11 +553,12 @@ where
     let shared = Arc::clone(prompt);
     match bot.ask(budget, move |bot| decide(bot, &shared)).await {
         Ok(choice) => choice,
-        Err(NoAnswer::Panicked) => {
+        Err(NoAnswer::Panicked(message)) => {
             eprintln!(
                 "pusoy-client: the bot failed on turn {}; sending the fallback",
                 prompt.turn_id
             );
+            eprintln!("{}", raised_line(prompt.turn_id, call, &message));
             fallback(prompt)
         }
         Err(NoAnswer::Late) => {
@@ -553,6 +588,29 @@ fn error_chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     parts.join(": ")
+}
+
+#[cfg(test)]
+mod raised_tests {
+    use super::*;
+
+    #[test]
+    fn the_raised_marker_names_the_turn_the_call_and_the_panic() {
+        assert_eq!(RAISED_MARKER, "PUSOY_BOT_RAISED");
+        assert_eq!(
+            raised_line(3, "on_rejected", "boom"),
+            "PUSOY_BOT_RAISED turn=3 call=on_rejected error=panic: boom"
+        );
+    }
+
+    #[test]
+    fn the_raised_marker_is_one_bounded_line() {
+        let long = format!("x\ny\r\tz\u{2028}{}", "w".repeat(500));
+        let line = raised_line(1, "choose", &long);
+        assert!(!line.contains(['\n', '\r', '\t', '\u{2028}']), "{line}");
+        assert!(line.starts_with("PUSOY_BOT_RAISED turn=1 call=choose error=panic: x y  z "));
+        assert_eq!(line.split_once(" error=").unwrap().1.chars().count(), RAISED_MAX_CHARS);
+    }
 }
 
 #[cfg(test)]

@@ -17,8 +17,19 @@ type Job<B> = Box<dyn FnOnce(&mut B) + Send>;
 pub(crate) enum NoAnswer {
     /// The time ran out (the bot is still busy).
     Late,
-    /// The call panicked (the message is printed by the panic hook).
-    Panicked,
+    /// The call panicked, with the panic's message (also printed by the panic hook).
+    Panicked(String),
+}
+
+/// A panic's message: its payload when it is text (`panic!("...")`, an `expect`).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_string()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a value that is not text".to_string()
+    }
 }
 
 /// A handle on the bot's thread. Dropping it lets the thread end after its queue; a
@@ -60,12 +71,14 @@ impl<B: Bot> Worker<B> {
         let (reply, answer) = oneshot::channel();
         let _ = self.jobs.send(Box::new(move |bot: &mut B| {
             if !reply.is_closed() {
-                let _ = reply.send(call(bot));
+                let result = catch_unwind(AssertUnwindSafe(|| call(bot)));
+                let _ = reply.send(result.map_err(|payload| panic_message(payload.as_ref())));
             }
         }));
         match tokio::time::timeout(budget, answer).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(_)) => Err(NoAnswer::Panicked), // the job was dropped mid-call
+            Ok(Ok(Ok(value))) => Ok(value),
+            Ok(Ok(Err(message))) => Err(NoAnswer::Panicked(message)),
+            Ok(Err(_)) => Err(NoAnswer::Panicked(String::new())), // the job was dropped
             Err(_) => Err(NoAnswer::Late),
         }
     }
@@ -126,7 +139,10 @@ mod tests {
         let rt = runtime();
         let failed: Result<(), NoAnswer> =
             rt.block_on(worker.ask(Duration::from_secs(5), |_| panic!("deliberate test panic")));
-        assert_eq!(failed, Err(NoAnswer::Panicked));
+        assert_eq!(failed, Err(NoAnswer::Panicked("deliberate test panic".into())));
+        let formatted: Result<(), NoAnswer> =
+            rt.block_on(worker.ask(Duration::from_secs(5), |_| panic!("turn {}", 7)));
+        assert_eq!(formatted, Err(NoAnswer::Panicked("turn 7".into())));
         let ok = rt.block_on(worker.ask(Duration::from_secs(5), |bot| bot.0.len()));
         assert_eq!(ok, Ok(0));
         worker.join();

@@ -38,6 +38,8 @@ export {
   playAction,
   Prompt,
   PROTOCOL_VERSION,
+  RAISED_MARKER,
+  raisedLine,
   Rejection,
 } from "./protocol";
 export { beats, cardKey, classify, Combo, DEFAULT_RULES, parseCard, Rules, rulesFrom, sortCards } from "./rules";

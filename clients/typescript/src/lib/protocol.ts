@@ -212,6 +212,26 @@ export function fallback(prompt: Pick<Prompt, "canPass" | "legalPlays" | "hand" 
   return prompt.hand.length > 0 ? [prompt.hand[0]!] : PASS;
 }
 
+/** The first word of the line written when the bot's own code threw on a turn and the
+ * library fell back (docs/kits.md, section 5): the referee finds it in the bot's output. */
+export const RAISED_MARKER = "PUSOY_BOT_RAISED";
+
+/** Of what was thrown (its name and message), the characters the marker line keeps. */
+export const RAISED_MAX_CHARS = 200;
+
+/**
+ * The marker line for `err`, thrown by the bot's `call` on turn `turnId`: one line, the
+ * error's `name` and `message` (a thrown non-Error: `thrown` and its text), control
+ * characters made spaces, at most {@link RAISED_MAX_CHARS} of them.
+ */
+export function raisedLine(turnId: bigint, call: "choose" | "on_rejected", err: unknown): string {
+  let error: string;
+  if (err instanceof Error) error = err.message ? `${err.name}: ${err.message}` : err.name;
+  else error = `thrown: ${String(err)}`;
+  const shown = [...error.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, " ")].slice(0, RAISED_MAX_CHARS).join("");
+  return `${RAISED_MARKER} turn=${turnId} call=${call} error=${shown}`;
+}
+
 /** A bot's answer as cards (null: a pass); throws when it is neither cards nor PASS. */
 export function asCards(choice: unknown): string[] | null {
   if (choice === null || choice === undefined) return null;

@@ -11,7 +11,7 @@ import { ActionResult, Snapshot, TurnPrompt, Welcome } from "../gen/pusoy/refere
 import { Bot, Outcome, placeOf } from "./bot";
 import { Answer, ToMain, WorkerConfig } from "./io_worker";
 import { Options, UsageError } from "./options";
-import { asCards, Budget, Choice, Misbehaviour, parsePrompt, parseRejection, Prompt } from "./protocol";
+import { asCards, Budget, Choice, Misbehaviour, parsePrompt, parseRejection, Prompt, raisedLine } from "./protocol";
 
 /** The referee refused the seat (exit 2). */
 export class Refused extends Error {
@@ -66,18 +66,36 @@ export function run(bot: Bot, options: Options): Promise<Outcome> {
     worker.postMessage(a);
   };
 
-  /** Runs a bot method under the budget; the cards, or undefined when it failed. */
-  async function ask(what: string, budget: Budget, call: (signal: AbortSignal) => Choice | Promise<Choice>): Promise<string[] | null | undefined> {
+  /**
+   * Runs a bot method for turn `turnId` under the budget; the cards, or undefined (the
+   * fallback) when it threw (then the raised marker, docs/kits.md section 5) or gave no
+   * cards.
+   */
+  async function ask(
+    what: "choose" | "on_rejected",
+    turnId: bigint,
+    budget: Budget,
+    call: (signal: AbortSignal) => Choice | Promise<Choice>,
+  ): Promise<string[] | null | undefined> {
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(), budget.remainingMs());
+    let result: Choice;
     try {
-      const result = call(ctl.signal);
-      return asCards(isThenable(result) ? await result : result);
+      const answer = call(ctl.signal);
+      result = isThenable(answer) ? await answer : answer;
     } catch (err) {
       log(`${what} failed: ${describe(err)}`);
+      // Aborted at its budget, it was late: the fallback went out then, and it is no raise.
+      if (!ctl.signal.aborted) process.stderr.write(raisedLine(turnId, what, err) + "\n");
       return undefined;
     } finally {
       clearTimeout(timer);
+    }
+    try {
+      return asCards(result);
+    } catch (err) {
+      log(`${what} answered ${describe(err)}: fallback`);
+      return undefined;
     }
   }
 
@@ -109,7 +127,7 @@ export function run(bot: Bot, options: Options): Promise<Outcome> {
         prompts.set(m.turnId, prompt);
         if (prompt.budget.expired()) return undefined; // the worker sent the fallback already
         const bad = misbehaviour?.choose(prompt);
-        const cards = bad !== undefined ? asCards(bad) : await ask("choose", prompt.budget, (signal) => bot.choose(prompt, signal));
+        const cards = bad !== undefined ? asCards(bad) : await ask("choose", m.turnId, prompt.budget, (signal) => bot.choose(prompt, signal));
         answer(m.turnId, m.attempt, cards);
         return undefined;
       }
@@ -117,7 +135,7 @@ export function run(bot: Bot, options: Options): Promise<Outcome> {
         const prompt = prompts.get(m.turnId);
         if (prompt === undefined || prompt.budget.expired()) return undefined;
         const rejection = parseRejection(ActionResult.decode(m.data));
-        const cards = await ask("onRejected", prompt.budget, (signal) => bot.onRejected(prompt, rejection, signal));
+        const cards = await ask("on_rejected", m.turnId, prompt.budget, (signal) => bot.onRejected(prompt, rejection, signal));
         answer(m.turnId, m.attempt, cards);
         return undefined;
       }

@@ -372,6 +372,7 @@ class TimeControl(_message.Message):
     TIME_BANK_MS_FIELD_NUMBER: _builtins.int
     RECONNECT_GRACE_MS_FIELD_NUMBER: _builtins.int
     RESUME_GRACE_MS_FIELD_NUMBER: _builtins.int
+    SEAT_CLOCKS_FIELD_NUMBER: _builtins.int
     connect_timeout_ms: _builtins.int
     """How long the seats have to connect before play starts; seats still missing then
     get default actions until they connect. Default 30000.
@@ -391,6 +392,13 @@ class TimeControl(_message.Message):
     """After a referee restart, how long every seat has to reconnect before its turns are
     played by default (default 10000 ms); the acting seat's clock starts again then.
     """
+    @_builtins.property
+    def seat_clocks(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatClock]:
+        """Seats with clocks of their own (a language model needs seconds to minutes per move,
+        while bots keep the match's): each replaces turn_time_ms and time_bank_ms for its
+        seat. At most one per seat; empty: every seat has the match's clock.
+        """
+
     def __init__(
         self,
         *,
@@ -399,14 +407,45 @@ class TimeControl(_message.Message):
         time_bank_ms: _builtins.int = ...,
         reconnect_grace_ms: _builtins.int = ...,
         resume_grace_ms: _builtins.int = ...,
+        seat_clocks: _abc.Iterable[Global___SeatClock] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["connect_timeout_ms", b"connect_timeout_ms", "reconnect_grace_ms", b"reconnect_grace_ms", "resume_grace_ms", b"resume_grace_ms", "time_bank_ms", b"time_bank_ms", "turn_time_ms", b"turn_time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connect_timeout_ms", b"connect_timeout_ms", "reconnect_grace_ms", b"reconnect_grace_ms", "resume_grace_ms", b"resume_grace_ms", "seat_clocks", b"seat_clocks", "time_bank_ms", b"time_bank_ms", "turn_time_ms", b"turn_time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TimeControl: _TypeAlias = TimeControl  # noqa: Y015
+
+@_typing.final
+class SeatClock(_message.Message):
+    """One seat's own clock (TimeControl.seat_clocks), in milliseconds."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    TURN_TIME_MS_FIELD_NUMBER: _builtins.int
+    TIME_BANK_MS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat, 0..3."""
+    turn_time_ms: _builtins.int
+    """How long the seat has to answer each prompt (at least 1, at most one hour)."""
+    time_bank_ms: _builtins.int
+    """The seat's reserve for the whole match (0: no bank; at most one hour)."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        turn_time_ms: _builtins.int = ...,
+        time_bank_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "time_bank_ms", b"time_bank_ms", "turn_time_ms", b"turn_time_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatClock: _TypeAlias = SeatClock  # noqa: Y015
 
 @_typing.final
 class FaultPolicy(_message.Message):
@@ -1522,12 +1561,20 @@ class ActionCommand(_message.Message):
     CARDS_FIELD_NUMBER: _builtins.int
     PASS_FIELD_NUMBER: _builtins.int
     MALFORMED_FIELD_NUMBER: _builtins.int
+    TRACE_SHA256_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat that sent it (the seat of the stream, never a field the bot chose)."""
     turn_id: _builtins.int
     """The turn id the bot gave."""
     malformed: _builtins.bool
-    """Neither a play nor a pass, or a play too large to be one (cards are then dropped)."""
+    """Neither a play nor a pass, or a play too large to be one (cards are then dropped),
+    or a trace_sha256 that is not 64 lower-case hex digits.
+    """
+    trace_sha256: _builtins.str
+    """Action.trace_sha256 as the seat sent it: the SHA-256 of its trace's line for this
+    action (docs/llm.md); `referee verify --trace` checks the trace against it. It
+    changes no decision.
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The cards as sent, when it was a play."""
@@ -1539,10 +1586,11 @@ class ActionCommand(_message.Message):
         turn_id: _builtins.int = ...,
         cards: _abc.Iterable[_builtins.str] | None = ...,
         malformed: _builtins.bool = ...,
+        trace_sha256: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "malformed", b"malformed", "pass", b"pass", "seat", b"seat", "turn_id", b"turn_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "malformed", b"malformed", "pass", b"pass", "seat", b"seat", "trace_sha256", b"trace_sha256", "turn_id", b"turn_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

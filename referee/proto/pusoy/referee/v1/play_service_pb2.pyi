@@ -153,8 +153,16 @@ class Action(_message.Message):
     TURN_ID_FIELD_NUMBER: _builtins.int
     PLAY_FIELD_NUMBER: _builtins.int
     PASS_FIELD_NUMBER: _builtins.int
+    TRACE_SHA256_FIELD_NUMBER: _builtins.int
     turn_id: _builtins.int
     """The prompt's turn id."""
+    trace_sha256: _builtins.str
+    """For a seat that keeps a trace of how it chose its moves (the referee's language-model
+    seat: docs/llm.md): SHA-256, 64 lower-case hex digits, of the trace's line for this
+    action, which the log records (ActionCommand.trace_sha256) so that the trace is bound
+    to the signed log. Empty for other bots. Anything but 64 lower-case hex digits makes
+    the action MALFORMED_ACTION.
+    """
     @_builtins.property
     def play(self) -> _common_pb2.Cards:
         """Play these cards."""
@@ -164,10 +172,11 @@ class Action(_message.Message):
         *,
         turn_id: _builtins.int = ...,
         play: _common_pb2.Cards | None = ...,
+        trace_sha256: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "pass", b"pass", "play", b"play"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "pass", b"pass", "play", b"play", "turn_id", b"turn_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "pass", b"pass", "play", b"play", "trace_sha256", b"trace_sha256", "turn_id", b"turn_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["play", "pass"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015

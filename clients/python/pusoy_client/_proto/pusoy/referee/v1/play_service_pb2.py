@@ -27,7 +27,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from pusoy_client._proto.pusoy.referee.v1 import common_pb2 as pusoy_dot_referee_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#pusoy/referee/v1/play_service.proto\x12\x10pusoy.referee.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1dpusoy/referee/v1/common.proto\"k\n\x0bPlayRequest\x12(\n\x05hello\x18\x01 \x01(\x0b\x32\x17.pusoy.referee.v1.HelloH\x00\x12*\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x18.pusoy.referee.v1.ActionH\x00\x42\x06\n\x04kind\"r\n\x05Hello\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\x12\x18\n\x10want_legal_plays\x18\x03 \x01(\x08\x12\x10\n\x08\x62ot_name\x18\x04 \x01(\t\x12\x14\n\x0c\x62\x61tch_events\x18\x05 \x01(\x08\"r\n\x06\x41\x63tion\x12\x0f\n\x07turn_id\x18\x01 \x01(\x04\x12\'\n\x04play\x18\x02 \x01(\x0b\x32\x17.pusoy.referee.v1.CardsH\x00\x12&\n\x04pass\x18\x03 \x01(\x0b\x32\x16.pusoy.referee.v1.PassH\x00\x42\x06\n\x04kind\"\x06\n\x04Pass\"\xdd\x02\n\x0cPlayResponse\x12,\n\x07welcome\x18\x01 \x01(\x0b\x32\x19.pusoy.referee.v1.WelcomeH\x00\x12,\n\x07refusal\x18\x02 \x01(\x0b\x32\x19.pusoy.referee.v1.RefusalH\x00\x12.\n\x08snapshot\x18\x03 \x01(\x0b\x32\x1a.pusoy.referee.v1.SnapshotH\x00\x12(\n\x05\x65vent\x18\x04 \x01(\x0b\x32\x17.pusoy.referee.v1.EventH\x00\x12.\n\x06prompt\x18\x05 \x01(\x0b\x32\x1c.pusoy.referee.v1.TurnPromptH\x00\x12\x30\n\x06result\x18\x06 \x01(\x0b\x32\x1e.pusoy.referee.v1.ActionResultH\x00\x12-\n\x05\x62\x61tch\x18\x07 \x01(\x0b\x32\x1c.pusoy.referee.v1.EventBatchH\x00\x42\x06\n\x04kind\"5\n\nEventBatch\x12\'\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x17.pusoy.referee.v1.Event\"\x9e\x01\n\x07Welcome\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12-\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x1d.pusoy.referee.v1.MatchConfig\x12\x18\n\x10protocol_version\x18\x04 \x01(\r\x12\x11\n\treconnect\x18\x05 \x01(\x08\x12\x17\n\x0fseed_commitment\x18\x06 \x01(\t\"g\n\x07Refusal\x12/\n\x06reason\x18\x01 \x01(\x0e\x32\x1f.pusoy.referee.v1.RefusalReason\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x1a\n\x12supported_versions\x18\x03 \x03(\r\"F\n\x08Snapshot\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.pusoy.referee.v1.PublicState\x12\x0c\n\x04hand\x18\x02 \x03(\t\"\xd1\x02\n\nTurnPrompt\x12\x0f\n\x07turn_id\x18\x01 \x01(\x04\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12,\n\x08\x64\x65\x61\x64line\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0cturn_time_ms\x18\x04 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x05 \x01(\r\x12,\n\x05state\x18\x06 \x01(\x0b\x32\x1d.pusoy.referee.v1.PublicState\x12\x0c\n\x04hand\x18\x07 \x03(\t\x12+\n\x0blegal_plays\x18\x08 \x03(\x0b\x32\x16.pusoy.referee.v1.Play\x12\x10\n\x08\x63\x61n_pass\x18\t \x01(\x08\x12\x15\n\rattempts_left\x18\n \x01(\r\x12\x0f\n\x07is_lead\x18\x0b \x01(\x08\x12\'\n\x06\x65vents\x18\x0c \x03(\x0b\x32\x17.pusoy.referee.v1.Event\"\x8c\x01\n\x0c\x41\x63tionResult\x12\x0f\n\x07turn_id\x18\x01 \x01(\x04\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x08\x12\x31\n\x06reason\x18\x03 \x01(\x0e\x32!.pusoy.referee.v1.RejectionReason\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x15\n\rattempts_left\x18\x05 \x01(\r*\xfa\x01\n\rRefusalReason\x12\x1e\n\x1aREFUSAL_REASON_UNSPECIFIED\x10\x00\x12\x1c\n\x18REFUSAL_REASON_BAD_TOKEN\x10\x01\x12\x1d\n\x19REFUSAL_REASON_SEAT_TAKEN\x10\x02\x12(\n$REFUSAL_REASON_VERSION_NOT_SUPPORTED\x10\x03\x12\x1d\n\x19REFUSAL_REASON_MATCH_OVER\x10\x04\x12!\n\x1dREFUSAL_REASON_HELLO_EXPECTED\x10\x05\x12 \n\x1cREFUSAL_REASON_SHUTTING_DOWN\x10\x06\x32X\n\x0bPlayService\x12I\n\x04Play\x12\x1d.pusoy.referee.v1.PlayRequest\x1a\x1e.pusoy.referee.v1.PlayResponse(\x01\x30\x01\x42h\n\x1aio.pusoyreferee.referee.v1P\x01ZHgithub.com/pusoy-referee/pusoy-referee/gen/go/pusoy/referee/v1;refereev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#pusoy/referee/v1/play_service.proto\x12\x10pusoy.referee.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1dpusoy/referee/v1/common.proto\"k\n\x0bPlayRequest\x12(\n\x05hello\x18\x01 \x01(\x0b\x32\x17.pusoy.referee.v1.HelloH\x00\x12*\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x18.pusoy.referee.v1.ActionH\x00\x42\x06\n\x04kind\"r\n\x05Hello\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\x12\x18\n\x10want_legal_plays\x18\x03 \x01(\x08\x12\x10\n\x08\x62ot_name\x18\x04 \x01(\t\x12\x14\n\x0c\x62\x61tch_events\x18\x05 \x01(\x08\"\x88\x01\n\x06\x41\x63tion\x12\x0f\n\x07turn_id\x18\x01 \x01(\x04\x12\'\n\x04play\x18\x02 \x01(\x0b\x32\x17.pusoy.referee.v1.CardsH\x00\x12&\n\x04pass\x18\x03 \x01(\x0b\x32\x16.pusoy.referee.v1.PassH\x00\x12\x14\n\x0ctrace_sha256\x18\x04 \x01(\tB\x06\n\x04kind\"\x06\n\x04Pass\"\xdd\x02\n\x0cPlayResponse\x12,\n\x07welcome\x18\x01 \x01(\x0b\x32\x19.pusoy.referee.v1.WelcomeH\x00\x12,\n\x07refusal\x18\x02 \x01(\x0b\x32\x19.pusoy.referee.v1.RefusalH\x00\x12.\n\x08snapshot\x18\x03 \x01(\x0b\x32\x1a.pusoy.referee.v1.SnapshotH\x00\x12(\n\x05\x65vent\x18\x04 \x01(\x0b\x32\x17.pusoy.referee.v1.EventH\x00\x12.\n\x06prompt\x18\x05 \x01(\x0b\x32\x1c.pusoy.referee.v1.TurnPromptH\x00\x12\x30\n\x06result\x18\x06 \x01(\x0b\x32\x1e.pusoy.referee.v1.ActionResultH\x00\x12-\n\x05\x62\x61tch\x18\x07 \x01(\x0b\x32\x1c.pusoy.referee.v1.EventBatchH\x00\x42\x06\n\x04kind\"5\n\nEventBatch\x12\'\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x17.pusoy.referee.v1.Event\"\x9e\x01\n\x07Welcome\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12-\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x1d.pusoy.referee.v1.MatchConfig\x12\x18\n\x10protocol_version\x18\x04 \x01(\r\x12\x11\n\treconnect\x18\x05 \x01(\x08\x12\x17\n\x0fseed_commitment\x18\x06 \x01(\t\"g\n\x07Refusal\x12/\n\x06reason\x18\x01 \x01(\x0e\x32\x1f.pusoy.referee.v1.RefusalReason\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x1a\n\x12supported_versions\x18\x03 \x03(\r\"F\n\x08Snapshot\x12,\n\x05state\x18\x01 \x01(\x0b\x32\x1d.pusoy.referee.v1.PublicState\x12\x0c\n\x04hand\x18\x02 \x03(\t\"\xd1\x02\n\nTurnPrompt\x12\x0f\n\x07turn_id\x18\x01 \x01(\x04\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12,\n\x08\x64\x65\x61\x64line\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0cturn_time_ms\x18\x04 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x05 \x01(\r\x12,\n\x05state\x18\x06 \x01(\x0b\x32\x1d.pusoy.referee.v1.PublicState\x12\x0c\n\x04hand\x18\x07 \x03(\t\x12+\n\x0blegal_plays\x18\x08 \x03(\x0b\x32\x16.pusoy.referee.v1.Play\x12\x10\n\x08\x63\x61n_pass\x18\t \x01(\x08\x12\x15\n\rattempts_left\x18\n \x01(\r\x12\x0f\n\x07is_lead\x18\x0b \x01(\x08\x12\'\n\x06\x65vents\x18\x0c \x03(\x0b\x32\x17.pusoy.referee.v1.Event\"\x8c\x01\n\x0c\x41\x63tionResult\x12\x0f\n\x07turn_id\x18\x01 \x01(\x04\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x08\x12\x31\n\x06reason\x18\x03 \x01(\x0e\x32!.pusoy.referee.v1.RejectionReason\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x15\n\rattempts_left\x18\x05 \x01(\r*\xfa\x01\n\rRefusalReason\x12\x1e\n\x1aREFUSAL_REASON_UNSPECIFIED\x10\x00\x12\x1c\n\x18REFUSAL_REASON_BAD_TOKEN\x10\x01\x12\x1d\n\x19REFUSAL_REASON_SEAT_TAKEN\x10\x02\x12(\n$REFUSAL_REASON_VERSION_NOT_SUPPORTED\x10\x03\x12\x1d\n\x19REFUSAL_REASON_MATCH_OVER\x10\x04\x12!\n\x1dREFUSAL_REASON_HELLO_EXPECTED\x10\x05\x12 \n\x1cREFUSAL_REASON_SHUTTING_DOWN\x10\x06\x32X\n\x0bPlayService\x12I\n\x04Play\x12\x1d.pusoy.referee.v1.PlayRequest\x1a\x1e.pusoy.referee.v1.PlayResponse(\x01\x30\x01\x42h\n\x1aio.pusoyreferee.referee.v1P\x01ZHgithub.com/pusoy-referee/pusoy-referee/gen/go/pusoy/referee/v1;refereev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,30 +35,30 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pusoy.referee.v1.play_servi
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\032io.pusoyreferee.referee.v1P\001ZHgithub.com/pusoy-referee/pusoy-referee/gen/go/pusoy/referee/v1;refereev1'
-  _globals['_REFUSALREASON']._serialized_start=1699
-  _globals['_REFUSALREASON']._serialized_end=1949
+  _globals['_REFUSALREASON']._serialized_start=1722
+  _globals['_REFUSALREASON']._serialized_end=1972
   _globals['_PLAYREQUEST']._serialized_start=121
   _globals['_PLAYREQUEST']._serialized_end=228
   _globals['_HELLO']._serialized_start=230
   _globals['_HELLO']._serialized_end=344
-  _globals['_ACTION']._serialized_start=346
-  _globals['_ACTION']._serialized_end=460
-  _globals['_PASS']._serialized_start=462
-  _globals['_PASS']._serialized_end=468
-  _globals['_PLAYRESPONSE']._serialized_start=471
-  _globals['_PLAYRESPONSE']._serialized_end=820
-  _globals['_EVENTBATCH']._serialized_start=822
-  _globals['_EVENTBATCH']._serialized_end=875
-  _globals['_WELCOME']._serialized_start=878
-  _globals['_WELCOME']._serialized_end=1036
-  _globals['_REFUSAL']._serialized_start=1038
-  _globals['_REFUSAL']._serialized_end=1141
-  _globals['_SNAPSHOT']._serialized_start=1143
-  _globals['_SNAPSHOT']._serialized_end=1213
-  _globals['_TURNPROMPT']._serialized_start=1216
-  _globals['_TURNPROMPT']._serialized_end=1553
-  _globals['_ACTIONRESULT']._serialized_start=1556
-  _globals['_ACTIONRESULT']._serialized_end=1696
-  _globals['_PLAYSERVICE']._serialized_start=1951
-  _globals['_PLAYSERVICE']._serialized_end=2039
+  _globals['_ACTION']._serialized_start=347
+  _globals['_ACTION']._serialized_end=483
+  _globals['_PASS']._serialized_start=485
+  _globals['_PASS']._serialized_end=491
+  _globals['_PLAYRESPONSE']._serialized_start=494
+  _globals['_PLAYRESPONSE']._serialized_end=843
+  _globals['_EVENTBATCH']._serialized_start=845
+  _globals['_EVENTBATCH']._serialized_end=898
+  _globals['_WELCOME']._serialized_start=901
+  _globals['_WELCOME']._serialized_end=1059
+  _globals['_REFUSAL']._serialized_start=1061
+  _globals['_REFUSAL']._serialized_end=1164
+  _globals['_SNAPSHOT']._serialized_start=1166
+  _globals['_SNAPSHOT']._serialized_end=1236
+  _globals['_TURNPROMPT']._serialized_start=1239
+  _globals['_TURNPROMPT']._serialized_end=1576
+  _globals['_ACTIONRESULT']._serialized_start=1579
+  _globals['_ACTIONRESULT']._serialized_end=1719
+  _globals['_PLAYSERVICE']._serialized_start=1974
+  _globals['_PLAYSERVICE']._serialized_end=2062
 # @@protoc_insertion_point(module_scope)

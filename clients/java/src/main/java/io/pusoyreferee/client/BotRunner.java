@@ -82,6 +82,7 @@ public final class BotRunner {
   private final Channel channel;
   private final Options options;
   private Consumer<String> log;
+  private Consumer<String> raised = System.err::println;
 
   // The open turn and the current stream's sending side; the reader, the worker and the
   // timer all touch them, under this lock.
@@ -131,6 +132,12 @@ public final class BotRunner {
   /** Where progress lines go (default: standard error, after the time and the bot's name). */
   public BotRunner log(Consumer<String> log) {
     this.log = Objects.requireNonNull(log);
+    return this;
+  }
+
+  /** Where the raised marker line goes, as it is (default: standard error; {@link Raised}). */
+  public BotRunner raised(Consumer<String> raised) {
+    this.raised = Objects.requireNonNull(raised);
     return this;
   }
 
@@ -461,6 +468,14 @@ public final class BotRunner {
                 }
               } catch (Throwable t) { // NOPMD: every failure of the bot's code is caught
                 log.accept(what + " threw " + t + " on turn " + turn.prompt.turnId() + "; sending the fallback");
+                boolean late;
+                synchronized (lock) {
+                  late = !open(turn, attempt); // interrupted at its budget: no raise of its own
+                }
+                if (!late) {
+                  String named = what.equals("choose") ? "choose" : "on_rejected";
+                  raised.accept(Raised.line(turn.prompt.turnId(), named, t));
+                }
               }
               synchronized (lock) {
                 answer(turn, attempt, choice, what);

@@ -269,9 +269,20 @@ class BotRunnerTest {
                 conn.close();
               }
             })) {
-      runner(broken, referee).play();
+      List<String> marked = new CopyOnWriteArrayList<>();
+      runner(broken, referee).raised(marked::add).play();
       assertTrue(actions(referee).get(0).hasPass());
+      assertEquals(List.of("PUSOY_BOT_RAISED turn=4 call=choose error=IllegalStateException: bug"), marked);
     }
+  }
+
+  @Test
+  void theRaisedMarkerIsOneBoundedLine() {
+    String line = Raised.line(1, "choose", new RuntimeException("x\ny\r\tz\u2028" + "w".repeat(500)));
+    assertTrue(line.startsWith("PUSOY_BOT_RAISED turn=1 call=choose error=RuntimeException: x y  z "), line);
+    assertTrue(line.chars().noneMatch(c -> c == '\n' || c == '\r' || c == '\t' || c == 0x2028), line);
+    assertEquals(Raised.MAX_CHARS, line.split(" error=", 2)[1].length());
+    assertEquals("PUSOY_BOT_RAISED turn=3 call=on_rejected error=NullPointerException", Raised.line(3, "on_rejected", new NullPointerException()));
   }
 
   @Test
