@@ -10,7 +10,7 @@ random rollouts) searches that state, and its action (an index of the environmen
 action index, docs/rl.md) is sent as cards. Needs the ``openspiel`` extra.
 
     referee match --profile big-two --hands 2 \\
-        --bot "{python} examples/openspiel/mcts_bot.py --address={address} --token={token}" \\
+        --bot "{python} examples/openspiel/mcts_bot.py --address={address}" \\
         --bot greedy --bot random --bot expert
 """
 

@@ -12,8 +12,7 @@ bot's memory counts towards whatever limit the tournament itself runs under.
   ``pids.events``.
 - ``cpuacct``: ``cpuacct.usage``, the CPU time of every process of the group.
 - ``cpu``: ``cpu.shares`` (equal for every bot) and an optional CFS quota in cores.
-- ``cpuset``: the cores the bot may run on, when it has cores of its own;
-- ``freezer`` (when mounted): the bot is stopped between its turns (``freeze``).
+- ``cpuset``: the cores the bot may run on, when it has cores of its own.
 
 Breaking the memory, process or CPU-time limit is a ``Breach``: the sandbox kills the
 whole group and the tournament records the cause.
@@ -32,7 +31,7 @@ from referee.sandbox.limits import HELPER_TASKS, Breach, SandboxLimits
 
 REQUIRED = ("memory", "pids", "cpu", "cpuacct")
 """Controllers every sandbox needs; ``cpuset`` only for bots with cores of their own."""
-OPTIONAL = ("cpuset", "freezer")
+OPTIONAL = ("cpuset",)
 GROUP_PREFIX = "pusoy-bot-"
 CFS_PERIOD_US = 100_000
 
@@ -156,25 +155,6 @@ class BotCgroup:
             return Breach.CPU
         return None
 
-    @property
-    def can_freeze(self) -> bool:
-        return "freezer" in self.dirs
-
-    def freeze(self) -> bool:
-        """Stop every process of the group (the freezer); whether it was asked. The
-        kernel stops each before it runs again: nothing waits for FROZEN."""
-        return self._freezer("FROZEN")
-
-    def thaw(self) -> None:
-        self._freezer("THAWED")
-
-    def _freezer(self, state: str) -> bool:
-        try:
-            write_file(self.dirs["freezer"] / "freezer.state", state)
-        except OSError:
-            return False
-        return True
-
     def pids(self) -> list[int]:
         found: set[int] = set()
         for path in self.procs_files():
@@ -184,8 +164,7 @@ class BotCgroup:
 
     def kill(self, rounds: int = 100) -> bool:
         """SIGKILL every process of the group until none is left; whether it emptied.
-        The process limit bounds how many a bot can fork in between; a frozen group is
-        thawed once the signals are sent (the v1 freezer holds them until then)."""
+        The process limit bounds how many a bot can fork in between."""
         for _ in range(rounds):
             pids = self.pids()
             if not pids:
@@ -193,9 +172,6 @@ class BotCgroup:
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-            if self.can_freeze:
-                with contextlib.suppress(OSError):
-                    write_file(self.dirs["freezer"] / "freezer.state", "THAWED")
             time.sleep(0.002)
         return not self.pids()
 
@@ -257,11 +233,7 @@ class Cgroups:
         list such as "2" or "2-3") pins the bot; empty: any core."""
         self._count += 1
         name = f"{GROUP_PREFIX}{os.getpid()}-{self._count}"
-        controllers = [
-            *REQUIRED,
-            *(["cpuset"] if cpus else []),
-            *(["freezer"] if "freezer" in self.dirs else []),
-        ]
+        controllers = [*REQUIRED, *(["cpuset"] if cpus else [])]
         dirs = {c: self.dirs[c] / name for c in controllers}
         group = BotCgroup(dirs, limits)
         try:
@@ -289,26 +261,27 @@ class Cgroups:
 
     def reap(self, *, all_runners: bool = False) -> int:
         """Kill and remove bot groups left by runners that are gone (or, with
-        ``all_runners``, by this one too); how many groups there were."""
-        removed = 0
+        ``all_runners``, by this one too); how many groups there were, each taken in
+        every hierarchy it has."""
         mine = f"{GROUP_PREFIX}{os.getpid()}-"
-        for d in sorted(set(self.dirs.values())):
+        found: dict[str, dict[str, Path]] = {}
+        for controller, d in self.dirs.items():
             with contextlib.suppress(OSError):
                 for child in d.iterdir():
-                    if not child.name.startswith(GROUP_PREFIX) or not child.is_dir():
-                        continue
-                    owner = child.name[len(GROUP_PREFIX) :].split("-", 1)[0]
-                    if not owner.isdigit():
-                        continue
-                    alive = Path(f"/proc/{owner}").exists()
-                    if child.name.startswith(mine) and not all_runners:
-                        continue
-                    if alive and not child.name.startswith(mine):
-                        continue  # another runner's bots, still playing
-                    group = BotCgroup({"pids": child}, SandboxLimits())
-                    group.kill()
-                    group.remove()
-                    removed += 1
+                    if child.name.startswith(GROUP_PREFIX) and child.is_dir():
+                        found.setdefault(child.name, {})[controller] = child
+        removed = 0
+        for name, dirs in sorted(found.items()):
+            owner = name[len(GROUP_PREFIX) :].split("-", 1)[0]
+            if not owner.isdigit():
+                continue
+            ours = name.startswith(mine)
+            if (ours and not all_runners) or (not ours and Path(f"/proc/{owner}").exists()):
+                continue  # ours, still in use; or another runner's bots, still playing
+            group = BotCgroup(dirs, SandboxLimits())
+            group.kill()
+            group.remove()
+            removed += 1
         return removed
 
 

@@ -7,8 +7,10 @@ breach, with the cause in words ("memory: 2,400 MB across 4 processes, limit 1,0
 What counts and stops the tree is the best the host gives, limit by limit
 (``enforcement``):
 
-- cgroup v1 (the full jail: root): the kernel holds memory, processes and CPU share; the
-  freezer stops the bot;
+- cgroup v1 (the full jail: root): the kernel holds memory, processes and CPU share;
+  SIGSTOP to every process of its groups stops the bot (not v1's freezer, whose frozen
+  tasks cannot die, not even of the death signal the referee's own death sends, until
+  thawed);
 - cgroup v2 (a group of its own where one can be made: root on this machine's unified
   hierarchy): ``cgroup.freeze``, ``cgroup.kill``, ``cpu.stat``, and the kernel's
   ``memory.max``, ``pids.max``, ``cpu.max`` where the host delegates them;
@@ -52,7 +54,14 @@ from referee.sandbox.bwrap import (
 from referee.sandbox.cgroup2 import BotGroup, Cgroups2
 from referee.sandbox.cgroups import BotCgroup, Cgroups
 from referee.sandbox.limits import HELPER_TASKS, TURN_BURST_S, Breach, SandboxLimits
-from referee.sandbox.processes import Namespace, Usage, memory_of, read_info
+from referee.sandbox.processes import (
+    Namespace,
+    Usage,
+    continue_all,
+    memory_of,
+    read_info,
+    stop_all,
+)
 
 POLL_S = 0.05
 """How often a running bot's tree is measured (what a breach may overshoot by is what
@@ -345,8 +354,8 @@ class Jail:
         if not self._stopped:
             self._ran_s += time.monotonic() - self._running_since
         self._stopped = True
-        if self.group is not None and self.group.can_freeze:
-            self.group.freeze()
+        if self.group is not None:
+            stop_all(self.group.pids)  # not v1's freezer: a frozen task dies only thawed
         elif self.group2 is not None:
             self.group2.freeze()
         elif self._find_namespace() is not None:
@@ -358,8 +367,8 @@ class Jail:
             return
         self._stopped = False
         self._running_since = time.monotonic()
-        if self.group is not None and self.group.can_freeze:
-            self.group.thaw()
+        if self.group is not None:
+            continue_all(self.group.pids())
         elif self.group2 is not None:
             self.group2.thaw()
         elif self.namespace is not None:

@@ -163,8 +163,7 @@ def enforcement(support: Support, level: Level, limits: SandboxLimits) -> list[s
         memory = "the kernel (cgroup v1 memory)"
         tasks = "the kernel (cgroup v1 pids)"
         cpu = "cgroup v1 cpuacct"
-        freezer = support.cgroups is not None and "freezer" in support.cgroups.dirs
-        stop = "the cgroup v1 freezer" if freezer else "SIGSTOP to each of its processes"
+        stop = "SIGSTOP to each process of its cgroups"
     else:
         memory = (
             "the kernel (cgroup v2 memory.max)"

@@ -1,8 +1,8 @@
-"""The three ways a jail holds its bot's tree, each with real processes: the cgroup v1
-freezer and counters (the full jail), a cgroup v2 group (freeze, kill, cpu.stat: this
-machine's unified hierarchy, as root), and the jail's PID namespace alone (SIGSTOP, the
-referee's own counts). Then the cgroup v2 limits a delegating host gives, on a folder
-tree standing in for its files (no machine here delegates them)."""
+"""The three ways a jail holds its bot's tree, each with real processes: cgroup v1
+counters and SIGSTOP to its groups' processes (the full jail), a cgroup v2 group (freeze,
+kill, cpu.stat: this machine's unified hierarchy, as root), and the jail's PID namespace
+alone (SIGSTOP, the referee's own counts). Then the cgroup v2 limits a delegating host
+gives, on a folder tree standing in for its files (no machine here delegates them)."""
 
 from __future__ import annotations
 
@@ -46,8 +46,6 @@ def pid_alive(pid: int) -> bool:
 def frozen(jail: Jail) -> bool:
     """Whether the kernel says every process of the jail is stopped (a frozen cgroup's
     tasks show as D: its own files say it)."""
-    if jail.group is not None:
-        return (jail.group.dirs["freezer"] / "freezer.state").read_text() == "FROZEN\n"
     if jail.group2 is not None:
         return "frozen 1" in (jail.group2.path / "cgroup.events").read_text()
     return states(jail) <= {"T", "t"}  # every one, setsid or not

@@ -34,6 +34,7 @@ pub fn action_request(turn_id: u64, choice: &Choice) -> pb::PlayRequest {
         kind: Some(play_request::Kind::Action(pb::Action {
             turn_id,
             kind: Some(kind),
+            ..Default::default() // trace_sha256: a language-model seat's alone
         })),
     }
 }

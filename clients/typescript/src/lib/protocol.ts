@@ -185,13 +185,18 @@ export function helloRequest(token: string, botName: string, wantLegalPlays = tr
 /** An action that plays `cards` in turn `turnId`. */
 export function playAction(turnId: bigint, cards: readonly string[]): PlayRequest {
   return {
-    kind: { $case: "action", value: { turnId, kind: { $case: "play", value: { cards: [...cards] } } } },
+    kind: {
+      $case: "action",
+      value: { turnId, kind: { $case: "play", value: { cards: [...cards] } }, traceSha256: "" },
+    },
   };
 }
 
 /** An action that passes in turn `turnId`. */
 export function passAction(turnId: bigint): PlayRequest {
-  return { kind: { $case: "action", value: { turnId, kind: { $case: "pass", value: {} } } } };
+  return {
+    kind: { $case: "action", value: { turnId, kind: { $case: "pass", value: {} }, traceSha256: "" } },
+  };
 }
 
 /** The action for a bot's choice: a pass for {@link PASS} or no cards, else a play. */
