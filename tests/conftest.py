@@ -13,7 +13,11 @@ clusters are made once), with these units of our own:
 Order: the builds first, on one worker, while the other runs the Python suites; then the
 tests that use the built kits (the container step, the mixed tables...), when the builds
 are done. A kit's build.sh waits for its own lock, so a test that needs a kit still being
-built waits rather than building it alongside.
+built waits rather than building it alongside. On a full run, scripts/test starts the same
+builds, in the same order, before the virtualenv, lint and types; and the kits keep their
+compiled dependencies in the per-user build cache (docs/kits.md section 11), so on a
+machine that built them once the builds take seconds and the unit is mostly the kits'
+conformance suites.
 
 The grouping is a scheduler of our own (xdist's ``pytest_xdist_make_scheduler`` hook)
 rather than ``xdist_group`` marks: xdist 3.8's ``loadgroup`` renames items through an

@@ -9,6 +9,10 @@
 # generated at build time by CMake from ../../proto (protoc + grpc_cpp_plugin) into
 # build/gen; nothing generated is committed.
 #
+# With ccache installed (Debian's package), every compiled object is kept in the per-user
+# build cache (../build-cache.sh: cpp/ccache), so a later build, of this clone or another,
+# compiles only what changed; without it, everything is compiled.
+#
 # Environment:
 #   PUSOY_CPP_BUILD_TYPE  CMake build type (default: Release)
 #   PUSOY_CPP_JOBS        parallel compile jobs (default: 2)
@@ -59,7 +63,24 @@ pkg-config --exists grpc++ protobuf || missing_help "gRPC C++ (pkg-config grpc++
 say "toolchain: $(c++ --version | head -n1); $(cmake --version | head -n1);" \
     "$(protoc --version); grpc++ $(pkg-config --modversion grpc++); generator $GENERATOR"
 
-# --- 3. Configure and build -----------------------------------------------------------
+# --- 3. Compiler cache -----------------------------------------------------------------
+# ccache keys an object by the preprocessed source and the compiler's options; paths under
+# the repository are taken relative to it (CCACHE_BASEDIR), so two clones, wherever they
+# are, share their objects.
+LAUNCHER=""
+if command -v ccache >/dev/null 2>&1; then
+    # shellcheck source=../build-cache.sh
+    source "$KIT_DIR/../build-cache.sh"
+    LAUNCHER="$(command -v ccache)"
+    CCACHE_DIR="$(kit_cache cpp "$KIT_DIR")/ccache"
+    CCACHE_BASEDIR="$(cd "$KIT_DIR/../.." && pwd)"
+    export CCACHE_DIR CCACHE_BASEDIR
+    say "compiler cache: ccache $(ccache --version | sed -n '1s/.* //p') in $CCACHE_DIR"
+else
+    say "no ccache: compiling everything (with ccache, later builds reuse the objects)"
+fi
+
+# --- 4. Configure and build -----------------------------------------------------------
 # Reconfigure from scratch when the cache was made by another generator or source dir.
 if [[ -f "$BUILD_DIR/CMakeCache.txt" ]]; then
     cached_gen="$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$BUILD_DIR/CMakeCache.txt")"
@@ -70,9 +91,14 @@ if [[ -f "$BUILD_DIR/CMakeCache.txt" ]]; then
         rm -rf "$BUILD_DIR"
     fi
 fi
-if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+cached_launcher=""
+if [[ -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+    cached_launcher="$(sed -n 's/^CMAKE_CXX_COMPILER_LAUNCHER:[A-Z]*=//p' \
+        "$BUILD_DIR/CMakeCache.txt")"
+fi
+if [[ ! -f "$BUILD_DIR/CMakeCache.txt" || "$cached_launcher" != "$LAUNCHER" ]]; then
     nice -n 10 cmake -S "$KIT_DIR" -B "$BUILD_DIR" -G "$GENERATOR" \
-        -DCMAKE_BUILD_TYPE="$BUILD_TYPE" >/dev/null ||
+        -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCMAKE_CXX_COMPILER_LAUNCHER="$LAUNCHER" >/dev/null ||
         die "CMake configuration failed (re-run: cmake -S $KIT_DIR -B $BUILD_DIR)"
 fi
 nice -n 10 cmake --build "$BUILD_DIR" --parallel "$JOBS" || die "the build failed"

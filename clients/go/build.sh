@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Go starter kit: installs the protoc plugins, generates the protocol code
 # from ../../proto, builds the client library, the sample bot (bin/pusoy-bot) and the
-# conformance bot (bin/conformance-bot). Idempotent; runs from any directory. Everything
-# it downloads or caches stays in this folder (.cache/, .tools/, gen/, bin/; gitignored).
+# conformance bot (bin/conformance-bot). Idempotent; runs from any directory. What it
+# makes stays in this folder (gen/, bin/; gitignored); what Go downloads and compiles
+# (modules, the build cache, the two plugins) goes to the per-user build cache of
+# ../build-cache.sh, shared by every clone on this machine.
 #
 # No protoc: everything comes from the Go module proxy. internal/protogen compiles the
 # .proto files with protocompile (pure Go, pinned in go.mod) and runs the plugins
@@ -29,22 +31,32 @@ gover="$(go env GOVERSION)"
 minor="$(echo "$gover" | sed -nE 's/^go1\.([0-9]+).*/\1/p')"
 [ -n "$minor" ] && [ "$minor" -ge "$GO_MIN_MINOR" ] || die "go 1.$GO_MIN_MINOR or newer is needed, found $gover"
 
-# Keep every cache inside the kit, never fetch another toolchain, keep the module cache
-# deletable (rm -rf .cache).
+# The module and build caches in the per-user build cache (Go keys its build cache by
+# the contents of every input, and both caches are safe to share between builds running
+# at once); never fetch another toolchain; keep the module cache deletable.
+# shellcheck source=../build-cache.sh
+source "$here/../build-cache.sh"
+cache="$(kit_cache go "$here")"
 export GOTOOLCHAIN=local
-export GOMODCACHE="$here/.cache/mod"
-export GOCACHE="$here/.cache/build"
+export GOMODCACHE="$cache/mod"
+export GOCACHE="$cache/build"
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-modcacherw -buildvcs=false"
-export GOBIN="$here/.tools/bin"
 
-# -- protoc plugins (from the Go module proxy, into .tools/bin) ----------------------
+# -- protoc plugins (from the Go module proxy, into the cache's tools/) ---------------
+# One file per plugin and version (tools/NAME@VERSION), installed once per machine: built
+# in a folder of its own, then renamed into place, so a build running beside another
+# never runs a half-written plugin.
+tools="$cache/tools"
+mkdir -p "$tools"
 install_plugin() { # name package version
-  local exe="$GOBIN/$1"
-  if [ -x "$exe" ] && "$exe" --version 2>/dev/null | grep -q -- "${3#v}\$"; then
-    return
-  fi
+  local exe="$tools/$1@$3" tmp
+  [ -x "$exe" ] && return
   step "go install $2@$3"
-  nice -n 10 go install "$2@$3" || die "could not install $2@$3 from the Go module proxy"
+  tmp="$(mktemp -d "$tools/.install.XXXXXX")"
+  GOBIN="$tmp" nice -n 10 go install "$2@$3" ||
+    { rm -rf "$tmp"; die "could not install $2@$3 from the Go module proxy"; }
+  mv -f "$tmp/$1" "$exe"
+  rm -rf "$tmp"
 }
 install_plugin protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go "$PROTOC_GEN_GO_VERSION"
 install_plugin protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc "$PROTOC_GEN_GO_GRPC_VERSION"
@@ -67,8 +79,8 @@ step "generate gen/refereev1 from ${#protos[@]} protos (protocompile + protoc-ge
 tmp="$(mktemp -d "$here/.gen.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 nice -n 10 go run ./internal/protogen -I "$repo/proto" -out "$tmp" \
-  -plugin "go=$GOBIN/protoc-gen-go:$maps" \
-  -plugin "go-grpc=$GOBIN/protoc-gen-go-grpc:$maps" \
+  -plugin "go=$tools/protoc-gen-go@$PROTOC_GEN_GO_VERSION:$maps" \
+  -plugin "go-grpc=$tools/protoc-gen-go-grpc@$PROTOC_GEN_GO_GRPC_VERSION:$maps" \
   "${protos[@]}" || die "code generation failed"
 rm -rf gen
 mv "$tmp/gen" gen

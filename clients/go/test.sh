@@ -8,9 +8,12 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 ./build.sh
+# shellcheck source=../build-cache.sh
+source "$here/../build-cache.sh"
+cache="$(kit_cache go "$here")"
 export GOTOOLCHAIN=local
-export GOMODCACHE="$here/.cache/mod"
-export GOCACHE="$here/.cache/build"
+export GOMODCACHE="$cache/mod"
+export GOCACHE="$cache/build"
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-modcacherw -buildvcs=false"
 echo "== go vet ./..."
 nice -n 10 go vet ./...

@@ -3,7 +3,8 @@
 # generated from ../../proto at build time), the sample bot and the conformance bot,
 # into target/release beside this script.
 # Idempotent; runs from any directory. Crates come from crates.io only, at the versions
-# pinned in Cargo.lock; target/ caches everything for the next run.
+# pinned in Cargo.lock; the compiled dependencies are kept for the next build, of this
+# clone or another, in the per-user build cache (cargo-env.sh, ../build-cache.sh).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,10 +18,8 @@ fail() {
     exit 1
 }
 
-# rustup installs to ~/.cargo/bin, which a non-login shell may not have on PATH.
-if ! command -v cargo >/dev/null 2>&1 && [ -x "${CARGO_HOME:-$HOME/.cargo}/bin/cargo" ]; then
-    PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
-fi
+# shellcheck source=cargo-env.sh
+source "$here/cargo-env.sh"
 command -v cargo >/dev/null 2>&1 ||
     fail "cargo was not found. Install Rust $min_rust or newer (https://rustup.rs) and put cargo on PATH."
 command -v rustc >/dev/null 2>&1 ||
@@ -32,8 +31,8 @@ fi
 [ -d "$here/../../proto/pusoy/referee/v1" ] ||
     fail "the protocol definitions are missing: expected $here/../../proto/pusoy/referee/v1 (keep the kit inside the pusoy-referee repository)."
 
-export CARGO_TARGET_DIR="$here/target"
-echo "build.sh: cargo $(cargo --version | awk '{print $2}'), rustc $rust_version; building in $CARGO_TARGET_DIR"
+take_build_dir
+echo "build.sh: cargo $(cargo --version | awk '{print $2}'), rustc $rust_version; building in $CARGO_TARGET_DIR${CARGO_BUILD_BUILD_DIR:+ (intermediate files in $CARGO_BUILD_BUILD_DIR)}"
 # Release builds: the bot that plays is the optimised one (test.sh tests the same build).
 nice -n 10 cargo build --release --locked --workspace --manifest-path "$here/Cargo.toml"
 

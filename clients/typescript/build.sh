@@ -3,7 +3,8 @@
 #   1. npm ci: the exact dependencies of package-lock.json, from the npm registry;
 #   2. buf generate: TypeScript for ../../proto (buf + ts-proto, both from npm) into src/gen;
 #   3. tsc: the client library (src/lib), the sample bot (src/bot) and the tests into dist.
-# Idempotent; node_modules, src/gen, dist and .cache are build outputs (gitignored).
+# Idempotent; node_modules, src/gen and dist are build outputs (gitignored); npm's and
+# buf's caches are in the per-user build cache (../build-cache.sh), shared by every clone.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,6 +26,10 @@ node_major="$(node -p 'process.versions.node.split(".")[0]')"
 command -v npm >/dev/null 2>&1 || die "npm is not installed (it comes with Node.js; on Debian: 'apt-get install npm')."
 [[ -d ../../proto/pusoy/referee/v1 ]] || die "../../proto/pusoy/referee/v1 is missing: run this from a checkout of pusoy-referee."
 
+# shellcheck source=../build-cache.sh
+source "$here/../build-cache.sh"
+cache="$(kit_cache typescript "$here")"
+
 # --- dependencies (cached: skipped while package-lock.json is unchanged) ---------------
 stamp="node_modules/.kit-lock.sha256"
 want="$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1)"
@@ -33,14 +38,14 @@ if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x node_modules/.bin/buf &&
 else
   echo "== dependencies: npm ci"
   # No package here needs an install script (buf's binary comes in its platform package).
-  nice -n 10 npm ci --ignore-scripts --no-audit --no-fund --prefer-offline --cache "$here/.cache/npm" ||
+  nice -n 10 npm ci --ignore-scripts --no-audit --no-fund --prefer-offline --cache "$cache/npm" ||
     die "npm ci failed (is the npm registry reachable?)"
   echo "$want" >"$stamp"
 fi
 
 # --- code generation from ../../proto ---------------------------------------------------
 echo "== generate: buf generate ../../proto -> src/gen (ts-proto $(node -p 'require("ts-proto/package.json").version'), buf $(node_modules/.bin/buf --version))"
-BUF_CACHE_DIR="$here/.cache/buf" nice -n 10 node_modules/.bin/buf generate ||
+BUF_CACHE_DIR="$cache/buf" nice -n 10 node_modules/.bin/buf generate ||
   die "code generation from ../../proto failed"
 
 # --- compile ---------------------------------------------------------------------------

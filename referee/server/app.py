@@ -83,6 +83,11 @@ thousand matches starting at once, this server took up the bots' calls at a few 
 second (bench/bench_thousand.py), so a burst of 4,000 waited a minute or more; gRPC's
 own default (30 s) cancelled the late ones (CANCELLED, before the referee saw them) and
 their seats were played by default."""
+STOP_GRACE_S = 5.0
+"""How long a stop (SIGTERM, SIGINT, SIGUSR1) lets the open streams finish before it cuts
+them: a spectator or a bot that stopped reading never finishes, so with one (or 200) the
+server exits about this long after the signal, and within a second with none
+(bench/bench_server_stop.py)."""
 
 
 ORGANISER_CONNECTIONS = 32
@@ -344,7 +349,7 @@ class RefereeServer:
             signing_key=self.signer.public_key_text,
         )
 
-    async def stop(self, grace: float = 5.0, *, suspend: bool = False) -> None:
+    async def stop(self, grace: float = STOP_GRACE_S, *, suspend: bool = False) -> None:
         """Graceful shutdown: refuse new matches, report NOT_SERVING, close every log.
 
         ``suspend``: leave the running matches unfinished instead of cancelling them, so

@@ -16,9 +16,10 @@ virtualenv it activated) carries on into the next, as a person's shell keeps it:
 The page keeps the bots out of the checkout: what it makes is in the home folder's
 ``firstbot``, and none of it in the checkout.
 
-The address ``127.0.0.1:50051`` is replaced by a free port. Go, npm and grpcurl caches
-live under ``.cache/first-bot`` (the Go module and build caches are shared with the Go
-kit's), so the first run downloads and builds, and later runs take seconds.
+The address ``127.0.0.1:50051`` is replaced by a free port. grpcurl and npm's cache live
+in the kits' per-user build cache (clients/build-cache.sh: ``first-bot/``), and the Go
+module and build caches are the Go kit's there, so the first run on a machine downloads
+and builds, and later runs (in any clone) take seconds.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "first-bot.md"
-CACHE = ROOT / ".cache" / "first-bot"
 FENCE = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```", re.S | re.M)
 DOC_ADDRESS = "127.0.0.1:50051"
 STEP_TIMEOUT = 1500  # a cold Go build of grpcurl on a busy 2-core machine takes minutes
@@ -62,17 +62,31 @@ def free_port() -> int:
         return port
 
 
+def kit_cache(kit: str) -> Path:
+    """The per-user build cache folder of ``kit`` (clients/build-cache.sh), as this
+    session's environment (its HOME, XDG_CACHE_HOME, PUSOY_BUILD_CACHE) finds it."""
+    script = ROOT / "clients" / "build-cache.sh"
+    done = subprocess.run(
+        ["bash", "-c", 'source "$0" && kit_cache "$1" "$2"', script, kit, ROOT / ".cache" / kit],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(done.stdout.strip())
+
+
 def environment(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PUSOY_")}
     (tmp / "home").mkdir()
-    gopath = CACHE / "gopath"
+    cache, go = kit_cache("first-bot"), kit_cache("go")
+    gopath = cache / "gopath"
     env.update(
         GOPATH=str(gopath),
-        GOMODCACHE=str(ROOT / "clients" / "go" / ".cache" / "mod"),
-        GOCACHE=str(ROOT / "clients" / "go" / ".cache" / "build"),
+        GOMODCACHE=str(go / "mod"),
+        GOCACHE=str(go / "build"),
         GOFLAGS="-modcacherw -buildvcs=false",
         GOTOOLCHAIN="local",
-        npm_config_cache=str(CACHE / "npm"),
+        npm_config_cache=str(cache / "npm"),
         npm_config_update_notifier="false",
         npm_config_fund="false",
         npm_config_audit="false",

@@ -14,7 +14,7 @@ from pathlib import Path
 import grpc
 import pytest
 from referee_cli import ROOT
-from referee_process import Serve, free_port
+from referee_process import Serve, free_port, kind_is, wait_for_line
 
 from referee.cli import main
 from referee.client.tls import ClientTls
@@ -105,12 +105,18 @@ def test_four_bot_processes_play_a_match_over_mutual_tls(tmp_path):
             bots.append(
                 subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             )
-        # What every user of the machine sees in the process list holds no token.
-        time.sleep(0.5)
-        for b in bots:
-            with open(f"/proc/{b.pid}/cmdline", "rb") as f:
-                shown = f.read().decode()
-            assert not any(t in shown for t in created.seat_tokens)
+        # What every user of the machine sees in the process list holds no token: as
+        # they start, and once all four have read theirs and connected with it.
+        def no_token_shown() -> None:
+            for b in bots:
+                with open(f"/proc/{b.pid}/cmdline", "rb") as f:  # a zombie's reads empty
+                    shown = f.read().decode()
+                assert not any(t in shown for t in created.seat_tokens)
+
+        no_token_shown()
+        log = tmp_path / "logs" / f"{created.match_id}.jsonl"
+        wait_for_line(log, kind_is("seat_connected", 4))
+        no_token_shown()
         outs = [b.communicate(timeout=120) for b in bots]
         for b, (_, err) in zip(bots, outs, strict=True):
             assert b.returncode == 0, err.decode()[-2000:]

@@ -11,7 +11,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from referee.log import read_log
+from referee.log import LogLine, read_log
 from referee.log.verify import verify_log
 from referee.protocol import (
     PROTOCOL_VERSION,
@@ -25,6 +25,7 @@ from referee.protocol import (
 )
 from referee.server.app import RefereeServer
 from referee.server.limits import ServerLimits
+from tests.support.polls import until
 
 from .conftest import Seat, log_path, play_action
 
@@ -157,7 +158,11 @@ async def test_waiting_and_live_matches_are_capped(limited):
     # Once the first match's bots are in, it runs, and a third match may wait.
     seats = [Seat(limited.address, t, None).start() for t in first.seat_tokens]
     await asyncio.gather(*(s.wait_kind("welcome") for s in seats))
-    await asyncio.sleep(0.2)
+    host = limited.registry.get(first.match_id)
+    assert host is not None
+    await until(
+        lambda: host.state.status != common.MATCH_STATUS_WAITING, "the first match to start"
+    )
     await organise(limited, time_control=slow)
     code, message = await refused(limited, time_control=slow)
     assert code == StatusCode.RESOURCE_EXHAUSTED and "at most 3 matches at once" in message
@@ -189,8 +194,15 @@ async def test_spectators_past_the_cap_are_refused(limited):
         open_b = await watch(b.match_id)
         assert "at most 3 spectators" in await refused_watch(b.match_id)
         open_a[0].cancel()
-        await asyncio.sleep(0.2)
-        again = await watch(b.match_id)  # a freed slot is free again
+
+        async def freed() -> grpc.aio.UnaryStreamCall | None:
+            try:
+                return await watch(b.match_id)
+            except grpc.aio.AioRpcError as exc:
+                assert exc.code() == StatusCode.RESOURCE_EXHAUSTED
+                return None
+
+        again = await until(freed, "a freed slot to be free again")
         for call in (open_a[1], open_b, again):
             call.cancel()
 
@@ -301,8 +313,13 @@ async def test_strings_are_bounded(server, organiser):
         )
         assert (await call.read()).HasField("welcome")
         call.cancel()
-    await asyncio.sleep(0.2)
-    lines = read_log(log_path(server, created.match_id)).lines
+    path = log_path(server, created.match_id)
+
+    def connected() -> list[LogLine]:
+        lines = read_log(path).lines
+        return lines if any(ln.kind == "seat_connected" for ln in lines) else []
+
+    lines = await until(connected, "the connection in the log")
     names = [
         ln.entry.event.seat_connected.bot_name
         for ln in lines

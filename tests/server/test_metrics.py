@@ -29,6 +29,7 @@ from referee.server import metrics as metrics_module
 from referee.server.app import RefereeServer
 from referee.server.metrics import DEFAULT_CAUSES, REJECTION_REASONS
 from referee.service import endpoint as endpoint_module
+from tests.support.polls import until
 
 from .conftest import Seat, create, lowest_policy
 
@@ -251,14 +252,16 @@ async def test_the_endpoint_answers_only_small_get_requests(tmp_path: Path, monk
             writer.close()
         # Past the connection limit, a connection is closed at once.
         monkeypatch.setattr(endpoint_module, "MAX_CONNECTIONS", 2)
+        endpoint = server.metrics_endpoint
         held = [await asyncio.open_connection(host, int(port)) for _ in range(2)]
-        await asyncio.sleep(0.1)
+        await until(lambda: len(endpoint._open) == 2, "the endpoint to take both connections")
         reader, writer = await asyncio.open_connection(host, int(port))
         assert await asyncio.wait_for(reader.read(), 2) == b""
         writer.close()
         for _, w in held:
             w.close()
-        await asyncio.sleep(0.6)
+        # Their slots free up once the endpoint sees them closed.
+        await until(lambda: not endpoint._open, "the endpoint to let the closed ones go")
         open_metrics = b"GET /metrics HTTP/1.1\r\nAccept: application/openmetrics-text\r\n\r\n"
         answer = await http_get(at, raw=open_metrics)
         assert b"application/openmetrics-text" in answer and answer.endswith(b"# EOF\n")

@@ -109,16 +109,21 @@ class Serve:
 
 
 def wait_for_line(path: Path, pred: Callable[[dict], bool], timeout: float = 60.0) -> int:
-    """Poll a log until a line satisfies ``pred``; its number."""
+    """Poll a log until a line satisfies ``pred``; its number. Each line is given to
+    ``pred`` once, in order (``kind_is`` counts), a line still being written when whole."""
     deadline = time.monotonic() + timeout
+    seen = 0
     while time.monotonic() < deadline:
         if path.exists():
-            for i, raw in enumerate(path.read_text().splitlines(), start=1):
+            lines = path.read_text().splitlines()
+            for raw in lines[seen:]:
                 try:
-                    if pred(json.loads(raw)):
-                        return i
+                    entry = json.loads(raw)
                 except json.JSONDecodeError:
-                    pass
+                    break  # torn: read again on the next pass
+                seen += 1
+                if pred(entry):
+                    return seen
         time.sleep(0.005)
     raise AssertionError("the log never reached the point")
 

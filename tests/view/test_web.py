@@ -22,6 +22,7 @@ from referee.web.access import OrganiserOnly
 from referee.web.app import WebFront, WebLimits
 from referee.web.common import last_event_id, listen_address
 from referee.web.feed import PublicFeed, ViewerTooSlow
+from tests.support.polls import until
 
 from .conftest import ROOT, Paced, create_match
 
@@ -179,9 +180,12 @@ async def test_the_match_list_stream_counts_as_a_live_viewer(stack):
 async def test_connections_past_the_limit_get_503(stack):
     _, web = stack
     host, port = "127.0.0.1", web.port
-    held = [await asyncio.open_connection(host, port) for _ in range(web.limits.max_connections)]
+    limit = web.limits.max_connections
+    held = [await asyncio.open_connection(host, port) for _ in range(limit)]
     try:
-        await asyncio.sleep(0.05)
+        handler = web.runner.server
+        assert handler is not None
+        await until(lambda: len(handler.connections) == limit, "the front to take them all")
         reader, writer = await asyncio.open_connection(host, port)
         writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         answer = await asyncio.wait_for(reader.read(200), 5)
@@ -190,9 +194,13 @@ async def test_connections_past_the_limit_get_503(stack):
     finally:
         for _, w in held:
             w.close()
-    await asyncio.sleep(0.1)
-    async with aiohttp.ClientSession(web.url) as http, http.get("/") as r:
-        assert r.status == 200  # the slots free up again
+
+    async def served() -> bool:  # the slots free up again once the front sees them closed
+        async with aiohttp.ClientSession(web.url) as http, http.get("/") as r:
+            assert r.status in (200, 503)
+            return r.status == 200
+
+    await until(served, "a page once the connections are closed")
 
 
 async def test_a_viewer_that_falls_behind_is_cut_off(stack):
