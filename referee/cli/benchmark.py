@@ -11,8 +11,9 @@ from referee.program import referee_program
 
 BENCHMARK_EPILOG = """\
 examples:
-  referee benchmark "{python} examples/greedy_bot.py --address={address} --token={token}"
+  referee benchmark "{python} examples/greedy_bot.py --address={address}"  # token: PUSOY_TOKEN
   referee benchmark --quick expert                      # a built-in bot, a first look
+  referee benchmark --quick --name gemma llm:gemma.toml   # a language model (docs/llm.md)
   referee benchmark --bot-config mine.toml --out mine-v1   # a [[bot]] table: env, cwd, limits
   referee benchmark --key a-long-secret-key --address 0.0.0.0:50051   # a remote bot
   referee benchmark --pool-info                         # the pool: anchors, ratings, deal set
@@ -143,8 +144,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "bot",
         nargs="?",
         metavar="BOT",
-        help="the candidate: a built-in bot, a command (placeholders {address} {token} "
-        "{python} ... as in a tournament) or stdio:COMMAND",
+        help="the candidate: a built-in bot, a language model (llm:SETTINGS.toml), a "
+        "command (placeholders {address} {token} {python} ... as in a tournament) or "
+        "stdio:COMMAND",
     )
     p.add_argument("--bot-config", metavar="FILE", help="a TOML file with one [[bot]] table")
     p.add_argument("--key", metavar="KEY", help="a remote bot's key: it joins the lobby")
