@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from referee.cli.flags import add_client_tls_flags, add_command, client_tls, count
+from referee.cli.flags import add_client_tls_flags, add_command, client_tls, count, error_exit
 from referee.text import printable
 
 STDIO_BOT_EPILOG = """\
@@ -52,12 +52,10 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
-        print("referee stdio-bot: give the bot's command after --", file=sys.stderr)
-        return 2
+        return error_exit("stdio-bot", "give the bot's command after --")
     token = args.token or os.environ.get("PUSOY_TOKEN", "")
     if not token:
-        print("referee stdio-bot: a seat token is needed: --token or PUSOY_TOKEN", file=sys.stderr)
-        return 2
+        return error_exit("stdio-bot", "a seat token is needed: --token or PUSOY_TOKEN")
     limits = BridgeLimits(
         max_line_bytes=args.max_line_bytes,
         max_pending_bytes=args.max_pending_bytes,
@@ -66,8 +64,7 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
     try:
         tls = client_tls(args)
     except TlsError as exc:
-        print(f"referee stdio-bot: {exc}", file=sys.stderr)
-        return 2
+        return error_exit("stdio-bot", exc)
     code = asyncio.run(
         run_bridge(
             command,
@@ -98,8 +95,7 @@ def _cmd_bot(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
     except (UsageError, TlsError) as exc:
-        print(f"referee bot: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return error_exit("bot", exc, EXIT_USAGE)
     code, line = play(bot)
     print(printable(line), file=sys.stdout if code == 0 else sys.stderr)
     return code
@@ -147,11 +143,9 @@ def _cmd_llm_bot(args: argparse.Namespace) -> int:
             reconnect_window_s=reconnect_window_s(args.reconnect_window_ms, os.environ),
         )
     except ConfigError as exc:
-        print(f"referee llm-bot: {args.settings}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return error_exit("llm-bot", f"{args.settings}: {exc}", EXIT_USAGE)
     except (UsageError, TlsError) as exc:
-        print(f"referee llm-bot: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return error_exit("llm-bot", exc, EXIT_USAGE)
     code, line = run_model_bot(model, bot, Path(args.trace_dir))
     print(printable(line), file=sys.stdout if code == 0 else sys.stderr)
     return code

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from referee.cli.flags import add_command
+from referee.cli.flags import add_command, error_exit
 from referee.cli.ladder_client import check_key_url, wait_verdict
 
 if TYPE_CHECKING:
@@ -191,8 +191,7 @@ def run_ladder_command(args: argparse.Namespace) -> int:
     try:
         code: int = args.ladder_func(args)
     except (LadderError, ConfigError, SandboxUnavailable, OSError) as exc:
-        print(f"referee ladder {args.ladder_command}: {exc}", file=sys.stderr)
-        return 2
+        return error_exit(f"ladder {args.ladder_command}", exc)
     return code
 
 
