@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from referee.cli.flags import error_exit
 from referee.cli.tournament import play_to_the_end
 from referee.program import referee_program
 
@@ -41,17 +42,13 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     try:
         pool = load_pool(args.pool)
     except PoolError as exc:
-        print(f"referee benchmark: {exc}", file=sys.stderr)
-        return 2
+        return error_exit("benchmark", exc)
     if args.pool_info:
         print(_pool_info(pool))
         return 0
     given = [x for x in (args.bot, args.bot_config, args.key) if x]
     if len(given) != 1:
-        print(
-            "referee benchmark: give one bot: BOT, --bot-config FILE or --key KEY", file=sys.stderr
-        )
-        return 2
+        return error_exit("benchmark", "give one bot: BOT, --bot-config FILE or --key KEY")
     name = args.name or "candidate"
     try:
         if args.bot_config:
@@ -78,8 +75,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         out = Path(args.out or f"benchmark-{pool.version}-{request.name}")
         config = tournament_config(request, out)
     except ConfigError as exc:
-        print(f"referee benchmark: {exc}", file=sys.stderr)
-        return 2
+        return error_exit("benchmark", exc)
     tournament = Tournament(config, output=out, progress=Progress(sys.stderr))
     anchors = request.anchors
     print(
