@@ -172,6 +172,7 @@ def test_bad_input_gets_a_clear_error_and_a_failing_exit(tmp_path):
             ["--bot", "./mybot --token={tokn}", *["--bot", "greedy"] * 3],
             "'./mybot --token={tokn}': unknown placeholder {tokn} (known: {address}, {token}",
         ),
+        (["--option", "foo"], "--option wants NAME=VALUE, got 'foo'"),
     ],
 )
 def test_match_refuses_bad_arguments_with_a_clear_message(tmp_path, args, message):
@@ -180,6 +181,20 @@ def test_match_refuses_bad_arguments_with_a_clear_message(tmp_path, args, messag
     assert message in done.stderr
     assert "Traceback" not in done.stderr
     assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_the_stdio_bridge_names_a_tls_file_it_cannot_read_before_starting_the_bot(tmp_path):
+    started = tmp_path / "started"
+    done = referee(
+        "stdio-bot", "--token", "t", "--tls-ca", str(tmp_path / "no-ca.pem"),
+        "--", "touch", str(started),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"referee stdio-bot: cannot read the CA certificate {tmp_path / 'no-ca.pem'}: "
+        "No such file or directory"
+    ]
+    assert not started.exists()
 
 
 def test_match_and_serve_report_a_log_folder_they_cannot_use(tmp_path):

@@ -50,6 +50,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `referee replay LOG | head`
         sys.stderr.close()
         return 0
+    except SystemExit as exc:  # a command's usage error as its line: exit 2, as argparse's
+        if not isinstance(exc.code, str):
+            raise
+        print(exc.code, file=sys.stderr)
+        return 2
     return code
 
 

@@ -63,6 +63,8 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
     )
     try:
         tls = client_tls(args)
+        if tls is not None:
+            tls.credentials()  # its files read now, before the bot is started
     except TlsError as exc:
         return error_exit("stdio-bot", exc)
     code = asyncio.run(
