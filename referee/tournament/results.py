@@ -34,7 +34,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
 from referee.files import create_private_file, write_atomic
 from referee.log.summary import SeatSummary
@@ -274,6 +274,23 @@ class MatchResult:
             final_hash=str(d.get("final_hash", "")),
             signed_by=str(d.get("signed_by", "")),
         )
+
+
+class ResultSink(Protocol):
+    """What adds results up, one at a time (the standings, a sequential test)."""
+
+    def add(self, result: MatchResult) -> object: ...
+
+
+Sink = TypeVar("Sink", bound=ResultSink)
+
+
+def fed(sink: Sink, results: Iterable[MatchResult]) -> Sink:
+    """``sink`` with ``results`` added in schedule order, so that what it comes to is
+    the same whatever order the matches ended in; returns ``sink``."""
+    for result in sorted(results, key=lambda r: r.index):
+        sink.add(result)
+    return sink
 
 
 CSV_COLUMNS = (
