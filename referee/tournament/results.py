@@ -228,27 +228,14 @@ class MatchResult:
         return self.status == STATUS_FINISHED
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "match_id": self.match_id,
-            "index": self.index,
-            "group": self.group,
-            "round": self.round,
-            "table": self.table,
-            "seating": self.seating,
-            "seed": self.seed,
-            "status": self.status,
-            "error": self.error,
-            "referee_match_id": self.referee_match_id,
-            "log": self.log,
-            "hands": self.hands,
-            "verified": self.verified,
-            "started": self.started,
-            "duration_s": round(self.duration_s, 3),
-            "seats": [s.to_json() for s in self.seats],
-            "retries": list(self.retries),
-            "final_hash": self.final_hash,
-            "signed_by": self.signed_by,
-        }
+        """Every field, in the order the class declares them (the line's key order)."""
+        line = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        line.update(
+            duration_s=round(self.duration_s, 3),
+            seats=[s.to_json() for s in self.seats],
+            retries=list(self.retries),
+        )
+        return line
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> MatchResult:
