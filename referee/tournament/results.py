@@ -66,6 +66,23 @@ def _number(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
+_DEFAULT_COUNTS = (
+    "timeouts",
+    "illegal_defaults",
+    "absent_turns",
+    "benched_turns",
+    "rejected",
+    "disconnects",
+)
+"""The seat's counts of turns played by default and of actions refused, as every
+results line has had them (``SeatSummary``'s fields, under their own names)."""
+
+
+def _integers(d: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """Those fields of a results line as integers, to pass on as keyword arguments."""
+    return {name: int(d[name]) for name in names}
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class SeatResult:
     """One bot's part in one match."""
@@ -123,12 +140,7 @@ class SeatResult:
             "scores": list(s.scores),
             "faulty_hands": list(s.faulty_hands),
             "connected": s.connected,
-            "timeouts": s.timeouts,
-            "illegal_defaults": s.illegal_defaults,
-            "absent_turns": s.absent_turns,
-            "benched_turns": s.benched_turns,
-            "rejected": s.rejected,
-            "disconnects": s.disconnects,
+            **{name: getattr(s, name) for name in _DEFAULT_COUNTS},
             "late": s.late,
             "crashed": self.crashed,
             "exit_code": self.exit_code,
@@ -159,12 +171,7 @@ class SeatResult:
             hands_won=int(d["hands_won"]),
             scores=tuple(int(x) for x in d["scores"]),
             connected=bool(d["connected"]),
-            timeouts=int(d["timeouts"]),
-            illegal_defaults=int(d["illegal_defaults"]),
-            absent_turns=int(d["absent_turns"]),
-            benched_turns=int(d["benched_turns"]),
-            rejected=int(d["rejected"]),
-            disconnects=int(d["disconnects"]),
+            **_integers(d, _DEFAULT_COUNTS),
             late=int(d.get("late", 0)),  # results written before late answers were apart
             turns=int(d.get("turns", 0)),
             think_ms=int(d.get("think_ms", 0)),
