@@ -48,7 +48,7 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
 
     from referee.client.channels import DEFAULT_ADDRESS
     from referee.client.tls import TlsError
-    from referee.stdio.bridge import BridgeLimits, run_bridge
+    from referee.stdio.bridge import BridgeLimits, StdioBridge, run_bridge
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
@@ -67,17 +67,16 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
             tls.credentials()  # its files read now, before the bot is started
     except TlsError as exc:
         return error_exit("stdio-bot", exc)
-    code = asyncio.run(
-        run_bridge(
-            command,
-            args.address or os.environ.get("PUSOY_ADDRESS", DEFAULT_ADDRESS),
-            token,
-            name=args.name or "",
-            want_legal_plays=not args.no_legal_plays,
-            limits=limits,
-            tls=tls,
-        )
+    bridge = StdioBridge(
+        command,
+        args.address or os.environ.get("PUSOY_ADDRESS", DEFAULT_ADDRESS),
+        token,
+        name=args.name or "",
+        want_legal_plays=not args.no_legal_plays,
+        limits=limits,
+        tls=tls,
     )
+    code = asyncio.run(run_bridge(bridge))
     return int(code)
 
 

@@ -46,16 +46,25 @@ Converter = Callable[[Any], Any]
 _fields: dict[str, dict[str, tuple[FieldDescriptor, Converter | None]]] = {}
 
 
-def _int(value: Any) -> int:
+def json_int(value: Any) -> int | None:
+    """An integer of protobuf JSON: a number, or a string of one (64-bit fields are
+    written as strings); None for anything else, a boolean too."""
     if isinstance(value, bool):
-        raise ParseError(f"{value!r} is not an integer")
+        return None
     if isinstance(value, int):
         return value
     if isinstance(value, str):
         try:
             return int(value)
         except ValueError:
-            raise ParseError(f"{value!r} is not an integer") from None
+            return None
+    return None
+
+
+def _int(value: Any) -> int:
+    number = json_int(value)
+    if number is not None:
+        return number
     if isinstance(value, float) and value.is_integer():
         return int(value)
     raise ParseError(f"{value!r} is not an integer")
@@ -88,19 +97,23 @@ def _enum(fd: FieldDescriptor) -> Converter:
     return convert
 
 
+_READ_SCALAR: dict[int, Converter] = {
+    **dict.fromkeys(_INTS, _int),
+    FieldDescriptor.TYPE_BOOL: _bool,
+    FieldDescriptor.TYPE_STRING: _str,
+}
+"""How to read one value of each scalar type the log uses (enums aside)."""
+
+
 def _converter(fd: FieldDescriptor) -> Converter | None:
     """How to read one scalar value of ``fd``; None for a message field."""
     if fd.type == FieldDescriptor.TYPE_MESSAGE:
         return None
-    if fd.type in _INTS:
-        return _int
-    if fd.type == FieldDescriptor.TYPE_BOOL:
-        return _bool
-    if fd.type == FieldDescriptor.TYPE_STRING:
-        return _str
     if fd.type == FieldDescriptor.TYPE_ENUM:
         return _enum(fd)
-    raise ParseError(f"field {fd.name} of an unsupported type")
+    if fd.type not in _READ_SCALAR:
+        raise ParseError(f"field {fd.name} of an unsupported type")
+    return _READ_SCALAR[fd.type]
 
 
 def _table(desc: Any) -> dict[str, tuple[FieldDescriptor, Converter | None]]:
@@ -289,6 +302,16 @@ def _int64_value(value: int) -> str:
     return f'"{value}"'
 
 
+_JSON_SCALAR: dict[int, Callable[[Any], str]] = {
+    **dict.fromkeys(_INTS, str),
+    **dict.fromkeys(_64BIT, _int64_value),
+    FieldDescriptor.TYPE_BOOL: _bool_value,
+    FieldDescriptor.TYPE_STRING: encode_basestring,
+}
+"""How ``json.dumps`` writes one value of each scalar type the log uses (enums aside):
+64-bit integers as strings, as ``MessageToDict`` makes them."""
+
+
 def _json_value(fd: Any) -> Callable[[Any], str]:
     """How ``json.dumps(MessageToDict(...))`` writes one value of ``fd``."""
     if fd.type == FieldDescriptor.TYPE_MESSAGE:
@@ -299,15 +322,9 @@ def _json_value(fd: Any) -> Callable[[Any], str]:
         assert fd.enum_type is not None
         names = {v.number: '"' + v.name + '"' for v in fd.enum_type.values}
         return lambda value: names.get(value) or str(value)
-    if fd.type in _64BIT:
-        return _int64_value
-    if fd.type in _INTS:
-        return str
-    if fd.type == FieldDescriptor.TYPE_BOOL:
-        return _bool_value
-    if fd.type == FieldDescriptor.TYPE_STRING:
-        return encode_basestring
-    raise ValueError(f"field {fd.full_name} of a type the log does not use")
+    if fd.type not in _JSON_SCALAR:
+        raise ValueError(f"field {fd.full_name} of a type the log does not use")
+    return _JSON_SCALAR[fd.type]
 
 
 _encoders: dict[str, Callable[[Any], str]] = {}

@@ -7,6 +7,7 @@ cause, disconnects).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -91,20 +92,14 @@ class LogSummary:
 
 @dataclasses.dataclass
 class _Counts:
+    """One seat's tally as the log goes, on its way to a ``SeatSummary``."""
+
+    tally: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    """The summary's counters (``timeouts``, ``late``, ``think_ms``...), by field name."""
     scores: list[int] = dataclasses.field(default_factory=list)
     connected: bool = False
-    timeouts: int = 0
-    illegal_defaults: int = 0
-    absent_turns: int = 0
-    benched_turns: int = 0
-    rejected: int = 0
-    disconnects: int = 0
-    late: int = 0
     live: bool = False
     """Connected right now (at this point of the log)."""
-    turns: int = 0
-    think_ms: int = 0
-    think_max_ms: int = 0
     faulty_hands: list[int] = dataclasses.field(default_factory=list)
     gone_cause: str = ""
 
@@ -152,19 +147,20 @@ class Summarizer(EventVisitor):
         counts = self._seat(body.seat)
         if body.default_cause:
             counts.fault(self.hands + 1)
+        tally = counts.tally
         if field is not None:
-            setattr(counts, field, getattr(counts, field) + 1)
+            tally[field] += 1
         elif not body.default_cause:  # the bot's own answer: its wall time per turn
-            counts.turns += 1
-            counts.think_ms += body.elapsed_ms
-            counts.think_max_ms = max(counts.think_max_ms, body.elapsed_ms)
+            tally["turns"] += 1
+            tally["think_ms"] += body.elapsed_ms
+            tally["think_max_ms"] = max(tally["think_max_ms"], body.elapsed_ms)
 
     def action_rejected(self, line: LogLine, body: common.ActionRejected) -> None:
         counts = self._seat(body.seat)
         if body.late:
-            counts.late += 1
+            counts.tally["late"] += 1
         else:
-            counts.rejected += 1
+            counts.tally["rejected"] += 1
             counts.fault(self.hands + 1)
 
     def hand_ended(self, line: LogLine, body: common.HandEnded) -> None:
@@ -178,7 +174,7 @@ class Summarizer(EventVisitor):
 
     def seat_disconnected(self, line: LogLine, body: common.SeatDisconnected) -> None:
         counts = self._seat(body.seat)
-        counts.disconnects += counts.live
+        counts.tally["disconnects"] += counts.live
         counts.live = False
         if body.gone:
             counts.gone_cause = body.cause
@@ -209,16 +205,14 @@ class Summarizer(EventVisitor):
                 place=places[s],
                 total=totals[s],
                 hands_won=won[s],
-                **{
-                    k: v
-                    for k, v in dataclasses.asdict(self.counts[s]).items()
-                    if k not in ("scores", "live", "faulty_hands")
-                },
-                scores=tuple(self.counts[s].scores),
-                faulty_hands=tuple(self.counts[s].faulty_hands),
+                scores=tuple(c.scores),
+                connected=c.connected,
                 left=self.left[s],
+                faulty_hands=tuple(c.faulty_hands),
+                gone_cause=c.gone_cause,
+                **c.tally,
             )
-            for s in range(SEATS)
+            for s, c in enumerate(self.counts)
         )
         finished = ended.status == common.MATCH_STATUS_FINISHED
         return LogSummary(

@@ -180,25 +180,6 @@ class LogRows(EventVisitor):
 
 # -- writers ----------------------------------------------------------------------------
 
-_COLUMNS = (
-    "match_id",
-    "log",
-    "hand",
-    "seat",
-    "bot",
-    "bot_name",
-    "turn",
-    "observation",
-    "action_mask",
-    "action",
-    "cards",
-    "default_cause",
-    "elapsed_ms",
-    "hand_score",
-    "reward",
-    "hand_won",
-)
-
 
 class _JsonLines:
     def __init__(self, path: Path) -> None:

@@ -133,31 +133,27 @@ class BotCgroup:
         """What a process writes its pid to, to join the groups (before it forks)."""
         return [d / "cgroup.procs" for d in self.unique_dirs]
 
-    def cpu_ns(self) -> int:
-        """CPU time of every process the group has had, in nanoseconds."""
+    def _number(self, controller: str, name: str) -> int:
+        """One of the controller's figures; 0 when it cannot be read (the group is gone,
+        or the kernel does not keep it): a measure, never a reason to fail."""
         try:
-            return int(read_file(self.dirs["cpuacct"] / "cpuacct.usage"))
+            return int(read_file(self.dirs[controller] / name))
         except (OSError, ValueError):
             return 0
 
+    def cpu_ns(self) -> int:
+        """CPU time of every process the group has had, in nanoseconds."""
+        return self._number("cpuacct", "cpuacct.usage")
+
     def memory_now(self) -> int:
-        try:
-            return int(read_file(self.dirs["memory"] / "memory.usage_in_bytes"))
-        except (OSError, ValueError):
-            return 0
+        return self._number("memory", "memory.usage_in_bytes")
 
     def tasks(self) -> int:
         """Processes and threads in the group now."""
-        try:
-            return int(read_file(self.dirs["pids"] / "pids.current"))
-        except (OSError, ValueError):
-            return 0
+        return self._number("pids", "pids.current")
 
     def memory_peak(self) -> int:
-        try:
-            return int(read_file(self.dirs["memory"] / "memory.max_usage_in_bytes"))
-        except (OSError, ValueError):
-            return 0
+        return self._number("memory", "memory.max_usage_in_bytes")
 
     def breach(self) -> Breach | None:
         """The limit the bot has broken, if any (memory first: the kernel acts on it)."""

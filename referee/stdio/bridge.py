@@ -402,26 +402,8 @@ def _describe_exit(status: int) -> str:
     return f"exited with status {status}"
 
 
-async def run_bridge(
-    command: Sequence[str],
-    address: str,
-    token: str,
-    *,
-    name: str = "",
-    want_legal_plays: bool = True,
-    limits: BridgeLimits = BridgeLimits(),
-    tls: ClientTls | None = None,
-) -> Exit:
+async def run_bridge(bridge: StdioBridge) -> Exit:
     """Run the bridge until the match ends; SIGTERM stops the bot and leaves the seat."""
-    bridge = StdioBridge(
-        command,
-        address,
-        token,
-        name=name,
-        want_legal_plays=want_legal_plays,
-        limits=limits,
-        tls=tls,
-    )
     task = asyncio.ensure_future(bridge.run())
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, RuntimeError):

@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 from openskill.models import PlackettLuce, PlackettLuceRating
 
 from referee.rules import Scoring
-from referee.tournament.results import MatchResult
+from referee.tournament.results import MatchResult, fed
 from referee.tournament.stats import Paired, mean_ci95, overlaps, paired, rating_interval
 
 
@@ -443,10 +443,7 @@ def replay(
     results: Iterable[MatchResult],
 ) -> Standings:
     """Standings from results in schedule order: the same whatever order they ended in."""
-    standings = Standings(bots, scoring, group_sizes)
-    for result in sorted(results, key=lambda r: r.index):
-        standings.add(result)
-    return standings
+    return fed(Standings(bots, scoring, group_sizes), results)
 
 
 __all__ = [

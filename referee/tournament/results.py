@@ -34,7 +34,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
 from referee.files import create_private_file, write_atomic
 from referee.log.summary import SeatSummary
@@ -64,6 +64,23 @@ def _rounded(value: float | None, digits: int) -> float | None:
 
 def _number(value: Any) -> float | None:
     return None if value is None else float(value)
+
+
+_DEFAULT_COUNTS = (
+    "timeouts",
+    "illegal_defaults",
+    "absent_turns",
+    "benched_turns",
+    "rejected",
+    "disconnects",
+)
+"""The seat's counts of turns played by default and of actions refused, as every
+results line has had them (``SeatSummary``'s fields, under their own names)."""
+
+
+def _integers(d: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """Those fields of a results line as integers, to pass on as keyword arguments."""
+    return {name: int(d[name]) for name in names}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -123,12 +140,7 @@ class SeatResult:
             "scores": list(s.scores),
             "faulty_hands": list(s.faulty_hands),
             "connected": s.connected,
-            "timeouts": s.timeouts,
-            "illegal_defaults": s.illegal_defaults,
-            "absent_turns": s.absent_turns,
-            "benched_turns": s.benched_turns,
-            "rejected": s.rejected,
-            "disconnects": s.disconnects,
+            **{name: getattr(s, name) for name in _DEFAULT_COUNTS},
             "late": s.late,
             "crashed": self.crashed,
             "exit_code": self.exit_code,
@@ -159,12 +171,7 @@ class SeatResult:
             hands_won=int(d["hands_won"]),
             scores=tuple(int(x) for x in d["scores"]),
             connected=bool(d["connected"]),
-            timeouts=int(d["timeouts"]),
-            illegal_defaults=int(d["illegal_defaults"]),
-            absent_turns=int(d["absent_turns"]),
-            benched_turns=int(d["benched_turns"]),
-            rejected=int(d["rejected"]),
-            disconnects=int(d["disconnects"]),
+            **_integers(d, _DEFAULT_COUNTS),
             late=int(d.get("late", 0)),  # results written before late answers were apart
             turns=int(d.get("turns", 0)),
             think_ms=int(d.get("think_ms", 0)),
@@ -228,27 +235,14 @@ class MatchResult:
         return self.status == STATUS_FINISHED
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "match_id": self.match_id,
-            "index": self.index,
-            "group": self.group,
-            "round": self.round,
-            "table": self.table,
-            "seating": self.seating,
-            "seed": self.seed,
-            "status": self.status,
-            "error": self.error,
-            "referee_match_id": self.referee_match_id,
-            "log": self.log,
-            "hands": self.hands,
-            "verified": self.verified,
-            "started": self.started,
-            "duration_s": round(self.duration_s, 3),
-            "seats": [s.to_json() for s in self.seats],
-            "retries": list(self.retries),
-            "final_hash": self.final_hash,
-            "signed_by": self.signed_by,
-        }
+        """Every field, in the order the class declares them (the line's key order)."""
+        line = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        line.update(
+            duration_s=round(self.duration_s, 3),
+            seats=[s.to_json() for s in self.seats],
+            retries=list(self.retries),
+        )
+        return line
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> MatchResult:
@@ -274,6 +268,23 @@ class MatchResult:
             final_hash=str(d.get("final_hash", "")),
             signed_by=str(d.get("signed_by", "")),
         )
+
+
+class ResultSink(Protocol):
+    """What adds results up, one at a time (the standings, a sequential test)."""
+
+    def add(self, result: MatchResult) -> object: ...
+
+
+Sink = TypeVar("Sink", bound=ResultSink)
+
+
+def fed(sink: Sink, results: Iterable[MatchResult]) -> Sink:
+    """``sink`` with ``results`` added in schedule order, so that what it comes to is
+    the same whatever order the matches ended in; returns ``sink``."""
+    for result in sorted(results, key=lambda r: r.index):
+        sink.add(result)
+    return sink
 
 
 CSV_COLUMNS = (

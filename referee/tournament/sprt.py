@@ -48,7 +48,7 @@ import numpy.typing as npt
 from referee.rules import Scoring
 from referee.tournament.config import SprtConfig, TournamentConfig
 from referee.tournament.ratings import group_scores
-from referee.tournament.results import MatchResult
+from referee.tournament.results import MatchResult, fed
 from referee.tournament.schedule import MatchSpec
 
 H1 = "H1"
@@ -307,10 +307,7 @@ def sequential_test(
     results: Iterable[MatchResult] = (),
 ) -> SequentialTest:
     """A test fed the results recorded so far (order does not matter)."""
-    test = SequentialTest(config, candidate, groups, scoring)
-    for r in sorted(results, key=lambda r: r.index):
-        test.add(r)
-    return test
+    return fed(SequentialTest(config, candidate, groups, scoring), results)
 
 
 __all__ = [

@@ -47,6 +47,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
+from referee.log.fastjson import json_int
 from referee.log.hands import HandError, HandTracker
 from referee.log.reader import BadLine, LooseLine, TrailerLine, read_lenient, walk
 from referee.match.settings import DEFAULT_TURN_TIME_MS
@@ -90,14 +91,8 @@ def whole(value: Any, default: int = 0) -> int:
     """An integer field of the JSON mapping (uint64 arrive as strings)."""
     if isinstance(value, bool):
         return int(value)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            return default
-    return default
+    number = json_int(value)
+    return default if number is None else number
 
 
 def _enum(value: Any, names: EnumNames) -> str:
