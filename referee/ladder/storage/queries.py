@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 
-from sqlalchemy import Connection, Integer, and_, func, select
+from sqlalchemy import Connection, Integer, func, select
 
 from referee.ladder.storage.records import GroupPurpose, LadderMatchState, VersionState
 from referee.ladder.storage.schema import (
@@ -180,15 +180,7 @@ def recent_matches(store: LadderStore, version_id: int, limit: int = 50) -> list
                 seat_results.c.total,
                 seat_results.c.crash,
             )
-            .select_from(
-                match_seats.join(matches).outerjoin(
-                    seat_results,
-                    and_(
-                        seat_results.c.match_id == match_seats.c.match_id,
-                        seat_results.c.seat == match_seats.c.seat,
-                    ),
-                )
-            )
+            .select_from(match_seats.join(matches).outerjoin(seat_results))
             .where(
                 match_seats.c.version_id == version_id,
                 matches.c.state.in_((LadderMatchState.FINISHED, LadderMatchState.FAILED)),
