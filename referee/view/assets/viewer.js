@@ -85,6 +85,14 @@
     return out;
   }
 
+  // What perSeat's table holds for move m (its lines), if the seat in view may see it.
+  function linesAt(table, m) {
+    var t = validSeat(m.seat) ? table[m.seat] : null;
+    if (!t || !sees(m.seat)) return null;
+    var lines = t.bySeq[String(m.seq)];
+    return lines && lines.length ? lines : null;
+  }
+
   function ingest(op) {
     if (!op || typeof op !== 'object') return;
     if (typeof op.seq === 'number' && op.seq > M.lastSeq) M.lastSeq = op.seq;
@@ -954,12 +962,7 @@
     return { bySeq: bySeq, file: String(t.file || ''), summary: t.summary || null };
   });
 
-  function traceOf(m) {
-    var t = validSeat(m.seat) ? TRACE[m.seat] : null;
-    if (!t || !sees(m.seat)) return null;
-    var lines = t.bySeq[String(m.seq)];
-    return lines && lines.length ? lines : null;
-  }
+  function traceOf(m) { return linesAt(TRACE, m); }
 
   function modelText(cls, s) {
     // Line breaks kept (a model writes in lines); every other control character shown.
@@ -1030,12 +1033,7 @@
     return o.raised[String(m.seq)] || null;
   }
 
-  function outputOf(m) {
-    var o = validSeat(m.seat) ? OUT[m.seat] : null;
-    if (!o || !sees(m.seat)) return null;
-    var lines = o.bySeq[String(m.seq)];
-    return lines && lines.length ? lines : null;
-  }
+  function outputOf(m) { return linesAt(OUT, m); }
 
   function outputBox(title, lines) {
     var box = el('div', 'output');

@@ -31,6 +31,14 @@
     return out;
   }
 
+  // What perSeat's table holds for move m (its lines), if the seat in view may see it.
+  function linesAt(table, m) {
+    var t = validSeat(m.seat) ? table[m.seat] : null;
+    if (!t || !sees(m.seat)) return null;
+    var lines = t.bySeq[String(m.seq)];
+    return lines && lines.length ? lines : null;
+  }
+
   function ingest(op) {
     if (!op || typeof op !== 'object') return;
     if (typeof op.seq === 'number' && op.seq > M.lastSeq) M.lastSeq = op.seq;

@@ -4,12 +4,7 @@
     return { bySeq: bySeq, file: String(t.file || ''), summary: t.summary || null };
   });
 
-  function traceOf(m) {
-    var t = validSeat(m.seat) ? TRACE[m.seat] : null;
-    if (!t || !sees(m.seat)) return null;
-    var lines = t.bySeq[String(m.seq)];
-    return lines && lines.length ? lines : null;
-  }
+  function traceOf(m) { return linesAt(TRACE, m); }
 
   function modelText(cls, s) {
     // Line breaks kept (a model writes in lines); every other control character shown.

@@ -19,12 +19,7 @@
     return o.raised[String(m.seq)] || null;
   }
 
-  function outputOf(m) {
-    var o = validSeat(m.seat) ? OUT[m.seat] : null;
-    if (!o || !sees(m.seat)) return null;
-    var lines = o.bySeq[String(m.seq)];
-    return lines && lines.length ? lines : null;
-  }
+  function outputOf(m) { return linesAt(OUT, m); }
 
   function outputBox(title, lines) {
     var box = el('div', 'output');
