@@ -23,6 +23,7 @@ from typing import Any
 
 from referee.benchmark.pool import Pool
 from referee.bots import BUILTIN_BOTS
+from referee.llm import is_model_seat, model_seat_name
 from referee.stdio import PREFIX as STDIO_PREFIX
 from referee.toml_table import ConfigError, read_toml
 from referee.tournament.config import TournamentConfig
@@ -68,7 +69,8 @@ class Request:
 
 def candidate_table(text: str, name: str = CANDIDATE) -> dict[str, Any]:
     """The ``[[bot]]`` table of a bot as the command line gives it: a built-in name, a
-    command, or ``stdio:COMMAND``.
+    language model (``llm:SETTINGS.toml``, the path made absolute from the working folder,
+    its settings checked), a command, or ``stdio:COMMAND``.
 
     >>> candidate_table("greedy")
     {'name': 'candidate', 'builtin': 'greedy'}
@@ -80,6 +82,8 @@ def candidate_table(text: str, name: str = CANDIDATE) -> dict[str, Any]:
         raise ConfigError("BOT", "an empty bot: give a built-in name or a command")
     if text in BUILTIN_BOTS:
         return {"name": name, "builtin": text}
+    if is_model_seat(text):
+        return {"name": name, "builtin": model_seat_name(text, Path.cwd())}
     if text.startswith(STDIO_PREFIX):
         return {"name": name, "stdio": text[len(STDIO_PREFIX) :].strip()}
     try:

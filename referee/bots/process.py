@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -132,28 +133,37 @@ def outcome_line(name: str, outcome: SeatOutcome) -> str:
     return f"{head} placed {place}, total {total}" if place else f"{head}, total {total}"
 
 
+def run_seat(
+    name: str,
+    bot: BotSettings,
+    seat: Coroutine[Any, Any, SeatOutcome],
+    done: Callable[[SeatOutcome], str],
+) -> tuple[int, str]:
+    """Run ``seat`` (a player at ``bot``'s seat) to its match's end: the kits' exit code
+    and line (docs/kits.md, section 7), one for any seat process; ``done``: the line of a
+    match played out."""
+    try:
+        outcome = asyncio.run(seat)
+    except TlsError as exc:
+        return EXIT_USAGE, f"{name}: {exc}"
+    except SeatRefused as exc:
+        return EXIT_REFUSED, f"{name}: the referee refused the seat: {exc}"
+    except ConnectionError as exc:
+        return EXIT_UNREACHABLE, f"{name}: {exc} (tried for {bot.reconnect_window_s:g} s)"
+    except grpc.aio.AioRpcError as exc:
+        return EXIT_RPC, f"{name}: the stream failed: {exc.code().name}: {exc.details()}"
+    return EXIT_OK, done(outcome)
+
+
 def play(bot: BotSettings) -> tuple[int, str]:
     """Play the seat until its match ends: the exit code and the line to print."""
-    strategy = builtin_bot(bot.name, bot.seed)
-    try:
-        outcome = asyncio.run(
-            play_seat(
-                strategy,
-                bot.address,
-                bot.token,
-                tls=bot.tls,
-                channel_options=SEAT_CHANNEL_OPTIONS,
-                reconnect_window_s=bot.reconnect_window_s,
-                batch_events=bot.batch_events,
-            )
-        )
-    except TlsError as exc:
-        return EXIT_USAGE, f"{bot.name}: {exc}"
-    except SeatRefused as exc:
-        return EXIT_REFUSED, f"{bot.name}: the referee refused the seat: {exc}"
-    except ConnectionError as exc:
-        window = f"{bot.reconnect_window_s:g} s"
-        return EXIT_UNREACHABLE, f"{bot.name}: {exc} (tried for {window})"
-    except grpc.aio.AioRpcError as exc:
-        return EXIT_RPC, f"{bot.name}: the stream failed: {exc.code().name}: {exc.details()}"
-    return EXIT_OK, outcome_line(bot.name, outcome)
+    seat = play_seat(
+        builtin_bot(bot.name, bot.seed),
+        bot.address,
+        bot.token,
+        tls=bot.tls,
+        channel_options=SEAT_CHANNEL_OPTIONS,
+        reconnect_window_s=bot.reconnect_window_s,
+        batch_events=bot.batch_events,
+    )
+    return run_seat(bot.name, bot, seat, lambda outcome: outcome_line(bot.name, outcome))

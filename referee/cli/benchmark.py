@@ -6,13 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
+from referee.cli.flags import error_exit
 from referee.cli.tournament import play_to_the_end
 from referee.program import referee_program
 
 BENCHMARK_EPILOG = """\
 examples:
-  referee benchmark "{python} examples/greedy_bot.py --address={address} --token={token}"
+  referee benchmark "{python} examples/greedy_bot.py --address={address}"  # token: PUSOY_TOKEN
   referee benchmark --quick expert                      # a built-in bot, a first look
+  referee benchmark --quick --name gemma llm:gemma.toml   # a language model (docs/llm.md)
   referee benchmark --bot-config mine.toml --out mine-v1   # a [[bot]] table: env, cwd, limits
   referee benchmark --key a-long-secret-key --address 0.0.0.0:50051   # a remote bot
   referee benchmark --pool-info                         # the pool: anchors, ratings, deal set
@@ -40,17 +42,13 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
     try:
         pool = load_pool(args.pool)
     except PoolError as exc:
-        print(f"referee benchmark: {exc}", file=sys.stderr)
-        return 2
+        return error_exit("benchmark", exc)
     if args.pool_info:
         print(_pool_info(pool))
         return 0
     given = [x for x in (args.bot, args.bot_config, args.key) if x]
     if len(given) != 1:
-        print(
-            "referee benchmark: give one bot: BOT, --bot-config FILE or --key KEY", file=sys.stderr
-        )
-        return 2
+        return error_exit("benchmark", "give one bot: BOT, --bot-config FILE or --key KEY")
     name = args.name or "candidate"
     try:
         if args.bot_config:
@@ -77,8 +75,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         out = Path(args.out or f"benchmark-{pool.version}-{request.name}")
         config = tournament_config(request, out)
     except ConfigError as exc:
-        print(f"referee benchmark: {exc}", file=sys.stderr)
-        return 2
+        return error_exit("benchmark", exc)
     tournament = Tournament(config, output=out, progress=Progress(sys.stderr))
     anchors = request.anchors
     print(
@@ -143,8 +140,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "bot",
         nargs="?",
         metavar="BOT",
-        help="the candidate: a built-in bot, a command (placeholders {address} {token} "
-        "{python} ... as in a tournament) or stdio:COMMAND",
+        help="the candidate: a built-in bot, a language model (llm:SETTINGS.toml), a "
+        "command (placeholders {address} {token} {python} ... as in a tournament) or "
+        "stdio:COMMAND",
     )
     p.add_argument("--bot-config", metavar="FILE", help="a TOML file with one [[bot]] table")
     p.add_argument("--key", metavar="KEY", help="a remote bot's key: it joins the lobby")

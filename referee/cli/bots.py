@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from referee.cli.flags import add_client_tls_flags, add_command, client_tls, count
+from referee.cli.flags import add_client_tls_flags, add_command, client_tls, count, error_exit
 from referee.text import printable
 
 STDIO_BOT_EPILOG = """\
@@ -52,12 +52,10 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
-        print("referee stdio-bot: give the bot's command after --", file=sys.stderr)
-        return 2
+        return error_exit("stdio-bot", "give the bot's command after --")
     token = args.token or os.environ.get("PUSOY_TOKEN", "")
     if not token:
-        print("referee stdio-bot: a seat token is needed: --token or PUSOY_TOKEN", file=sys.stderr)
-        return 2
+        return error_exit("stdio-bot", "a seat token is needed: --token or PUSOY_TOKEN")
     limits = BridgeLimits(
         max_line_bytes=args.max_line_bytes,
         max_pending_bytes=args.max_pending_bytes,
@@ -66,8 +64,7 @@ def _cmd_stdio_bot(args: argparse.Namespace) -> int:
     try:
         tls = client_tls(args)
     except TlsError as exc:
-        print(f"referee stdio-bot: {exc}", file=sys.stderr)
-        return 2
+        return error_exit("stdio-bot", exc)
     code = asyncio.run(
         run_bridge(
             command,
@@ -98,8 +95,7 @@ def _cmd_bot(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
     except (UsageError, TlsError) as exc:
-        print(f"referee bot: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return error_exit("bot", exc, EXIT_USAGE)
     code, line = play(bot)
     print(printable(line), file=sys.stdout if code == 0 else sys.stderr)
     return code
@@ -147,14 +143,26 @@ def _cmd_llm_bot(args: argparse.Namespace) -> int:
             reconnect_window_s=reconnect_window_s(args.reconnect_window_ms, os.environ),
         )
     except ConfigError as exc:
-        print(f"referee llm-bot: {args.settings}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return error_exit("llm-bot", f"{args.settings}: {exc}", EXIT_USAGE)
     except (UsageError, TlsError) as exc:
-        print(f"referee llm-bot: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return error_exit("llm-bot", exc, EXIT_USAGE)
     code, line = run_model_bot(model, bot, Path(args.trace_dir))
     print(printable(line), file=sys.stdout if code == 0 else sys.stderr)
     return code
+
+
+ADDRESS_HELP = "the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)"
+
+
+def _add_seat_client_flags(p: argparse.ArgumentParser, token_file: str, reconnect: str) -> None:
+    """How a bot process of ours reaches its seat (``referee bot``, ``llm-bot``): the
+    referee, the seat's token from a file (``--token`` is refused: ps shows it), TLS, and
+    how long to retry; ``token_file`` and ``reconnect`` are those flags' help."""
+    p.add_argument("--address", help=ADDRESS_HELP)
+    p.add_argument("--token-file", metavar="FILE", help=token_file)
+    p.add_argument("--token", help=argparse.SUPPRESS)  # refused: see _cmd_bot
+    add_client_tls_flags(p)
+    p.add_argument("--reconnect-window-ms", type=int, metavar="N", help=reconnect)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -165,9 +173,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "play a seat with a program that speaks JSON lines on stdin/stdout (no gRPC)",
         STDIO_BOT_EPILOG,
     )
-    stdio.add_argument(
-        "--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)"
-    )
+    stdio.add_argument("--address", help=ADDRESS_HELP)
     stdio.add_argument(
         "--token",
         help="the seat's token (default and better: PUSOY_TOKEN; a command line is visible "
@@ -215,20 +221,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="NAME",
         help="a built-in bot: random, greedy, or a benchmark anchor: expert, search, policy",
     )
-    bot.add_argument("--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)")
-    bot.add_argument(
-        "--token-file",
-        metavar="FILE",
-        help="the seat's token, one word in a file such as organiser create --tokens-dir "
+    _add_seat_client_flags(
+        bot,
+        token_file="the seat's token, one word in a file such as organiser create --tokens-dir "
         "writes (default: PUSOY_TOKEN)",
-    )
-    bot.add_argument("--token", help=argparse.SUPPRESS)  # refused: see _cmd_bot
-    add_client_tls_flags(bot)
-    bot.add_argument(
-        "--reconnect-window-ms",
-        type=int,
-        metavar="N",
-        help="retry this long to reach the referee or the seat again (default: "
+        reconnect="retry this long to reach the referee or the seat again (default: "
         "PUSOY_RECONNECT_WINDOW_MS, else 60000)",
     )
     bot.add_argument(
@@ -239,25 +236,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     bot.add_argument("--seed", type=int, help="the random bot's seed, for a repeatable run")
     bot.set_defaults(func=_cmd_bot)
 
-    llm = sub.add_parser(
+    llm = add_command(
+        sub,
         "llm-bot",
-        help="play a seat of a match on a running referee with a language model (any "
+        "play a seat of a match on a running referee with a language model (any "
         "OpenAI-compatible endpoint), its trace kept in a folder",
-        epilog=LLM_BOT_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        LLM_BOT_EPILOG,
     )
     llm.add_argument("settings", metavar="SETTINGS", help="the model seat's TOML file")
-    llm.add_argument("--address", help="the referee (default: PUSOY_ADDRESS, else 127.0.0.1:50051)")
-    llm.add_argument(
-        "--token-file", metavar="FILE", help="the seat's token in a file (default: PUSOY_TOKEN)"
-    )
-    llm.add_argument("--token", help=argparse.SUPPRESS)  # refused, as referee bot's
-    add_client_tls_flags(llm)
-    llm.add_argument(
-        "--reconnect-window-ms",
-        type=int,
-        metavar="N",
-        help="retry this long to reach the referee (default: PUSOY_RECONNECT_WINDOW_MS, "
+    _add_seat_client_flags(
+        llm,
+        token_file="the seat's token in a file (default: PUSOY_TOKEN)",
+        reconnect="retry this long to reach the referee (default: PUSOY_RECONNECT_WINDOW_MS, "
         "else 60000)",
     )
     llm.add_argument(

@@ -1,10 +1,11 @@
 """What several commands share: argument types, the logging, client TLS and match
-settings flags."""
+settings flags, the one-line error."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +28,13 @@ def add_command(
     ``epilog`` (the examples of its ``--help``), shown as written."""
     more.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
     return sub.add_parser(name, help=help, epilog=epilog, **more)  # type: ignore[arg-type]
+
+
+def error_exit(command: str, reason: object, status: int = 2) -> int:
+    """Bad input as every command tells it: one line ``referee COMMAND: reason`` on
+    stderr, no traceback; returns the exit status (2 by default, the usage error)."""
+    print(f"referee {command}: {reason}", file=sys.stderr)
+    return status
 
 
 def count(text: str) -> int:

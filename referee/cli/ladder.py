@@ -12,16 +12,19 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from referee.cli.flags import add_command
+from referee.cli.flags import add_command, error_exit
 from referee.cli.ladder_client import check_key_url, wait_verdict
 
 if TYPE_CHECKING:
     from referee.ladder.config import LadderConfig
 
 KEY_ENV = "PUSOY_LADDER_KEY"
+CONFIG_HELP = "the ladder's TOML file"
+LadderCommand = Callable[[argparse.Namespace], int]
 
 EPILOG = """\
 examples:
@@ -50,7 +53,11 @@ def add_parser(sub: Any) -> None:
     )
     cmds = ladder.add_subparsers(dest="ladder_command", required=True, metavar="COMMAND")
 
-    def command(name: str, help: str, example: str) -> argparse.ArgumentParser:
+    def command(
+        name: str, help: str, example: str, run: LadderCommand, *, config: bool = True
+    ) -> argparse.ArgumentParser:
+        """A ladder command that ``run_ladder_command`` runs with ``run``; with ``config``,
+        its first argument is the ladder's TOML file."""
         p: argparse.ArgumentParser = cmds.add_parser(
             name,
             help=help,
@@ -58,26 +65,29 @@ def add_parser(sub: Any) -> None:
             epilog=f"example:\n  {example}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
+        p.set_defaults(func=run_ladder_command, ladder_func=run)
+        if config:
+            p.add_argument("config", help=CONFIG_HELP)
         return p
 
-    init = command(
+    command(
         "init",
         "make the ladder's folder and database, its house bots, and its config's [[entry]] "
         "bots (their teams' keys are printed once)",
         "referee ladder init examples/ladder.toml",
+        _cmd_init,
     )
-    init.add_argument("config", help="the ladder's TOML file")
-    init.set_defaults(func=run_ladder_command, ladder_func=_cmd_init)
 
     team = command(
         "team",
         "make a team (its API key is printed once) or give it a new key",
         "referee ladder team create examples/ladder.toml alpha",
+        _cmd_team,
+        config=False,
     )
     team.add_argument("action", choices=("create", "rotate-key"))
-    team.add_argument("config", help="the ladder's TOML file")
+    team.add_argument("config", help=CONFIG_HELP)
     team.add_argument("name", help="the team's name: 1 to 40 of a-z 0-9 _ -")
-    team.set_defaults(func=run_ladder_command, ladder_func=_cmd_team)
 
     submit = command(
         "submit",
@@ -87,6 +97,8 @@ def add_parser(sub: Any) -> None:
         "ladder's web (--url). The files and their total size are printed before sending",
         f"{KEY_ENV}=pdl_... referee ladder submit --url https://ladder.example mybot ./mybot/"
         "\n  referee ladder submit --dry-run mybot ./mybot/    # what would be sent, nothing sent",
+        _cmd_submit,
+        config=False,
     )
     submit.add_argument("bot", help="the bot's name under your team")
     submit.add_argument("archive", help="a .tar.gz or .zip with bot.toml, or a folder")
@@ -103,15 +115,14 @@ def add_parser(sub: Any) -> None:
         "--key", help=f"the team's API key (better: {KEY_ENV}, kept out of the process list)"
     )
     submit.add_argument("--wait", action="store_true", help="wait for the validation's verdict")
-    submit.set_defaults(func=run_ladder_command, ladder_func=_cmd_submit)
 
     run = command(
         "run",
         "play the ladder: the matchmaker and one worker process per core, each with its own "
         "referee; bots always jailed (refuses where no jail can be made)",
         "referee ladder run examples/ladder.toml --metrics 127.0.0.1:9465",
+        _cmd_run,
     )
-    run.add_argument("config", help="the ladder's TOML file")
     run.add_argument("--workers", type=int, metavar="N", help="worker processes (default: config)")
     run.add_argument(
         "--no-matchmaker",
@@ -121,15 +132,14 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--metrics", metavar="HOST:PORT", help="serve Prometheus metrics there")
     run.add_argument("--seed", help="seed of the matchmaker's random choices (tests)")
     run.add_argument("--log-level", default="info", help="the workers' log level")
-    run.set_defaults(func=run_ladder_command, ladder_func=_cmd_run)
 
     serve = command(
         "serve",
         "the ladder's public web: leaderboard, bots, matches, queue, live matches, teams' "
         "uploads; JSON under /api/",
         "referee ladder serve examples/ladder.toml --http 127.0.0.1:8080",
+        _cmd_serve,
     )
-    serve.add_argument("config", help="the ladder's TOML file")
     serve.add_argument("--http", required=True, metavar="HOST:PORT", help="where to listen")
     serve.add_argument("--metrics", metavar="HOST:PORT", help="serve Prometheus metrics there")
     serve.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
@@ -140,24 +150,22 @@ def add_parser(sub: Any) -> None:
         help="accept keys over plain HTTP from any address: only behind a TLS proxy on a "
         "network you trust (a container's published port is not loopback)",
     )
-    serve.set_defaults(func=run_ladder_command, ladder_func=_cmd_serve)
 
     status = command(
         "status",
         "the leaderboard's top, the queue, pending and rejected versions, failures",
         "referee ladder status examples/ladder.toml",
+        _cmd_status,
     )
-    status.add_argument("config", help="the ladder's TOML file")
     status.add_argument("--json", action="store_true", help="as JSON (the web's /api/status)")
-    status.set_defaults(func=run_ladder_command, ladder_func=_cmd_status)
 
     retire = command(
         "retire",
         "take a version off the ladder: its queued matches are cancelled, its page, "
         "results and rating history stay (by default the bot's active version)",
         'referee ladder retire examples/ladder.toml alpha mybot --reason "breaks the rules"',
+        _cmd_retire,
     )
-    retire.add_argument("config", help="the ladder's TOML file")
     retire.add_argument("team", help="the team's name")
     retire.add_argument("bot", help="the bot's name under that team")
     retire.add_argument(
@@ -169,17 +177,15 @@ def add_parser(sub: Any) -> None:
         default="retired by the ladder's organiser",
         help="shown on the bot's page (one line, at most 300 characters)",
     )
-    retire.set_defaults(func=run_ladder_command, ladder_func=_cmd_retire)
 
     backup = command(
         "backup",
         "a consistent copy of the database while the ladder runs (SQLite's online backup, "
         "or pg_dump's custom format)",
         "referee ladder backup examples/ladder.toml ladder-backup.db",
+        _cmd_backup,
     )
-    backup.add_argument("config", help="the ladder's TOML file")
     backup.add_argument("out", help="the backup file to write (must not exist)")
-    backup.set_defaults(func=run_ladder_command, ladder_func=_cmd_backup)
 
 
 def run_ladder_command(args: argparse.Namespace) -> int:
@@ -191,8 +197,7 @@ def run_ladder_command(args: argparse.Namespace) -> int:
     try:
         code: int = args.ladder_func(args)
     except (LadderError, ConfigError, SandboxUnavailable, OSError) as exc:
-        print(f"referee ladder {args.ladder_command}: {exc}", file=sys.stderr)
-        return 2
+        return error_exit(f"ladder {args.ladder_command}", exc)
     return code
 
 

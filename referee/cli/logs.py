@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from referee.cli.flags import add_command, count
+from referee.cli.flags import add_command, count, error_exit
 from referee.program import referee_program
 from referee.text import printable
 
@@ -84,15 +84,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from referee.log.replay import replay_lines
 
     if Path(args.log).is_dir():
-        print(f"referee replay: {_folder_hint(Path(args.log))}", file=sys.stderr)
-        return 2
+        return error_exit("replay", _folder_hint(Path(args.log)))
     if args.seat is not None:
         return _seat_replay(args)
     try:
         read = read_log(Path(args.log))
     except (OSError, LogFormatError) as exc:
-        print(f"referee replay: {exc}", file=sys.stderr)
-        return 1
+        return error_exit("replay", exc, 1)
     for line in replay_lines(read, show_rejections=not args.no_rejections, hand=args.hand):
         print(line)
     return 0 if read.complete else 1
@@ -106,8 +104,7 @@ def _seat_replay(args: argparse.Namespace) -> int:
     try:
         folded = fold_log(Path(args.log))
     except (OSError, LogFormatError) as exc:
-        print(f"referee replay: {exc}", file=sys.stderr)
-        return 1
+        return error_exit("replay", exc, 1)
     for line in seat_lines(folded.ops, args.seat, args.hand):
         print(line)
     complete = any(op["t"] == "end" for op in folded.ops) and not folded.truncated
@@ -136,12 +133,8 @@ def _cmd_view(args: argparse.Namespace) -> int:
             print(f"referee view: no bot output beside the log ({where})", file=sys.stderr)
         html = replay_page(source, stderr=files, traces=traces_beside(source))
         out.write_text(html, encoding="utf-8")
-    except LogTooLarge as exc:
-        print(f"referee view: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"referee view: {exc}", file=sys.stderr)
-        return 2
+    except (LogTooLarge, OSError) as exc:
+        return error_exit("view", exc)
     print(out)
     return 0
 
@@ -155,27 +148,22 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         try:
             key = public_key_argument(args.public_key)
         except SigningKeyError as exc:
-            print(f"referee verify: {exc}", file=sys.stderr)
-            return 2
+            return error_exit("verify", exc)
     if args.tournament:
         if key is None and (Path(args.tournament) / "signing-key.pub").is_file():
             try:
                 key = load_public_key(Path(args.tournament) / "signing-key.pub")
             except SigningKeyError as exc:
-                print(f"referee verify: {exc}", file=sys.stderr)
-                return 2
+                return error_exit("verify", exc)
         return _verify_tournament(args, key)
     if not args.logs:
-        print("referee verify: give match logs, or --tournament DIR", file=sys.stderr)
-        return 2
+        return error_exit("verify", "give match logs, or --tournament DIR")
     try:
         given = _trace_files(args.trace or [])
     except ValueError as exc:
-        print(f"referee verify: {exc}", file=sys.stderr)
-        return 2
+        return error_exit("verify", exc)
     if given and len(args.logs) != 1:
-        print("referee verify: --trace goes with one log", file=sys.stderr)
-        return 2
+        return error_exit("verify", "--trace goes with one log")
     failed = 0
     for path in args.logs:
         report = verify_log(Path(path), key)
@@ -229,8 +217,7 @@ def _verify_tournament(args: argparse.Namespace, key: bytes | None) -> int:
 
     folder = Path(args.tournament)
     if not (folder / "tournament.json").is_file():
-        print(f"referee verify: {folder} holds no tournament (no tournament.json)", file=sys.stderr)
-        return 2
+        return error_exit("verify", f"{folder} holds no tournament (no tournament.json)")
     report = verify_tournament(
         folder, jobs=args.jobs or min(4, os.cpu_count() or 1), public_key=key
     )

@@ -12,6 +12,7 @@ from referee.cli.flags import (
     add_command,
     add_logging_flags,
     add_match_settings_flags,
+    error_exit,
     match_settings,
 )
 from referee.program import referee_program
@@ -137,14 +138,12 @@ def _cmd_match(args: argparse.Namespace) -> int:
         given = args.seats or [[b, None] for b in DEFAULT_BOTS]
         seats = match_seats([(str(text), name) for text, name in given])
     except ValueError as exc:
-        print(f"referee match: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return error_exit("match", exc, EXIT_USAGE)
     try:
         names = [seat.name for seat in seats]
         settings = match_settings(args, names, args.seed or new_seed())
     except SettingsError as exc:
-        print(f"referee match: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return error_exit("match", exc, EXIT_USAGE)
     try:
         plan = plan_jails(
             args.sandbox,
@@ -154,8 +153,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
             limits=SandboxLimits().merged(dict(args.limits or ())),
         )
     except SandboxUnavailable as exc:
-        print(f"referee match: --sandbox on: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return error_exit("match", f"--sandbox on: {exc}", EXIT_USAGE)
     warnings = [*plan.warnings, *seat_warnings(seats)]
     if args.dry_run:
         print("\n".join([*plan.lines(), *plan.blocking, *warnings]))
@@ -167,8 +165,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     try:
         signer, public_key = load_signer(Path(args.state_dir), Path(args.log_dir))
     except SecretsError as exc:
-        print(f"referee match: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return error_exit("match", exc, EXIT_USAGE)
 
     def notice(ended: BotExit) -> None:
         print(exit_notice(ended, prefix="referee match: "), file=sys.stderr, flush=True)
@@ -186,8 +183,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
             )
         )
     except (RefereeUnavailable, SettingsError, TableError, ModelSeatError) as exc:
-        print(f"referee match: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return error_exit("match", exc, EXIT_USAGE)
     release_traces(report.log_path, report.traces)  # one match: its deal group is over
     for line in summary_lines(report):
         print(line)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from referee.cli.flags import (
     MatchHelp,
@@ -11,6 +10,7 @@ from referee.cli.flags import (
     add_command,
     add_match_settings_flags,
     client_tls,
+    error_exit,
     match_settings,
 )
 
@@ -61,28 +61,24 @@ def _cmd_organiser(args: argparse.Namespace) -> int:
     from referee.organiser_command import run_organiser
     from referee.table.readout import EXIT_USAGE
 
-    me = f"referee organiser {args.organiser_command}"
+    me = f"organiser {args.organiser_command}"
     request = None
     if args.organiser_command == "create":
         names = tuple(args.names or ())
         if names and len(names) != 4:
-            print(
-                f"{me}: give 4 seat names (--name 4 times) or none, got {len(names)}",
-                file=sys.stderr,
+            return error_exit(
+                me, f"give 4 seat names (--name 4 times) or none, got {len(names)}", EXIT_USAGE
             )
-            return EXIT_USAGE
         try:  # refused here as the referee would refuse it
             request = match_settings(args, names, args.seed or "").request_pb()
         except SettingsError as exc:
-            print(f"{me}: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            return error_exit(me, exc, EXIT_USAGE)
         if not names:
             del request.seat_names[:]  # the referee's defaults
     try:
         tls = client_tls(args)
     except TlsError as exc:
-        print(f"{me}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return error_exit(me, exc, EXIT_USAGE)
     return run_organiser(args, request, tls)
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from referee.cli.flags import add_command, seat
+from referee.cli.flags import add_command, error_exit, seat
 
 JUDGE_EPILOG = """\
 example:
@@ -56,8 +56,7 @@ def _cmd_positions(args: argparse.Namespace) -> int:
     try:
         read, found = read_positions(Path(args.log), args.seat)
     except (OSError, LogFormatError, PositionsError) as exc:
-        print(f"referee rules positions: {args.log}: {exc}", file=sys.stderr)
-        return 1
+        return error_exit("rules positions", f"{args.log}: {exc}", 1)
     for request in found:
         print(json.dumps(request, ensure_ascii=False))
     if not read.complete:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from referee.cli.flags import add_command, add_logging_flags, count, positive
+from referee.cli.flags import add_command, add_logging_flags, count, error_exit, positive
 
 if TYPE_CHECKING:
     from referee.server.limits import ServerLimits
@@ -86,19 +86,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     )
     configure_logging(args.log_format, args.log_level, logs)
     if args.max_message_bytes < 4096:
-        print("referee serve: --max-message-bytes is at least 4096", file=sys.stderr)
-        return 2
+        return error_exit("serve", "--max-message-bytes is at least 4096")
     if args.max_hands > MAX_HANDS_CAP:
-        print(f"referee serve: --max-hands is at most {MAX_HANDS_CAP}", file=sys.stderr)
-        return 2
+        return error_exit("serve", f"--max-hands is at most {MAX_HANDS_CAP}")
     try:
         tls = server_tls(args.tls_cert, args.tls_key, args.tls_client_ca)
         for flag, value in (("--http", args.http), ("--metrics-address", args.metrics_address)):
             if value:
                 check_plaintext_http(flag, value, args.insecure)
     except TlsError as exc:
-        print(f"referee serve: {exc}", file=sys.stderr)
-        return 2
+        return error_exit("serve", exc)
     from referee.server.app import ORGANISER_CONNECTIONS
     from referee.server.openfiles import connection_budget, open_files_warning
     from referee.service.endpoint import MAX_CONNECTIONS as METRICS_CONNECTIONS
@@ -124,8 +121,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             Path(args.signing_key) if args.signing_key else None,
         )
     except SecretsError as exc:
-        print(f"referee serve: {exc}", file=sys.stderr)
-        return 2
+        return error_exit("serve", exc)
 
     async def serve() -> None:
         server = RefereeServer(
@@ -226,12 +222,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(serve())
-    except ValueError as exc:
-        print(f"referee serve: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"referee serve: {exc}", file=sys.stderr)
-        return 2
+    except (ValueError, OSError) as exc:
+        return error_exit("serve", exc)
     return 0
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from referee.cli.flags import add_command
+from referee.cli.flags import add_command, error_exit
 from referee.program import referee_program
 
 if TYPE_CHECKING:
@@ -43,11 +43,9 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     try:
         config = load_config(Path(args.config))
     except ConfigError as exc:
-        print(f"referee tournament: {args.config}: {exc}", file=sys.stderr)
-        return 2
+        return error_exit("tournament", f"{args.config}: {exc}")
     if args.concurrency is not None and args.concurrency < 1:
-        print("referee tournament: --concurrency must be at least 1", file=sys.stderr)
-        return 2
+        return error_exit("tournament", "--concurrency must be at least 1")
     tournament = Tournament(
         config,
         output=Path(args.out) if args.out else None,
@@ -77,8 +75,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         try:
             plan = asyncio.run(tournament.dry_run())
         except TournamentError as exc:
-            print(f"referee tournament: {exc}", file=sys.stderr)
-            return 2
+            return error_exit("tournament", exc)
         state = "resumes the tournament there" if plan.resuming else "starts a new tournament"
         print(
             f"Dry run: the configuration, the folder ({state}) and the referee check out.\n"
@@ -136,8 +133,7 @@ def play_to_the_end(
     try:
         tournament.prepare()
     except TournamentError as exc:
-        print(f"referee {command}: {exc}", file=sys.stderr)
-        return 2
+        return error_exit(command, exc)
     print("\n".join(tournament.isolation.describe()), flush=True)
     if tournament.counts.done:
         print(f"Resuming: {tournament.counts.done} matches already recorded", flush=True)
@@ -156,8 +152,7 @@ def play_to_the_end(
         try:
             return asyncio.run(run())
         except TournamentError as exc:  # e.g. the listen address is taken
-            print(f"referee {command}: {exc}", file=sys.stderr)
-            return 2
+            return error_exit(command, exc)
         except (KeyboardInterrupt, asyncio.CancelledError):
             print(
                 f"\nStopped after {tournament.counts.done} of {tournament.counts.total} "

@@ -12,23 +12,11 @@ unchanged since the match, not that it is true.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 
-import grpc
-
-from referee.bots.process import (
-    EXIT_OK,
-    EXIT_REFUSED,
-    EXIT_RPC,
-    EXIT_UNREACHABLE,
-    EXIT_USAGE,
-    BotSettings,
-    outcome_line,
-)
-from referee.client.seat import SEAT_CHANNEL_OPTIONS, SeatRefused
-from referee.client.tls import TlsError
+from referee.bots.process import BotSettings, outcome_line, run_seat
+from referee.client.seat import SEAT_CHANNEL_OPTIONS, SeatOutcome
 from referee.llm.player import play_model_seat
 from referee.llm.settings import ModelSettings
 from referee.llm.trace import TraceWriter
@@ -39,27 +27,19 @@ def run_model_bot(model: ModelSettings, bot: BotSettings, trace_dir: Path) -> tu
     """Play the seat until its match ends: the exit code and the line to print."""
     trace_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     trace = TraceWriter(trace_dir / f".playing-{os.getpid()}.trace.ndjson")
-    name = model.name
-    try:
-        outcome = asyncio.run(
-            play_model_seat(
-                model,
-                trace,
-                bot.address,
-                bot.token,
-                tls=bot.tls,
-                channel_options=SEAT_CHANNEL_OPTIONS,
-                reconnect_window_s=bot.reconnect_window_s,
-            )
-        )
-    except TlsError as exc:
-        return EXIT_USAGE, f"{name}: {exc}"
-    except SeatRefused as exc:
-        return EXIT_REFUSED, f"{name}: the referee refused the seat: {exc}"
-    except ConnectionError as exc:
-        return EXIT_UNREACHABLE, f"{name}: {exc} (tried for {bot.reconnect_window_s:g} s)"
-    except grpc.aio.AioRpcError as exc:
-        return EXIT_RPC, f"{name}: the stream failed: {exc.code().name}: {exc.details()}"
-    final = trace_path(trace_dir / f"{outcome.match_id}.jsonl", outcome.seat)
-    os.replace(trace.path, final)
-    return EXIT_OK, f"{outcome_line(name, outcome)}; trace: {final}"
+
+    def done(outcome: SeatOutcome) -> str:
+        final = trace_path(trace_dir / f"{outcome.match_id}.jsonl", outcome.seat)
+        os.replace(trace.path, final)
+        return f"{outcome_line(model.name, outcome)}; trace: {final}"
+
+    seat = play_model_seat(
+        model,
+        trace,
+        bot.address,
+        bot.token,
+        tls=bot.tls,
+        channel_options=SEAT_CHANNEL_OPTIONS,
+        reconnect_window_s=bot.reconnect_window_s,
+    )
+    return run_seat(model.name, bot, seat, done)

@@ -140,26 +140,20 @@ class _Plan:
             self.sends.append((target, play_service.PlayResponse(result=result)))
 
 
+@dataclasses.dataclass(eq=False)
 class MatchHost:
     """Hosts one match until it is over; ``start`` its task, ``submit`` commands."""
 
-    def __init__(
-        self,
-        state: MachineState,
-        writer: EventLogWriter,
-        *,
-        clock: Clock,
-        max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
-        on_closed: Callable[[MatchHost], None] | None = None,
-        metrics: MatchMetrics | None = None,
-    ) -> None:
-        self.state = state
-        self.metrics = metrics
-        self.writer = writer
-        self.clock = clock
-        self.max_log_bytes = max_log_bytes
-        self.on_closed = on_closed
-        self.sessions: list[Session | None] = [None] * len(state.seats)
+    state: MachineState
+    writer: EventLogWriter
+    _: dataclasses.KW_ONLY
+    clock: Clock
+    max_log_bytes: int = DEFAULT_MAX_LOG_BYTES
+    on_closed: Callable[[MatchHost], None] | None = None
+    metrics: MatchMetrics | None = None
+
+    def __post_init__(self) -> None:
+        self.sessions: list[Session | None] = [None] * len(self.state.seats)
         self.spectators: set[Spectator] = set()
         self.queue: collections.deque[Inbound] = collections.deque()
         self._wake = asyncio.Event()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 from collections.abc import AsyncIterator
 
 import grpc
@@ -63,22 +64,16 @@ async def _find(registry: MatchRegistry, match_id: str, context: Context) -> Mat
     return host
 
 
+@dataclasses.dataclass(eq=False)
 class MatchServicer(match_service_grpc.MatchServiceServicer):
     """The organiser's API and its few public calls. ``gate`` is the listener's
     OrganiserGate: its interceptor checks the organiser-only methods; GetMatchLog asks
     it itself, for a log that is not closed."""
 
-    def __init__(
-        self,
-        registry: MatchRegistry,
-        gate: OrganiserGate,
-        limits: ServerLimits | None = None,
-        signer: LogSigner | None = None,
-    ) -> None:
-        self.registry = registry
-        self.gate = gate
-        self.limits = limits or ServerLimits()
-        self.signer = signer
+    registry: MatchRegistry
+    gate: OrganiserGate
+    limits: ServerLimits = dataclasses.field(default_factory=ServerLimits)
+    signer: LogSigner | None = None
 
     async def CreateMatch(
         self, request: match_service.CreateMatchRequest, context: Context

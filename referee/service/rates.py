@@ -8,6 +8,7 @@ number of keys they remember: a client that rotates addresses costs memory only 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import time
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -30,23 +31,17 @@ def peer_host(peer: str) -> str:
     return peer
 
 
+@dataclasses.dataclass(eq=False)
 class WindowCounter:
     """At most ``limit`` events per key within any ``window_s`` seconds (0: no limit)."""
 
-    def __init__(
-        self,
-        limit: int,
-        window_s: float = 60.0,
-        clock: Callable[[], float] = time.monotonic,
-        max_keys: int = DEFAULT_MAX_KEYS,
-    ) -> None:
-        self.limit = limit
-        self.window_s = window_s
-        self.clock = clock
-        self.max_keys = max_keys
-        self._hits: collections.OrderedDict[Hashable, collections.deque[float]] = (
-            collections.OrderedDict()
-        )
+    limit: int
+    window_s: float = 60.0
+    clock: Callable[[], float] = time.monotonic
+    max_keys: int = DEFAULT_MAX_KEYS
+    _hits: collections.OrderedDict[Hashable, collections.deque[float]] = dataclasses.field(
+        default_factory=collections.OrderedDict, init=False
+    )
 
     def _recent(self, key: Hashable, now: float) -> collections.deque[float]:
         hits = self._hits.get(key)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -122,6 +123,7 @@ def state_signer(state_dir: Path) -> LogSigner:
     return signer
 
 
+@dataclasses.dataclass(eq=False)
 class LocalReferee(Referee):
     """A referee server in this process, on a loopback (or given) address; matches are
     made and followed through its in-process API. ``keep_logs``: a match's log stays in
@@ -134,31 +136,22 @@ class LocalReferee(Referee):
     ephemeral key signs.
     """
 
-    def __init__(
-        self,
-        listen: str,
-        log_dir: Path,
-        state_dir: Path | None = None,
-        *,
-        keep_logs: bool = False,
-        tls: ServerTls | None = None,
-        insecure: bool = False,
-        signer: LogSigner | None = None,
-        bot_listen: Sequence[str] = (),
-        publish_logs: bool = False,
-    ) -> None:
-        self.listen = listen
-        self.publish_logs = publish_logs
-        self.signer = signer
-        self.log_dir = log_dir
-        self.state_dir = state_dir
-        self.bot_listen = tuple(bot_listen)
-        """Extra PlayService-only listeners (``unix:PATH``) for sandboxed bots."""
-        self.metrics = Metrics()
-        self.keep_logs = keep_logs
-        self.tls = tls
-        self.insecure = insecure
-        self._server: RefereeServer | None = None
+    listen: str
+    log_dir: Path
+    state_dir: Path | None = None
+    _: dataclasses.KW_ONLY
+    keep_logs: bool = False
+    tls: ServerTls | None = None
+    insecure: bool = False
+    signer: LogSigner | None = None
+    bot_listen: Sequence[str] = ()
+    """Extra PlayService-only listeners (``unix:PATH``) for sandboxed bots."""
+    publish_logs: bool = False
+    metrics: Metrics | None = dataclasses.field(default_factory=Metrics, init=False)
+    _server: RefereeServer | None = dataclasses.field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.bot_listen = tuple(self.bot_listen)
 
     @property
     def server(self) -> RefereeServer:

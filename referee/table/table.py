@@ -189,6 +189,7 @@ def describe_exit(code: int) -> str:
     return f"exited with status {code}"
 
 
+@dataclasses.dataclass(eq=False)
 class Table:
     """Seats four bots at ``referee`` and plays one match: ``await table.play(...)``.
 
@@ -201,26 +202,16 @@ class Table:
     ``{client_key}`` placeholders).
     """
 
-    def __init__(
-        self,
-        referee: Referee,
-        *,
-        on_exit: Callable[[BotExit], None] | None = None,
-        on_created: Callable[[str], None] | None = None,
-        ledger: ProcessLedger | None = None,
-        exit_grace_s: float = BOT_EXIT_GRACE_S,
-        tls: ClientTls | None = None,
-        sandbox: TableJails | None = None,
-    ) -> None:
-        self.referee = referee
-        self.tls = tls
-        self.on_exit = on_exit
-        self.on_created = on_created
-        self.ledger = ledger
-        self.exit_grace_s = exit_grace_s
-        self.sandbox = sandbox
-        self.match_id = ""
-        """The referee's id of the match, once it is created."""
+    referee: Referee
+    _: dataclasses.KW_ONLY
+    on_exit: Callable[[BotExit], None] | None = None
+    on_created: Callable[[str], None] | None = None
+    ledger: ProcessLedger | None = None
+    exit_grace_s: float = BOT_EXIT_GRACE_S
+    tls: ClientTls | None = None
+    sandbox: TableJails | None = None
+    match_id: str = dataclasses.field(default="", init=False)
+    """The referee's id of the match, once it is created."""
 
     async def play(
         self,

@@ -102,6 +102,7 @@ def test_bad_requests_are_one_line_and_exit_2(tmp_path: Path, capsys):
         (["--deals", "0", "greedy"], "--deals"),
         (["./no-such-program --x"], "no-such-program"),
         (["--bot-config", str(tmp_path / "missing.toml")], "missing.toml"),
+        ([f"llm:{tmp_path / 'no-model.toml'}"], "no-model.toml"),
     ]
     for args, words in cases:
         code = main(["benchmark", "--no-page", "--out", str(tmp_path / "x"), *args])
@@ -109,6 +110,21 @@ def test_bad_requests_are_one_line_and_exit_2(tmp_path: Path, capsys):
         assert code == 2, (args, err)
         assert words in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "x").exists()
+
+
+def test_a_language_model_is_a_candidate_named_like_a_seat(tmp_path: Path, monkeypatch):
+    """``llm:SETTINGS.toml``, as ``referee match`` takes it: the path from the working
+    folder, made absolute, its settings read before anything is played."""
+    from referee.benchmark.run import candidate_table
+
+    (tmp_path / "gemma.toml").write_text(
+        '[endpoint]\nurl = "http://127.0.0.1:9/v1"\nmodel = "gemma-3-270m"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    assert candidate_table("llm:gemma.toml", "gemma") == {
+        "name": "gemma",
+        "builtin": f"llm:{tmp_path / 'gemma.toml'}",
+    }
 
 
 def test_the_pool_is_described(capsys):

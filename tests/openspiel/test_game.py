@@ -114,8 +114,7 @@ def test_openspiels_mcts_plays_a_match_through_the_referee(tmp_path: Path):
     """OpenSpiel's MCTSBot, seated with the Python kit (examples/openspiel/mcts_bot.py),
     spawned in its jail, plays a hand at a real referee: every turn its own, legal."""
     bot = (
-        "{python} examples/openspiel/mcts_bot.py --simulations 12 "
-        "--address={address} --token={token}"
+        "{python} examples/openspiel/mcts_bot.py --simulations 12 --address={address}"
     )
     proc = run_referee(
         "match",

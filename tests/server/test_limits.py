@@ -143,7 +143,9 @@ async def test_a_thousand_bot_less_matches_expire_and_free_what_they_held(limite
         )
         statuses = {limited.registry.get(i).state.status for i in ids}
         assert statuses == {common.MATCH_STATUS_CANCELLED}
-        assert open_fds() <= before + 10  # every log file closed
+        # Every log file closed: a match is over (its ``done``) before its log's last
+        # write and close, which run off the event loop, have finished.
+        await until(lambda: open_fds() <= before + 10, "every match's log to be closed")
         await one(1000)  # the server goes on
 
 

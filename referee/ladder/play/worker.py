@@ -31,6 +31,7 @@ import argparse
 import asyncio
 import contextlib
 import ctypes
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -123,6 +124,7 @@ def finished_outcome(match: FinishedMatch, folder: Path) -> MatchOutcome:
     return outcome_of(match.report, folder, match.duration_s, match.failure)
 
 
+@dataclasses.dataclass(eq=False)
 class Worker:
     """Claims, plays and records matches with ``backend`` (``slots`` at once).
 
@@ -130,37 +132,27 @@ class Worker:
     empty: nowhere, as on Ray); the referee's id of each match is then recorded as
     soon as it exists (the web relays the live match)."""
 
-    def __init__(
-        self,
-        name: str,
-        config: LadderConfig,
-        store: LadderStore,
-        backend: MatchBackend,
-        *,
-        live_address: str = "",
-        slots: int = 1,
-        online: Callable[[], Mapping[int, int]] | None = None,
-        lobby_names: Mapping[int, str] | None = None,
-        on_recorded: Callable[[str, MatchOutcome], None] | None = None,
-    ) -> None:
-        """``online``: for the process that holds the lobby, the remote versions
-        connected now (it claims only their matches); None: a worker, which claims only
-        matches without remote versions."""
-        self.name = name
-        self.config = config
-        self.store = store
-        self.backend = backend
-        self.live_address = live_address
-        self.slots = slots
-        self.online = online
-        self.lobby_names = lobby_names if lobby_names is not None else {}
-        self.on_recorded = on_recorded
-        self.played = 0
-        self._tokens: dict[str, str] = {}
-        """The lease token of each match being played, by match id (``job.label``)."""
-        self._announcing: set[asyncio.Task[None]] = set()
-        if live_address and isinstance(backend, LocalBackend):
-            backend.on_created = self._created
+    name: str
+    config: LadderConfig
+    store: LadderStore
+    backend: MatchBackend
+    _: dataclasses.KW_ONLY
+    live_address: str = ""
+    slots: int = 1
+    online: Callable[[], Mapping[int, int]] | None = None
+    """For the process that holds the lobby, the remote versions connected now (it
+    claims only their matches); None: a worker, which claims only matches without remote
+    versions."""
+    lobby_names: Mapping[int, str] = dataclasses.field(default_factory=dict)
+    on_recorded: Callable[[str, MatchOutcome], None] | None = None
+    played: int = dataclasses.field(default=0, init=False)
+    _tokens: dict[str, str] = dataclasses.field(default_factory=dict, init=False)
+    """The lease token of each match being played, by match id (``job.label``)."""
+    _announcing: set[asyncio.Task[None]] = dataclasses.field(default_factory=set, init=False)
+
+    def __post_init__(self) -> None:
+        if self.live_address and isinstance(self.backend, LocalBackend):
+            self.backend.on_created = self._created
 
     async def run(self, stop: asyncio.Event) -> None:
         """Until ``stop`` is set; the matches being played then go back to the queue."""
