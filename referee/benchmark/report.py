@@ -36,33 +36,35 @@ REPORT = "benchmark.json"
 FORMAT = 1
 
 
-def _num(x: float, digits: int = 3) -> float | None:
+def json_number(x: float, digits: int = 3) -> float | None:
+    """``x`` rounded, or None when it is NaN or infinite (JSON has neither)."""
     return None if x != x or math.isinf(x) else round(x, digits)
 
 
 def _rating(r: BenchmarkRating) -> dict[str, Any]:
     return {
-        "rating": _num(r.value, 1),
-        "ci95": [_num(r.low, 1), _num(r.high, 1)],
-        "se": _num(r.se, 2),
+        "rating": json_number(r.value, 1),
+        "ci95": [json_number(r.low, 1), json_number(r.high, 1)],
+        "se": json_number(r.se, 2),
         "deals": r.deals,
         "comparisons": r.comparisons,
     }
 
 
-def _paired(p: Paired) -> dict[str, Any]:
+def paired_json(p: Paired) -> dict[str, Any]:
+    """A paired comparison as the report and the pool's table write it."""
     return {
-        "mean": _num(p.mean),
-        "ci95": [_num(p.ci95_low), _num(p.ci95_high)],
-        "los": _num(p.los, 4),
+        "mean": json_number(p.mean),
+        "ci95": [json_number(p.ci95_low), json_number(p.ci95_high)],
+        "los": json_number(p.los, 4),
         "deals": p.n,
     }
 
 
 def _versus(v: VersusAnchor) -> dict[str, Any]:
     return {
-        "points_per_hand": _paired(v.advantage),
-        "win_rate": _num(v.win_rate, 4),
+        "points_per_hand": paired_json(v.advantage),
+        "win_rate": json_number(v.win_rate, 4),
         "groups": v.groups,
     }
 
@@ -143,7 +145,7 @@ def build_report(
         "hands": {
             "played": hands,
             "won": won,
-            "won_share": _num(won / hands, 4) if hands else None,
+            "won_share": json_number(won / hands, 4) if hands else None,
             "with_faults": faulty,
         },
         "logs_sha256": logs_digest(finished),

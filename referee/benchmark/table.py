@@ -10,16 +10,16 @@ when it is made. ``bench/pool_table.py`` runs it and rewrites docs/benchmark.md'
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from referee.benchmark.pool import Pool
+from referee.benchmark.report import paired_json
 from referee.benchmark.score import Group, fit_pool, pairwise_table, pool_comparisons
 from referee.rules import Scoring
 from referee.tournament.config import TournamentConfig
-from referee.tournament.stats import Paired, mean_ci95
+from referee.tournament.stats import mean_ci95
 from referee.tournament.toml_reader import parse_config
 
 BEGIN = "<!-- pool-table:begin -->"
@@ -64,20 +64,7 @@ def summarize(pool: Pool, groups: Sequence[Group], names: Sequence[str]) -> dict
         "groups": len(groups),
         "ratings": {n: round(ratings[n], 1) for n in names},
         "per_hand": per_hand,
-        "pairs": {f"{a} vs {b}": _pair(p) for (a, b), p in pairs.items()},
-    }
-
-
-def _r(x: float, digits: int = 3) -> float | None:
-    return None if x != x or math.isinf(x) else round(x, digits)
-
-
-def _pair(p: Paired) -> dict[str, Any]:
-    return {
-        "mean": _r(p.mean),
-        "ci95": [_r(p.ci95_low), _r(p.ci95_high)],
-        "los": _r(p.los, 4),
-        "deals": p.n,
+        "pairs": {f"{a} vs {b}": paired_json(p) for (a, b), p in pairs.items()},
     }
 
 

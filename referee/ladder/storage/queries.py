@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import Connection, Integer, and_, func, select
+from sqlalchemy import Connection, Integer, Row, Select, func, select
 
 from referee.ladder.storage.records import GroupPurpose, LadderMatchState, VersionState
 from referee.ladder.storage.schema import (
@@ -112,7 +114,8 @@ class QueueEntry:
 def queue(store: LadderStore, limit: int = 100) -> list[QueueEntry]:
     """The matches to play, in the order they will be claimed, running ones first."""
     with store.reading() as conn:
-        rows = conn.execute(
+        rows, seats = _with_seats(
+            conn,
             select(matches, deal_groups.c.purpose)
             .select_from(matches.join(deal_groups))
             .where(matches.c.state.in_((LadderMatchState.SCHEDULED, LadderMatchState.RUNNING)))
@@ -122,9 +125,8 @@ def queue(store: LadderStore, limit: int = 100) -> list[QueueEntry]:
                 matches.c.queued_at,
                 matches.c.id,
             )
-            .limit(limit)
-        ).all()
-        seats = _seats(conn, [r.id for r in rows])
+            .limit(limit),
+        )
     return [
         QueueEntry(
             i,
@@ -139,15 +141,19 @@ def queue(store: LadderStore, limit: int = 100) -> list[QueueEntry]:
     ]
 
 
-def _seats(conn: Connection, match_ids: list[str]) -> dict[str, tuple[int, ...]]:
+def _with_seats(
+    conn: Connection, query: Select[Any]
+) -> tuple[Sequence[Row[Any]], dict[str, tuple[int, ...]]]:
+    """The match rows a query selects (their ``id``), and each match's versions by seat."""
+    rows = conn.execute(query).all()
     found: dict[str, list[int]] = {}
     for match_id, version_id in conn.execute(
         select(match_seats.c.match_id, match_seats.c.version_id)
-        .where(match_seats.c.match_id.in_(match_ids))
+        .where(match_seats.c.match_id.in_([r.id for r in rows]))
         .order_by(match_seats.c.match_id, match_seats.c.seat)
     ):
         found.setdefault(match_id, []).append(version_id)
-    return {k: tuple(v) for k, v in found.items()}
+    return rows, {k: tuple(v) for k, v in found.items()}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -168,7 +174,8 @@ def recent_matches(store: LadderStore, version_id: int, limit: int = 50) -> list
     """A version's last matches, newest first: its seat, place, the log (the replay
     link), and why it failed when it did."""
     with store.reading() as conn:
-        rows = conn.execute(
+        rows, seats = _with_seats(
+            conn,
             select(
                 matches.c.id,
                 matches.c.state,
@@ -180,23 +187,14 @@ def recent_matches(store: LadderStore, version_id: int, limit: int = 50) -> list
                 seat_results.c.total,
                 seat_results.c.crash,
             )
-            .select_from(
-                match_seats.join(matches).outerjoin(
-                    seat_results,
-                    and_(
-                        seat_results.c.match_id == match_seats.c.match_id,
-                        seat_results.c.seat == match_seats.c.seat,
-                    ),
-                )
-            )
+            .select_from(match_seats.join(matches).outerjoin(seat_results))
             .where(
                 match_seats.c.version_id == version_id,
                 matches.c.state.in_((LadderMatchState.FINISHED, LadderMatchState.FAILED)),
             )
             .order_by(matches.c.finished_at.desc(), matches.c.id)
-            .limit(limit)
-        ).all()
-        seats = _seats(conn, [r.id for r in rows])
+            .limit(limit),
+        )
     return [
         PlayedMatch(
             r.id,

@@ -431,13 +431,9 @@ class MatchQueue:
         seats = conn.execute(
             select(match_seats.c.version_id, seat_results.c.place, seat_results.c.total)
             .select_from(
-                seat_results.join(
-                    match_seats,
-                    and_(
-                        match_seats.c.match_id == seat_results.c.match_id,
-                        match_seats.c.seat == seat_results.c.seat,
-                    ),
-                ).join(matches_t, matches_t.c.id == seat_results.c.match_id)
+                seat_results.join(match_seats).join(
+                    matches_t, matches_t.c.id == seat_results.c.match_id
+                )
             )
             .where(matches_t.c.group_id == group_id, matches_t.c.state == LadderMatchState.FINISHED)
         ).all()

@@ -137,13 +137,7 @@ def leaderboard_json(store: LadderStore) -> list[dict[str, Any]]:
 
 def _ranked_results() -> Any:
     return (
-        seat_results.join(
-            match_seats,
-            and_(
-                match_seats.c.match_id == seat_results.c.match_id,
-                match_seats.c.seat == seat_results.c.seat,
-            ),
-        )
+        seat_results.join(match_seats)
         .join(matches, matches.c.id == seat_results.c.match_id)
         .join(
             deal_groups,
@@ -178,13 +172,7 @@ def head_to_head_json(
             )
             .select_from(
                 match_seats.join(matches)
-                .outerjoin(
-                    seat_results,
-                    and_(
-                        seat_results.c.match_id == match_seats.c.match_id,
-                        seat_results.c.seat == match_seats.c.seat,
-                    ),
-                )
+                .outerjoin(seat_results)
                 .join(deal_groups, deal_groups.c.id == matches.c.group_id)
             )
             .where(
@@ -354,15 +342,7 @@ def match_json(store: LadderStore, match_id: str) -> dict[str, Any]:
             raise NotFound(f"no match {match_id}")
         seats = conn.execute(
             select(match_seats.c.seat, match_seats.c.version_id, seat_results)
-            .select_from(
-                match_seats.outerjoin(
-                    seat_results,
-                    and_(
-                        seat_results.c.match_id == match_seats.c.match_id,
-                        seat_results.c.seat == match_seats.c.seat,
-                    ),
-                )
-            )
+            .select_from(match_seats.outerjoin(seat_results))
             .where(match_seats.c.match_id == match_id)
             .order_by(match_seats.c.seat)
         ).all()

@@ -102,8 +102,7 @@ class LadderWeb:
         tls: ssl.SSLContext | None = None,
         insecure: bool = False,
     ) -> None:
-        """``insecure``: keys accepted over plain HTTP from anywhere (behind a TLS proxy
-        that is not on this machine, e.g. a container's)."""
+        """``guard`` and ``insecure`` go to the team's sign-in (``TeamAuth``)."""
         self.config = config
         self.store = store
         self.requested = address

@@ -92,11 +92,7 @@ class TeamRoutes:
                 row = conn.execute(
                     select(seat_results.c.stderr_path)
                     .select_from(
-                        seat_results.join(
-                            match_seats,
-                            (match_seats.c.match_id == seat_results.c.match_id)
-                            & (match_seats.c.seat == seat_results.c.seat),
-                        )
+                        seat_results.join(match_seats)
                         .join(versions, versions.c.id == match_seats.c.version_id)
                         .join(bots)
                     )

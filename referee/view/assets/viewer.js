@@ -68,6 +68,31 @@
 
   function validSeat(s) { return typeof s === 'number' && s >= 0 && s < SEATS; }
 
+  // A file beside the log with something per seat (a model's trace, the bots' output):
+  // read(seat's object, its moves' lines by seq) for each seat that has one, else null.
+  function perSeat(sidecar, read) {
+    var out = [null, null, null, null];
+    var seats = sidecar && Array.isArray(sidecar.seats) ? sidecar.seats : [];
+    for (var s = 0; s < SEATS; s++) {
+      var o = seats[s];
+      if (!o || typeof o !== 'object') continue;
+      var bySeq = {};
+      (o.moves || []).forEach(function (entry) {
+        if (Array.isArray(entry) && Array.isArray(entry[1])) bySeq[String(entry[0])] = entry[1];
+      });
+      out[s] = read(o, bySeq);
+    }
+    return out;
+  }
+
+  // What perSeat's table holds for move m (its lines), if the seat in view may see it.
+  function linesAt(table, m) {
+    var t = validSeat(m.seat) ? table[m.seat] : null;
+    if (!t || !sees(m.seat)) return null;
+    var lines = t.bySeq[String(m.seq)];
+    return lines && lines.length ? lines : null;
+  }
+
   function ingest(op) {
     if (!op || typeof op !== 'object') return;
     if (typeof op.seq === 'number' && op.seq > M.lastSeq) M.lastSeq = op.seq;
@@ -933,26 +958,11 @@
 
   // -- a language model's trace (MATCH.seatN.trace.ndjson beside the log) ----------------
 
-  var TRACE = [null, null, null, null];
-  (function () {
-    var seats = data.traces && Array.isArray(data.traces.seats) ? data.traces.seats : [];
-    for (var s = 0; s < SEATS; s++) {
-      var t = seats[s];
-      if (!t || typeof t !== 'object') continue;
-      var bySeq = {};
-      (t.moves || []).forEach(function (entry) {
-        if (Array.isArray(entry) && Array.isArray(entry[1])) bySeq[String(entry[0])] = entry[1];
-      });
-      TRACE[s] = { bySeq: bySeq, file: String(t.file || ''), summary: t.summary || null };
-    }
-  })();
+  var TRACE = perSeat(data.traces, function (t, bySeq) {
+    return { bySeq: bySeq, file: String(t.file || ''), summary: t.summary || null };
+  });
 
-  function traceOf(m) {
-    var t = validSeat(m.seat) ? TRACE[m.seat] : null;
-    if (!t || !sees(m.seat)) return null;
-    var lines = t.bySeq[String(m.seq)];
-    return lines && lines.length ? lines : null;
-  }
+  function traceOf(m) { return linesAt(TRACE, m); }
 
   function modelText(cls, s) {
     // Line breaks kept (a model writes in lines); every other control character shown.
@@ -1004,26 +1014,16 @@
 
   // -- the bots' own output (referee view --with-stderr) ---------------------------------
 
-  var OUT = [null, null, null, null];
-  (function () {
-    var seats = data.stderr && Array.isArray(data.stderr.seats) ? data.stderr.seats : [];
-    for (var s = 0; s < SEATS; s++) {
-      var o = seats[s];
-      if (!o || typeof o !== 'object') continue;
-      var bySeq = {};
-      (o.moves || []).forEach(function (entry) {
-        if (Array.isArray(entry) && Array.isArray(entry[1])) bySeq[String(entry[0])] = entry[1];
-      });
-      var raised = {};
-      (Array.isArray(o.raised) ? o.raised : []).forEach(function (entry) {
-        if (Array.isArray(entry) && typeof entry[1] === 'string') raised[String(entry[0])] = entry[1];
-      });
-      OUT[s] = {
-        bySeq: bySeq, end: o.end || [], untimed: o.untimed || [], file: o.file || '',
-        skipped: o.skipped || 0, lines: o.lines || 0, raised: raised
-      };
-    }
-  })();
+  var OUT = perSeat(data.stderr, function (o, bySeq) {
+    var raised = {};
+    (Array.isArray(o.raised) ? o.raised : []).forEach(function (entry) {
+      if (Array.isArray(entry) && typeof entry[1] === 'string') raised[String(entry[0])] = entry[1];
+    });
+    return {
+      bySeq: bySeq, end: o.end || [], untimed: o.untimed || [], file: o.file || '',
+      skipped: o.skipped || 0, lines: o.lines || 0, raised: raised
+    };
+  });
 
   // What the seat's kit said of this move: the bot's own code raised on its turn and the
   // kit played its fallback (docs/kits.md, section 5); null when it said nothing.
@@ -1033,12 +1033,7 @@
     return o.raised[String(m.seq)] || null;
   }
 
-  function outputOf(m) {
-    var o = validSeat(m.seat) ? OUT[m.seat] : null;
-    if (!o || !sees(m.seat)) return null;
-    var lines = o.bySeq[String(m.seq)];
-    return lines && lines.length ? lines : null;
-  }
+  function outputOf(m) { return linesAt(OUT, m); }
 
   function outputBox(title, lines) {
     var box = el('div', 'output');

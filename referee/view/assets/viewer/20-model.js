@@ -14,6 +14,31 @@
 
   function validSeat(s) { return typeof s === 'number' && s >= 0 && s < SEATS; }
 
+  // A file beside the log with something per seat (a model's trace, the bots' output):
+  // read(seat's object, its moves' lines by seq) for each seat that has one, else null.
+  function perSeat(sidecar, read) {
+    var out = [null, null, null, null];
+    var seats = sidecar && Array.isArray(sidecar.seats) ? sidecar.seats : [];
+    for (var s = 0; s < SEATS; s++) {
+      var o = seats[s];
+      if (!o || typeof o !== 'object') continue;
+      var bySeq = {};
+      (o.moves || []).forEach(function (entry) {
+        if (Array.isArray(entry) && Array.isArray(entry[1])) bySeq[String(entry[0])] = entry[1];
+      });
+      out[s] = read(o, bySeq);
+    }
+    return out;
+  }
+
+  // What perSeat's table holds for move m (its lines), if the seat in view may see it.
+  function linesAt(table, m) {
+    var t = validSeat(m.seat) ? table[m.seat] : null;
+    if (!t || !sees(m.seat)) return null;
+    var lines = t.bySeq[String(m.seq)];
+    return lines && lines.length ? lines : null;
+  }
+
   function ingest(op) {
     if (!op || typeof op !== 'object') return;
     if (typeof op.seq === 'number' && op.seq > M.lastSeq) M.lastSeq = op.seq;

@@ -1,25 +1,10 @@
   // -- a language model's trace (MATCH.seatN.trace.ndjson beside the log) ----------------
 
-  var TRACE = [null, null, null, null];
-  (function () {
-    var seats = data.traces && Array.isArray(data.traces.seats) ? data.traces.seats : [];
-    for (var s = 0; s < SEATS; s++) {
-      var t = seats[s];
-      if (!t || typeof t !== 'object') continue;
-      var bySeq = {};
-      (t.moves || []).forEach(function (entry) {
-        if (Array.isArray(entry) && Array.isArray(entry[1])) bySeq[String(entry[0])] = entry[1];
-      });
-      TRACE[s] = { bySeq: bySeq, file: String(t.file || ''), summary: t.summary || null };
-    }
-  })();
+  var TRACE = perSeat(data.traces, function (t, bySeq) {
+    return { bySeq: bySeq, file: String(t.file || ''), summary: t.summary || null };
+  });
 
-  function traceOf(m) {
-    var t = validSeat(m.seat) ? TRACE[m.seat] : null;
-    if (!t || !sees(m.seat)) return null;
-    var lines = t.bySeq[String(m.seq)];
-    return lines && lines.length ? lines : null;
-  }
+  function traceOf(m) { return linesAt(TRACE, m); }
 
   function modelText(cls, s) {
     // Line breaks kept (a model writes in lines); every other control character shown.

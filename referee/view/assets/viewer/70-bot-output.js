@@ -1,25 +1,15 @@
   // -- the bots' own output (referee view --with-stderr) ---------------------------------
 
-  var OUT = [null, null, null, null];
-  (function () {
-    var seats = data.stderr && Array.isArray(data.stderr.seats) ? data.stderr.seats : [];
-    for (var s = 0; s < SEATS; s++) {
-      var o = seats[s];
-      if (!o || typeof o !== 'object') continue;
-      var bySeq = {};
-      (o.moves || []).forEach(function (entry) {
-        if (Array.isArray(entry) && Array.isArray(entry[1])) bySeq[String(entry[0])] = entry[1];
-      });
-      var raised = {};
-      (Array.isArray(o.raised) ? o.raised : []).forEach(function (entry) {
-        if (Array.isArray(entry) && typeof entry[1] === 'string') raised[String(entry[0])] = entry[1];
-      });
-      OUT[s] = {
-        bySeq: bySeq, end: o.end || [], untimed: o.untimed || [], file: o.file || '',
-        skipped: o.skipped || 0, lines: o.lines || 0, raised: raised
-      };
-    }
-  })();
+  var OUT = perSeat(data.stderr, function (o, bySeq) {
+    var raised = {};
+    (Array.isArray(o.raised) ? o.raised : []).forEach(function (entry) {
+      if (Array.isArray(entry) && typeof entry[1] === 'string') raised[String(entry[0])] = entry[1];
+    });
+    return {
+      bySeq: bySeq, end: o.end || [], untimed: o.untimed || [], file: o.file || '',
+      skipped: o.skipped || 0, lines: o.lines || 0, raised: raised
+    };
+  });
 
   // What the seat's kit said of this move: the bot's own code raised on its turn and the
   // kit played its fallback (docs/kits.md, section 5); null when it said nothing.
@@ -29,12 +19,7 @@
     return o.raised[String(m.seq)] || null;
   }
 
-  function outputOf(m) {
-    var o = validSeat(m.seat) ? OUT[m.seat] : null;
-    if (!o || !sees(m.seat)) return null;
-    var lines = o.bySeq[String(m.seq)];
-    return lines && lines.length ? lines : null;
-  }
+  function outputOf(m) { return linesAt(OUT, m); }
 
   function outputBox(title, lines) {
     var box = el('div', 'output');
