@@ -33,7 +33,7 @@ from referee.rules import Rules
 from referee.sandbox.limits import LIMIT_FIELDS, SandboxLimits
 from referee.stdio import bridge_argv
 from referee.table.bots import check_program, unknown_placeholder
-from referee.toml_table import TomlTable, read_toml
+from referee.toml_table import TomlTable, read_config
 from referee.tournament.config import (
     DEFAULT_ADDRESS,
     DEFAULT_LOBBY_WAIT_S,
@@ -69,14 +69,12 @@ _E = TypeVar("_E", bound=enum.StrEnum)
 
 def load_config(path: Path) -> TournamentConfig:
     """Read and check a configuration file; raises ConfigError."""
-    path = Path(path)
-    return parse_config(read_toml(path), path)
+    return read_config(path, parse_config)
 
 
 def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     """Check a parsed TOML document; relative paths are taken from ``source``'s folder."""
-    base = Path(source).resolve().parent
-    top = TomlTable(dict(data), "")
+    top, base = TomlTable.top(data, source)
     t = top.table("tournament")
     r = top.table("rules")
     tm = top.table("time")
