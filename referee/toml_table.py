@@ -6,6 +6,7 @@ language model's settings."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tomllib
 from collections.abc import Callable, Mapping
@@ -42,6 +43,15 @@ def read_config(path: Path, parse: Callable[[dict[str, Any], Path], _T]) -> _T:
     path for its relative paths; ConfigError naming the key at fault."""
     path = Path(path)
     return parse(read_toml(path), path)
+
+
+_KEY = "toml_key"
+
+
+def toml_key(default: Any, *, low: float = 0, high: int | None = None) -> Any:
+    """A dataclass field set by the TOML key of its name: its default and bounds declared
+    once, on the field, and read by ``TomlTable.keys``."""
+    return dataclasses.field(default=default, metadata={_KEY: (low, high)})
 
 
 class TomlTable:
@@ -103,6 +113,23 @@ class TomlTable:
     def flag(self, key: str, default: bool) -> bool:
         value: bool | None = self._typed(key, lambda v: isinstance(v, bool), "true or false")
         return default if value is None else value
+
+    def keys(self, cls: type, *names: str) -> dict[str, Any]:
+        """The fields of the dataclass ``cls`` declared with ``toml_key`` (those ``names``, in
+        that order, else all), each read by its default's type within its bounds."""
+        declared = {f.name: f for f in dataclasses.fields(cls) if _KEY in f.metadata}
+        out: dict[str, Any] = {}
+        for name in names or declared:
+            field = declared[name]
+            low, high = field.metadata[_KEY]
+            default: Any = field.default
+            if isinstance(default, bool):
+                out[name] = self.flag(name, default)
+            elif isinstance(default, int):
+                out[name] = self.whole(name, default, int(low), high)
+            else:
+                out[name] = self.number(name, default, float(low))
+        return out
 
     def table(self, key: str) -> TomlTable:
         value = self.raw(key)

@@ -38,8 +38,6 @@ from referee.tournament.config import (
     DEFAULT_ADDRESS,
     DEFAULT_LOBBY_WAIT_S,
     DEFAULT_MATCH_TIMEOUT_S,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_SPRT_MIN_GROUPS,
     Backend,
     BotConfig,
     BotKind,
@@ -251,11 +249,9 @@ def _parse_sprt(sp: TomlTable, fmt: Format, hero: str, names: Sequence[str]) -> 
             "sprt.delta1", "required: the advantage per hand the test should detect (H1)"
         )
     delta1 = sp.number("delta1", 0.0, low=-math.inf)
-    delta0 = sp.number("delta0", 0.0, low=-math.inf)
-    alpha = sp.number("alpha", 0.05, low=0.0)
-    beta = sp.number("beta", 0.05, low=0.0)
-    min_groups = sp.whole("min_groups", DEFAULT_SPRT_MIN_GROUPS, low=2, high=1_000_000)
+    keys = sp.keys(SprtConfig)
     sp.done()
+    delta0, alpha, beta = keys["delta0"], keys["alpha"], keys["beta"]
     if fmt is not Format.GAUNTLET:
         raise ConfigError("sprt", 'a sequential test needs format = "gauntlet" (hero vs baseline)')
     if not baseline:
@@ -271,7 +267,7 @@ def _parse_sprt(sp: TomlTable, fmt: Format, hero: str, names: Sequence[str]) -> 
     for key, value in (("alpha", alpha), ("beta", beta)):
         if not 0 < value < 0.5:
             raise ConfigError(f"sprt.{key}", f"should be between 0 and 0.5, got {value:g}")
-    return SprtConfig(baseline, delta1, delta0, alpha, beta, min_groups)
+    return SprtConfig(baseline, delta1, **keys)
 
 
 def _parse_execution(
@@ -279,8 +275,7 @@ def _parse_execution(
 ) -> ExecutionConfig:
     backend = _enum(Backend, ex.text("backend", Backend.LOCAL.value) or "", "execution.backend")
     address = ex.text("address")
-    cpus = ex.number("cpus_per_match", 1.0)
-    attempts = ex.whole("max_attempts", DEFAULT_MAX_ATTEMPTS, low=1, high=100)
+    keys = ex.keys(ExecutionConfig)
     ex.done()
     if backend is Backend.LOCAL:
         for key in ("address", "cpus_per_match", "max_attempts"):
@@ -297,7 +292,7 @@ def _parse_execution(
             f'should be "auto" or a Ray cluster\'s host:port, got {address!r} (leave it out '
             "for a Ray started by the tournament)",
         )
-    if cpus <= 0:
+    if keys["cpus_per_match"] <= 0:
         raise ConfigError("execution.cpus_per_match", "should be more than 0")
     if remote:
         raise ConfigError(
@@ -315,7 +310,7 @@ def _parse_execution(
             "referee.verify_logs",
             "logs played on Ray workers are always verified when they arrive: leave it out",
         )
-    return ExecutionConfig(Backend.RAY, address, cpus, attempts)
+    return ExecutionConfig(Backend.RAY, address, **keys)
 
 
 _LIMIT_RANGES: dict[str, tuple[int, int]] = {
@@ -384,17 +379,10 @@ def _parse_disqualify(t: TomlTable) -> DisqualifyConfig:
     replacement = _enum(
         Replacement, t.text("replacement", "random") or "", "disqualify.replacement"
     )
-    rate = t.number("fault_rate", 0.0)
-    if rate >= 1:
-        raise ConfigError("disqualify.fault_rate", f"should be below 1, got {rate}")
-    config = DisqualifyConfig(
-        crashes=t.whole("crashes", 0, high=1_000_000),
-        breaches=t.whole("breaches", 0, high=1_000_000),
-        fault_rate=rate,
-        faulty_turns=t.whole("faulty_turns", 3, low=1, high=1_000_000),
-        min_matches=t.whole("min_matches", 4, low=1, high=1_000_000),
-        replacement=replacement,
-    )
+    keys = t.keys(DisqualifyConfig, "fault_rate")
+    if keys["fault_rate"] >= 1:
+        raise ConfigError("disqualify.fault_rate", f"should be below 1, got {keys['fault_rate']}")
+    config = DisqualifyConfig(**t.keys(DisqualifyConfig), replacement=replacement)
     t.done()
     return config
 
