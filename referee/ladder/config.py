@@ -91,6 +91,16 @@ SEATINGS = ("rotations", "none")
 BACKENDS = ("local", "ray")
 
 
+class _Subfolder:
+    """A folder of the ladder's data, below its ``folder``: each declared by its name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, config: LadderConfig, owner: object = None) -> Path:
+        return config.folder / self.name
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Entry:
     """A bot ``referee ladder init`` packs from files and uploads for a team."""
@@ -101,16 +111,6 @@ class Entry:
     runtime: str
     command: tuple[str, ...]
     description: str = ""
-
-
-class _Subfolder:
-    """A folder of the ladder's data, below its ``folder``: each declared by its name."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __get__(self, config: LadderConfig, owner: object = None) -> Path:
-        return config.folder / self.name
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
