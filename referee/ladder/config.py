@@ -83,7 +83,7 @@ from referee.llm import is_model_seat, model_seat_name
 from referee.match.settings import MatchSettings
 from referee.rules import Rules
 from referee.sandbox import LIMIT_FIELDS, SandboxLimits
-from referee.toml_table import ConfigError, TomlTable, read_config
+from referee.toml_table import ConfigError, TomlTable, read_config, toml_key
 from referee.tournament.toml_reader import parse_limits, parse_match_tables, parse_rules
 
 MIB = 1024 * 1024
@@ -147,8 +147,8 @@ class LadderConfig:
     trusted_proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     """The web's reverse proxies whose forwarding headers name the client
     (``referee.web.forwarded``); none by default."""
-    uploads_at_once: int = 8
-    team_uploads_at_once: int = 2
+    uploads_at_once: int = toml_key(8, low=1, high=1000)
+    team_uploads_at_once: int = toml_key(2, low=1, high=1000)
 
     @property
     def rules(self) -> Rules:
@@ -262,8 +262,7 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
             raise ConfigError(
                 f"web.trusted_proxies[{i}]", f"{text!r} is not an IP address or network"
             ) from None
-    uploads_at_once = wb.whole("uploads_at_once", 8, low=1, high=1000)
-    team_uploads_at_once = wb.whole("team_uploads_at_once", 2, low=1, high=1000)
+    uploads = wb.keys(LadderConfig)
     wb.done()
 
     li = top.table("limits")
@@ -311,8 +310,8 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
         bot_limits=bot_limits,
         entries=entries,
         trusted_proxies=tuple(proxies),
-        uploads_at_once=uploads_at_once,
-        team_uploads_at_once=min(team_uploads_at_once, uploads_at_once),
+        uploads_at_once=uploads["uploads_at_once"],
+        team_uploads_at_once=min(uploads["team_uploads_at_once"], uploads["uploads_at_once"]),
     )
 
 

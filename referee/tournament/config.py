@@ -230,17 +230,17 @@ class RefereeConfig:
     server: str = ""
     """A running ``referee serve`` (host:port) to use instead of a referee in this
     process; bots connect there too."""
-    lobby_wait_s: float = DEFAULT_LOBBY_WAIT_S
+    lobby_wait_s: float = toml_key(DEFAULT_LOBBY_WAIT_S)
     """How long a match waits for its remote bots to be connected before it starts
     without them (their seats then get default actions until they connect)."""
-    verify_logs: bool = True
+    verify_logs: bool = toml_key(True)
     """Re-check each match log (``referee verify``) as the match ends."""
     tls_cert: Path | None = None
     tls_key: Path | None = None
     tls_client_ca: Path | None = None
     """The in-process referee's TLS certificate and key, and the CA of client
     certificates (mutual TLS)."""
-    insecure: bool = False
+    insecure: bool = toml_key(False)
     """Let the in-process referee serve plaintext on an address other machines reach."""
     organiser_token_file: Path | None = None
     """The token of ``server`` (``referee serve`` prints where it is)."""
@@ -305,7 +305,7 @@ class SandboxConfig:
     """More paths every sandboxed bot may read."""
     own_cores: SandboxMode = SandboxMode.AUTO
     """A core of its own for each bot: auto (when there are enough), on, off."""
-    cpu_cores: float = 0.0
+    cpu_cores: float = toml_key(0.0)
     """A CPU quota per bot, in cores (0: none); CPU shares are always equal."""
 
     def identity(self) -> dict[str, Any]:

@@ -36,7 +36,6 @@ from referee.table.bots import check_program, unknown_placeholder
 from referee.toml_table import TomlTable, read_config
 from referee.tournament.config import (
     DEFAULT_ADDRESS,
-    DEFAULT_LOBBY_WAIT_S,
     DEFAULT_MATCH_TIMEOUT_S,
     Backend,
     BotConfig,
@@ -153,12 +152,11 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     referee = RefereeConfig(
         address=ref.text("address", DEFAULT_ADDRESS) or DEFAULT_ADDRESS,
         server=ref.text("server", "") or "",
-        lobby_wait_s=ref.number("lobby_wait_s", DEFAULT_LOBBY_WAIT_S),
-        verify_logs=ref.flag("verify_logs", True),
+        **ref.keys(RefereeConfig, "lobby_wait_s", "verify_logs"),
         tls_cert=file("tls_cert"),
         tls_key=file("tls_key"),
         tls_client_ca=file("tls_client_ca"),
-        insecure=ref.flag("insecure", False),
+        **ref.keys(RefereeConfig, "insecure"),
         organiser_token_file=file("organiser_token_file"),
         organiser_address=ref.text("organiser_address", "") or "",
         ca_file=file("ca_file"),
@@ -367,7 +365,7 @@ def _parse_sandbox(t: TomlTable, base: Path) -> SandboxConfig:
         limits=limits,
         read_only=_paths(t, "read_only", base),
         own_cores=_mode(t, "own_cores"),
-        cpu_cores=t.number("cpu_cores", 0.0),
+        **t.keys(SandboxConfig),
     )
     if config.cpu_cores and config.cpu_cores < 0.01:
         raise ConfigError("sandbox.cpu_cores", "should be 0 (no quota) or at least 0.01")
