@@ -6,10 +6,14 @@ language model's settings."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tomllib
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 
 class ConfigError(ValueError):
@@ -34,6 +38,22 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError("", f"{path} is not valid TOML: {exc}") from None
 
 
+def read_config(path: Path, parse: Callable[[dict[str, Any], Path], _T]) -> _T:
+    """A configuration file read and checked by ``parse``, which is given the file's
+    path for its relative paths; ConfigError naming the key at fault."""
+    path = Path(path)
+    return parse(read_toml(path), path)
+
+
+_KEY = "toml_key"
+
+
+def toml_key(default: Any, *, low: float = 0, high: int | None = None) -> Any:
+    """A dataclass field set by the TOML key of its name: its default and bounds declared
+    once, on the field, and read by ``TomlTable.keys``."""
+    return dataclasses.field(default=default, metadata={_KEY: (low, high)})
+
+
 class TomlTable:
     """A TOML table being read: typed getters, and unknown keys reported at the end."""
 
@@ -43,6 +63,12 @@ class TomlTable:
         self.data: dict[str, Any] = data
         self.where = where
         self.seen: set[str] = set()
+
+    @classmethod
+    def top(cls, data: Mapping[str, Any], source: Path) -> tuple[TomlTable, Path]:
+        """A configuration document's top table, and the folder its relative paths are
+        taken from (the file's)."""
+        return cls(dict(data), ""), Path(source).resolve().parent
 
     def _at(self, key: str) -> str:
         return f"{self.where}.{key}" if self.where else key
@@ -54,31 +80,30 @@ class TomlTable:
         self.seen.add(key)
         return self.data.get(key)
 
-    def text(self, key: str, default: str | None = None) -> str | None:
+    def _typed(self, key: str, fits: Callable[[Any], bool], kind: str) -> Any:
+        """The key's value, None when unset; ConfigError when it is not ``kind``."""
         value = self.raw(key)
-        if value is None:
-            return default
-        if not isinstance(value, str):
-            raise ConfigError(self._at(key), f"should be a string, got {value!r}")
+        if value is not None and not fits(value):
+            raise ConfigError(self._at(key), f"should be {kind}, got {value!r}")
         return value
 
+    def text(self, key: str, default: str | None = None) -> str | None:
+        value: str | None = self._typed(key, lambda v: isinstance(v, str), "a string")
+        return default if value is None else value
+
     def whole(self, key: str, default: int, low: int = 0, high: int | None = None) -> int:
-        value = self.raw(key)
+        value: int | None = self._typed(key, _is_whole, "a whole number")
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(self._at(key), f"should be a whole number, got {value!r}")
         if value < low or (high is not None and value > high):
             bound = f"between {low} and {high}" if high is not None else f"at least {low}"
             raise ConfigError(self._at(key), f"should be {bound}, got {value}")
         return value
 
     def number(self, key: str, default: float, low: float = 0.0) -> float:
-        value = self.raw(key)
+        value: float | None = self._typed(key, _is_number, "a number")
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(self._at(key), f"should be a number, got {value!r}")
         if not math.isfinite(value):
             raise ConfigError(self._at(key), f"should be a finite number, got {value}")
         if value < low:
@@ -86,12 +111,25 @@ class TomlTable:
         return float(value)
 
     def flag(self, key: str, default: bool) -> bool:
-        value = self.raw(key)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise ConfigError(self._at(key), f"should be true or false, got {value!r}")
-        return value
+        value: bool | None = self._typed(key, lambda v: isinstance(v, bool), "true or false")
+        return default if value is None else value
+
+    def keys(self, cls: type, *names: str) -> dict[str, Any]:
+        """The fields of the dataclass ``cls`` declared with ``toml_key`` (those ``names``, in
+        that order, else all), each read by its default's type within its bounds."""
+        declared = {f.name: f for f in dataclasses.fields(cls) if _KEY in f.metadata}
+        out: dict[str, Any] = {}
+        for name in names or declared:
+            field = declared[name]
+            low, high = field.metadata[_KEY]
+            default: Any = field.default
+            if isinstance(default, bool):
+                out[name] = self.flag(name, default)
+            elif isinstance(default, int):
+                out[name] = self.whole(name, default, int(low), high)
+            else:
+                out[name] = self.number(name, default, float(low))
+        return out
 
     def table(self, key: str) -> TomlTable:
         value = self.raw(key)
@@ -102,6 +140,14 @@ class TomlTable:
         if unknown:
             known = ", ".join(sorted(self.seen))
             raise ConfigError(self._at(unknown[0]), f"unknown key (known here: {known or 'none'})")
+
+
+def _is_whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 __all__ = ["TomlTable"]

@@ -83,12 +83,22 @@ from referee.llm import is_model_seat, model_seat_name
 from referee.match.settings import MatchSettings
 from referee.rules import Rules
 from referee.sandbox import LIMIT_FIELDS, SandboxLimits
-from referee.toml_table import ConfigError, TomlTable, read_toml
+from referee.toml_table import ConfigError, TomlTable, read_config, toml_key
 from referee.tournament.toml_reader import parse_limits, parse_match_tables, parse_rules
 
 MIB = 1024 * 1024
 SEATINGS = ("rotations", "none")
 BACKENDS = ("local", "ray")
+
+
+class _Subfolder:
+    """A folder of the ladder's data, below its ``folder``: each declared by its name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, config: LadderConfig, owner: object = None) -> Path:
+        return config.folder / self.name
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -137,8 +147,8 @@ class LadderConfig:
     trusted_proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     """The web's reverse proxies whose forwarding headers name the client
     (``referee.web.forwarded``); none by default."""
-    uploads_at_once: int = 8
-    team_uploads_at_once: int = 2
+    uploads_at_once: int = toml_key(8, low=1, high=1000)
+    team_uploads_at_once: int = toml_key(2, low=1, high=1000)
 
     @property
     def rules(self) -> Rules:
@@ -146,33 +156,16 @@ class LadderConfig:
 
     # -- the folder ----------------------------------------------------------------------
 
-    @property
-    def versions_dir(self) -> Path:
-        """Unpacked archives, one read-only folder per archive (its SHA-256)."""
-        return self.folder / "versions"
-
-    @property
-    def archives_dir(self) -> Path:
-        """Uploaded archives as they came, kept beside their unpacked folders."""
-        return self.folder / "archives"
-
-    @property
-    def logs_dir(self) -> Path:
-        return self.folder / "logs"
-
-    @property
-    def stderr_dir(self) -> Path:
-        return self.folder / "stderr"
-
-    @property
-    def state_dir(self) -> Path:
-        """The log signing key and the web's session key (mode 0700; never publish)."""
-        return self.folder / "state"
-
-    @property
-    def work_dir(self) -> Path:
-        """The workers' referees' live logs and process ledgers."""
-        return self.folder / "work"
+    versions_dir = _Subfolder("versions")
+    """Unpacked archives, one read-only folder per archive (its SHA-256)."""
+    archives_dir = _Subfolder("archives")
+    """Uploaded archives as they came, kept beside their unpacked folders."""
+    logs_dir = _Subfolder("logs")
+    stderr_dir = _Subfolder("stderr")
+    state_dir = _Subfolder("state")
+    """The log signing key and the web's session key (mode 0700; never publish)."""
+    work_dir = _Subfolder("work")
+    """The workers' referees' live logs and process ledgers."""
 
     def worker_count(self) -> int:
         if self.workers:
@@ -202,13 +195,11 @@ class LadderConfig:
 
 def load_ladder_config(path: Path) -> LadderConfig:
     """Read and check a ladder's configuration file; raises ConfigError."""
-    path = Path(path)
-    return parse_ladder_config(read_toml(path), path)
+    return read_config(path, parse_ladder_config)
 
 
 def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
-    base = Path(source).resolve().parent
-    top = TomlTable(dict(data), "")
+    top, base = TomlTable.top(data, source)
     la = top.table("ladder")
     name = la.text("name", "ladder") or "ladder"
     folder = (base / (la.text("folder", "ladder-data") or "ladder-data")).resolve()
@@ -271,8 +262,7 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
             raise ConfigError(
                 f"web.trusted_proxies[{i}]", f"{text!r} is not an IP address or network"
             ) from None
-    uploads_at_once = wb.whole("uploads_at_once", 8, low=1, high=1000)
-    team_uploads_at_once = wb.whole("team_uploads_at_once", 2, low=1, high=1000)
+    uploads = wb.keys(LadderConfig)
     wb.done()
 
     li = top.table("limits")
@@ -320,8 +310,8 @@ def parse_ladder_config(data: Mapping[str, Any], source: Path) -> LadderConfig:
         bot_limits=bot_limits,
         entries=entries,
         trusted_proxies=tuple(proxies),
-        uploads_at_once=uploads_at_once,
-        team_uploads_at_once=min(team_uploads_at_once, uploads_at_once),
+        uploads_at_once=uploads["uploads_at_once"],
+        team_uploads_at_once=min(uploads["team_uploads_at_once"], uploads["uploads_at_once"]),
     )
 
 

@@ -46,7 +46,7 @@ from typing import Any
 
 from referee.llm.endpoint import EndpointSettings
 from referee.llm.prompt import FORMATS, LEGAL_PLAYS, PromptOptions
-from referee.toml_table import ConfigError, TomlTable, read_toml
+from referee.toml_table import ConfigError, TomlTable, read_toml, toml_key
 
 STRUCTURED = ("off", "json_schema", "json_object")
 CONSTRAIN = ("legal", "format")
@@ -69,12 +69,12 @@ class ModelSettings:
     """What a constrained answer may be: a ``legal`` move, or any well-formed move
     (``format``: the model's own choice, judged by the referee)."""
     keep_prompts: bool = True
-    parse_retries: int = 2
-    max_tokens_per_match: int = 0
-    input_per_million: float = 0.0
-    output_per_million: float = 0.0
-    turn_time_ms: int = 60_000
-    time_bank_ms: int = 0
+    parse_retries: int = toml_key(2, high=10)
+    max_tokens_per_match: int = toml_key(0, high=10**12)
+    input_per_million: float = toml_key(0.0)
+    output_per_million: float = toml_key(0.0)
+    turn_time_ms: int = toml_key(60_000, low=1, high=MAX_TIME_MS)
+    time_bank_ms: int = toml_key(0, high=MAX_TIME_MS)
     api_key_file: Path | None = None
     api_key_env: str = ""
 
@@ -201,18 +201,17 @@ def parse_model_settings(data: Mapping[str, Any], source: Path) -> ModelSettings
     pr.done()
 
     li = top.table("limits")
-    parse_retries = li.whole("parse_retries", 2, high=10)
+    parse_retries = li.keys(ModelSettings, "parse_retries")
     max_tokens = li.whole("max_tokens_per_move", 256, low=1, high=1_000_000)
-    per_match = li.whole("max_tokens_per_match", 0, high=10**12)
+    per_match = li.keys(ModelSettings, "max_tokens_per_match")
     li.done()
 
     pc = top.table("prices")
-    prices = (pc.number("input_per_million", 0.0), pc.number("output_per_million", 0.0))
+    prices = pc.keys(ModelSettings, "input_per_million", "output_per_million")
     pc.done()
 
     ck = top.table("clock")
-    turn_time_ms = ck.whole("turn_time_ms", 60_000, low=1, high=MAX_TIME_MS)
-    time_bank_ms = ck.whole("time_bank_ms", 0, high=MAX_TIME_MS)
+    clock = ck.keys(ModelSettings, "turn_time_ms", "time_bank_ms")
     ck.done()
     top.done()
     return ModelSettings(
@@ -222,12 +221,10 @@ def parse_model_settings(data: Mapping[str, Any], source: Path) -> ModelSettings
         prompt=prompt,
         constrain=constrain,
         keep_prompts=keep == "full",
-        parse_retries=parse_retries,
-        max_tokens_per_match=per_match,
-        input_per_million=prices[0],
-        output_per_million=prices[1],
-        turn_time_ms=turn_time_ms,
-        time_bank_ms=time_bank_ms,
+        **parse_retries,
+        **per_match,
+        **prices,
+        **clock,
         api_key_file=key_path,
         api_key_env=key_env,
     )

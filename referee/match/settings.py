@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
+from referee.match.declared import Declared, declared
 from referee.rules import MatchEnd, OptionsError, Rules, new_seed
 from referee.rules.deal import MAX_SEED_BYTES
 
@@ -79,30 +80,24 @@ class SettingsError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Setting:
-    """One numeric field of ``MatchSettings``: everything each form needs to carry it."""
+class Setting(Declared):
+    """One numeric field of ``MatchSettings``: everything each form needs to carry it.
+    Its ``help`` has ``{default}`` for the default; its flag is that of ``referee match``
+    and ``referee organiser create``."""
 
-    name: str
-    """The ``MatchSettings`` field."""
-    default: int
     low: int
     high: int
     message: str
     """The protocol message that carries it: time_control, fault_policy or drills."""
     proto: str
     """Its name in that message."""
-    help: str
-    """What it means, for ``--help``; ``{default}`` becomes the default."""
-    flag: str
-    """The flag of ``referee match`` and ``referee organiser create``; "" for none."""
-    metavar: str
     table: str
     """The tournament's TOML table that holds it (time, faults); "" for none."""
 
-    @property
-    def dest(self) -> str:
-        """The flag's argparse destination."""
-        return self.flag.removeprefix("--").replace("-", "_")
+    def named(self, name: str) -> Self:
+        """Named, with the proto name and the metavar made from it where none is given."""
+        metavar = self.metavar or self.dest.upper()
+        return dataclasses.replace(self, name=name, proto=self.proto or name, metavar=metavar)
 
     @property
     def path(self) -> str:
@@ -122,9 +117,6 @@ class Setting:
             )
 
 
-_SETTING = "setting"
-
-
 def _setting(
     default: int,
     message: str,
@@ -138,8 +130,8 @@ def _setting(
     table: str = "",
 ) -> Any:
     """A ``MatchSettings`` field and its ``Setting`` (named once the class exists)."""
-    spec = Setting("", default, low, high, message, proto, help, flag, metavar, table)
-    return dataclasses.field(default=default, metadata={_SETTING: spec})
+    spec = Setting("", default, help, flag, metavar, low, high, message, proto, table)
+    return spec.field()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -350,17 +342,7 @@ def _seat_clocks(time_control: common.TimeControl) -> tuple[SeatClock, ...]:
     )
 
 
-def _named(field: dataclasses.Field[Any]) -> Setting:
-    spec: Setting = field.metadata[_SETTING]
-    metavar = spec.metavar or spec.dest.upper()
-    return dataclasses.replace(
-        spec, name=field.name, proto=spec.proto or field.name, metavar=metavar
-    )
-
-
-SETTINGS: tuple[Setting, ...] = tuple(
-    _named(field) for field in dataclasses.fields(MatchSettings) if _SETTING in field.metadata
-)
+SETTINGS: tuple[Setting, ...] = declared(MatchSettings, Setting)
 """The numeric fields of ``MatchSettings``, in order: the one table every form is made from."""
 
 

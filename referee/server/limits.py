@@ -9,8 +9,9 @@ every match running.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
+from referee.match.declared import Declared, declared
 from referee.match.settings import MatchSettings, SettingsError
 from referee.rules import MatchEnd
 from referee.rules.deal import MAX_SEED_BYTES
@@ -22,29 +23,24 @@ DEFAULT_MAX_HANDS = 1000
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
 
 
-_LIMIT = "server_limit"
+_OWN_FLAG = "--"
+"""A limit declared with this flag has the option named after its field."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Limit:
+class Limit(Declared):
     """One field of ``ServerLimits`` as ``referee serve`` takes it and
     ``GetServerInfo`` serves it."""
 
-    name: str
-    default: int
-    help: str
-    """For ``--help``; ``{default}`` becomes the default."""
-    flag: str
-    """Its ``referee serve`` option; "" for none."""
-    metavar: str
     positive: bool
     """At least 1 (else 0 may turn it off)."""
     served: bool
     """Served by ``GetServerInfo`` (the connection bounds are the transport's)."""
 
-    @property
-    def dest(self) -> str:
-        return self.flag.removeprefix("--").replace("-", "_")
+    def named(self, name: str) -> Self:
+        """Named, with its option named after it (``--max-hands``) if it has one."""
+        flag = "--" + name.replace("_", "-") if self.flag == _OWN_FLAG else ""
+        return dataclasses.replace(self, name=name, flag=flag)
 
 
 def _limit(
@@ -56,8 +52,10 @@ def _limit(
     positive: bool = False,
     served: bool = True,
 ) -> Any:
-    spec = (help, metavar, flag, positive, served)
-    return dataclasses.field(default=default, metadata={_LIMIT: spec})
+    """A ``ServerLimits`` field and its ``Limit`` (named once the class exists)."""
+    own_flag = _OWN_FLAG if flag else ""
+    spec = Limit("", default, help.format(default=default), own_flag, metavar, positive, served)
+    return spec.field()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -145,22 +143,7 @@ class ServerLimits:
         )
 
 
-def _named(field: dataclasses.Field[Any]) -> Limit:
-    help, metavar, flag, positive, served = field.metadata[_LIMIT]
-    default = field.default
-    assert isinstance(default, int)
-    return Limit(
-        name=field.name,
-        default=default,
-        help=help.format(default=default),
-        flag="--" + field.name.replace("_", "-") if flag else "",
-        metavar=metavar,
-        positive=positive,
-        served=served,
-    )
-
-
-LIMITS: tuple[Limit, ...] = tuple(_named(f) for f in dataclasses.fields(ServerLimits))
+LIMITS: tuple[Limit, ...] = declared(ServerLimits, Limit)
 """Every limit, in the order ``referee serve --help`` shows them."""
 
 

@@ -114,6 +114,7 @@ import dataclasses
 import enum
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from pathlib import Path
@@ -125,7 +126,7 @@ from referee.match.settings import SETTINGS, MatchSettings
 from referee.rules import Rules
 from referee.sandbox.limits import SandboxLimits
 from referee.table.bots import PLACEHOLDERS, BuiltinBot, CommandBot, RemoteBot
-from referee.toml_table import ConfigError
+from referee.toml_table import ConfigError, toml_key
 
 if TYPE_CHECKING:
     from referee.table.referees import ServerTls
@@ -229,17 +230,17 @@ class RefereeConfig:
     server: str = ""
     """A running ``referee serve`` (host:port) to use instead of a referee in this
     process; bots connect there too."""
-    lobby_wait_s: float = DEFAULT_LOBBY_WAIT_S
+    lobby_wait_s: float = toml_key(DEFAULT_LOBBY_WAIT_S)
     """How long a match waits for its remote bots to be connected before it starts
     without them (their seats then get default actions until they connect)."""
-    verify_logs: bool = True
+    verify_logs: bool = toml_key(True)
     """Re-check each match log (``referee verify``) as the match ends."""
     tls_cert: Path | None = None
     tls_key: Path | None = None
     tls_client_ca: Path | None = None
     """The in-process referee's TLS certificate and key, and the CA of client
     certificates (mutual TLS)."""
-    insecure: bool = False
+    insecure: bool = toml_key(False)
     """Let the in-process referee serve plaintext on an address other machines reach."""
     organiser_token_file: Path | None = None
     """The token of ``server`` (``referee serve`` prints where it is)."""
@@ -277,9 +278,9 @@ class ExecutionConfig:
     address: str | None = None
     """Ray: ``auto`` (the cluster this machine belongs to), a cluster's ``host:port``,
     or None for a Ray started by the tournament on this machine alone."""
-    cpus_per_match: float = 1.0
+    cpus_per_match: float = toml_key(1.0)
     """Ray: the CPUs each match task asks for (its referee and its bots)."""
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    max_attempts: int = toml_key(DEFAULT_MAX_ATTEMPTS, low=1, high=100)
     """Ray: how often a match whose node dies is played (from scratch) before the
     tournament stops, the cluster being unusable."""
 
@@ -304,7 +305,7 @@ class SandboxConfig:
     """More paths every sandboxed bot may read."""
     own_cores: SandboxMode = SandboxMode.AUTO
     """A core of its own for each bot: auto (when there are enough), on, off."""
-    cpu_cores: float = 0.0
+    cpu_cores: float = toml_key(0.0)
     """A CPU quota per bot, in cores (0: none); CPU shares are always equal."""
 
     def identity(self) -> dict[str, Any]:
@@ -332,16 +333,16 @@ class Replacement(enum.StrEnum):
 class DisqualifyConfig:
     """``[disqualify]``: when a bot is out of the tournament (all off by default)."""
 
-    crashes: int = 0
+    crashes: int = toml_key(0, high=1_000_000)
     """At its this-many-th crash (0: never)."""
-    breaches: int = 0
+    breaches: int = toml_key(0, high=1_000_000)
     """At its this-many-th sandbox limit breach (0: never)."""
-    fault_rate: float = 0.0
+    fault_rate: float = toml_key(0.0)
     """When more than this share of its matches were faulty (0: never)."""
-    faulty_turns: int = 3
+    faulty_turns: int = toml_key(3, low=1, high=1_000_000)
     """Turns played by default for it (timeouts, illegal plays) that make a match faulty;
     a crash or a breach always does."""
-    min_matches: int = 4
+    min_matches: int = toml_key(4, low=1, high=1_000_000)
     """Its fault rate is judged once it has this many matches."""
     replacement: Replacement = Replacement.RANDOM
 
@@ -386,13 +387,13 @@ class SprtConfig:
     baseline: str
     delta1: float
     """H1: the hero's advantage is this (the smallest that matters)."""
-    delta0: float = 0.0
+    delta0: float = toml_key(0.0, low=-math.inf)
     """H0: the hero's advantage is this (no better)."""
-    alpha: float = 0.05
+    alpha: float = toml_key(0.05)
     """The chance of accepting H1 when H0 holds."""
-    beta: float = 0.05
+    beta: float = toml_key(0.05)
     """The chance of accepting H0 when H1 holds."""
-    min_groups: int = DEFAULT_SPRT_MIN_GROUPS
+    min_groups: int = toml_key(DEFAULT_SPRT_MIN_GROUPS, low=2, high=1_000_000)
     """No decision before this many deal groups are in the test."""
 
 

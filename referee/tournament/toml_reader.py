@@ -33,13 +33,10 @@ from referee.rules import Rules
 from referee.sandbox.limits import LIMIT_FIELDS, SandboxLimits
 from referee.stdio import bridge_argv
 from referee.table.bots import check_program, unknown_placeholder
-from referee.toml_table import TomlTable, read_toml
+from referee.toml_table import TomlTable, read_config
 from referee.tournament.config import (
     DEFAULT_ADDRESS,
-    DEFAULT_LOBBY_WAIT_S,
     DEFAULT_MATCH_TIMEOUT_S,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_SPRT_MIN_GROUPS,
     Backend,
     BotConfig,
     BotKind,
@@ -69,14 +66,12 @@ _E = TypeVar("_E", bound=enum.StrEnum)
 
 def load_config(path: Path) -> TournamentConfig:
     """Read and check a configuration file; raises ConfigError."""
-    path = Path(path)
-    return parse_config(read_toml(path), path)
+    return read_config(path, parse_config)
 
 
 def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     """Check a parsed TOML document; relative paths are taken from ``source``'s folder."""
-    base = Path(source).resolve().parent
-    top = TomlTable(dict(data), "")
+    top, base = TomlTable.top(data, source)
     t = top.table("tournament")
     r = top.table("rules")
     tm = top.table("time")
@@ -157,12 +152,11 @@ def parse_config(data: Mapping[str, Any], source: Path) -> TournamentConfig:
     referee = RefereeConfig(
         address=ref.text("address", DEFAULT_ADDRESS) or DEFAULT_ADDRESS,
         server=ref.text("server", "") or "",
-        lobby_wait_s=ref.number("lobby_wait_s", DEFAULT_LOBBY_WAIT_S),
-        verify_logs=ref.flag("verify_logs", True),
+        **ref.keys(RefereeConfig, "lobby_wait_s", "verify_logs"),
         tls_cert=file("tls_cert"),
         tls_key=file("tls_key"),
         tls_client_ca=file("tls_client_ca"),
-        insecure=ref.flag("insecure", False),
+        **ref.keys(RefereeConfig, "insecure"),
         organiser_token_file=file("organiser_token_file"),
         organiser_address=ref.text("organiser_address", "") or "",
         ca_file=file("ca_file"),
@@ -253,11 +247,9 @@ def _parse_sprt(sp: TomlTable, fmt: Format, hero: str, names: Sequence[str]) -> 
             "sprt.delta1", "required: the advantage per hand the test should detect (H1)"
         )
     delta1 = sp.number("delta1", 0.0, low=-math.inf)
-    delta0 = sp.number("delta0", 0.0, low=-math.inf)
-    alpha = sp.number("alpha", 0.05, low=0.0)
-    beta = sp.number("beta", 0.05, low=0.0)
-    min_groups = sp.whole("min_groups", DEFAULT_SPRT_MIN_GROUPS, low=2, high=1_000_000)
+    keys = sp.keys(SprtConfig)
     sp.done()
+    delta0, alpha, beta = keys["delta0"], keys["alpha"], keys["beta"]
     if fmt is not Format.GAUNTLET:
         raise ConfigError("sprt", 'a sequential test needs format = "gauntlet" (hero vs baseline)')
     if not baseline:
@@ -273,7 +265,7 @@ def _parse_sprt(sp: TomlTable, fmt: Format, hero: str, names: Sequence[str]) -> 
     for key, value in (("alpha", alpha), ("beta", beta)):
         if not 0 < value < 0.5:
             raise ConfigError(f"sprt.{key}", f"should be between 0 and 0.5, got {value:g}")
-    return SprtConfig(baseline, delta1, delta0, alpha, beta, min_groups)
+    return SprtConfig(baseline, delta1, **keys)
 
 
 def _parse_execution(
@@ -281,8 +273,7 @@ def _parse_execution(
 ) -> ExecutionConfig:
     backend = _enum(Backend, ex.text("backend", Backend.LOCAL.value) or "", "execution.backend")
     address = ex.text("address")
-    cpus = ex.number("cpus_per_match", 1.0)
-    attempts = ex.whole("max_attempts", DEFAULT_MAX_ATTEMPTS, low=1, high=100)
+    keys = ex.keys(ExecutionConfig)
     ex.done()
     if backend is Backend.LOCAL:
         for key in ("address", "cpus_per_match", "max_attempts"):
@@ -299,7 +290,7 @@ def _parse_execution(
             f'should be "auto" or a Ray cluster\'s host:port, got {address!r} (leave it out '
             "for a Ray started by the tournament)",
         )
-    if cpus <= 0:
+    if keys["cpus_per_match"] <= 0:
         raise ConfigError("execution.cpus_per_match", "should be more than 0")
     if remote:
         raise ConfigError(
@@ -317,7 +308,7 @@ def _parse_execution(
             "referee.verify_logs",
             "logs played on Ray workers are always verified when they arrive: leave it out",
         )
-    return ExecutionConfig(Backend.RAY, address, cpus, attempts)
+    return ExecutionConfig(Backend.RAY, address, **keys)
 
 
 _LIMIT_RANGES: dict[str, tuple[int, int]] = {
@@ -374,7 +365,7 @@ def _parse_sandbox(t: TomlTable, base: Path) -> SandboxConfig:
         limits=limits,
         read_only=_paths(t, "read_only", base),
         own_cores=_mode(t, "own_cores"),
-        cpu_cores=t.number("cpu_cores", 0.0),
+        **t.keys(SandboxConfig),
     )
     if config.cpu_cores and config.cpu_cores < 0.01:
         raise ConfigError("sandbox.cpu_cores", "should be 0 (no quota) or at least 0.01")
@@ -386,17 +377,10 @@ def _parse_disqualify(t: TomlTable) -> DisqualifyConfig:
     replacement = _enum(
         Replacement, t.text("replacement", "random") or "", "disqualify.replacement"
     )
-    rate = t.number("fault_rate", 0.0)
-    if rate >= 1:
-        raise ConfigError("disqualify.fault_rate", f"should be below 1, got {rate}")
-    config = DisqualifyConfig(
-        crashes=t.whole("crashes", 0, high=1_000_000),
-        breaches=t.whole("breaches", 0, high=1_000_000),
-        fault_rate=rate,
-        faulty_turns=t.whole("faulty_turns", 3, low=1, high=1_000_000),
-        min_matches=t.whole("min_matches", 4, low=1, high=1_000_000),
-        replacement=replacement,
-    )
+    keys = t.keys(DisqualifyConfig, "fault_rate")
+    if keys["fault_rate"] >= 1:
+        raise ConfigError("disqualify.fault_rate", f"should be below 1, got {keys['fault_rate']}")
+    config = DisqualifyConfig(**t.keys(DisqualifyConfig), replacement=replacement)
     t.done()
     return config
 
