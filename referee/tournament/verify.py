@@ -30,8 +30,10 @@ from typing import Any
 
 from referee.log.reader import LogFormatError, read_log
 from referee.log.summary import summarize_log
+from referee.log.traces import trace_path, verify_traces
 from referee.log.verify import VerifyReport, verify_log
 from referee.pools import process_pool
+from referee.rules import SEATS
 from referee.tournament.config import Seatings, identity_hash
 from referee.tournament.results import MatchResult
 from referee.tournament.schedule import MatchSpec, plan
@@ -51,6 +53,8 @@ class TournamentReport:
     groups: int = 0
     """Deal groups with at least two matches, checked for shared deals."""
     matches: int = 0
+    traces: int = 0
+    """Model seats' traces beside the logs, each checked against its log's hashes."""
 
     @property
     def ok(self) -> bool:
@@ -58,10 +62,11 @@ class TournamentReport:
 
     def summary(self) -> str:
         if self.ok:
+            traces = f", {self.traces} model traces bound to them" if self.traces else ""
             return (
-                f"OK: {self.folder}: {len(self.logs)} logs verified; {self.matches} matches "
-                f"played as scheduled; {self.groups} deal groups dealt the same cards in "
-                "the documented seatings; the results agree with the logs"
+                f"OK: {self.folder}: {len(self.logs)} logs verified{traces}; {self.matches} "
+                f"matches played as scheduled; {self.groups} deal groups dealt the same cards "
+                "in the documented seatings; the results agree with the logs"
             )
         failed = sum(not r.ok for r in self.logs)
         return (
@@ -153,6 +158,7 @@ def verify_tournament(
         return report
     logs = sorted((folder / "logs").glob("*.jsonl"))
     report.logs = _verify_all(logs, jobs, public_key)
+    _check_traces(logs, report)
     results = _results(folder / "results.jsonl", report)
     specs = {s.match_id: s for s in schedule}
     by_log = {str(Path(r.log)): r for r in results if r.log}
@@ -183,6 +189,21 @@ def verify_tournament(
     if missing:
         report.notes.append(f"{missing} of {len(schedule)} scheduled matches not played yet")
     return report
+
+
+def _check_traces(logs: list[Path], report: TournamentReport) -> None:
+    """A model seat's trace beside its log is the record of what the model saw and said:
+    each one found must match the hashes its (verified) log holds, as ``referee verify
+    LOG`` checks it. A log whose traces are not there (a remote model's, self-reported)
+    is not a failure."""
+    for path, verified in zip(logs, report.logs, strict=True):
+        if not verified.ok or not any(trace_path(path, s).exists() for s in range(SEATS)):
+            continue
+        for check in verify_traces(path):
+            if check.problem is not None:
+                report.problems.append(f"{path.name}: trace of seat {check.seat}: {check.problem}")
+            elif check.path is not None:
+                report.traces += 1
 
 
 def _verify_all(logs: list[Path], jobs: int, key: bytes | None) -> list[VerifyReport]:

@@ -171,6 +171,14 @@ async def test_a_tournament_releases_a_models_traces_when_its_deal_group_is_over
         assert oct(trace.stat().st_mode & 0o777) == "0o600"
     check = await asyncio.to_thread(run_referee, "verify", str(logs[0]))
     assert check.returncode == 0 and "each bound to its action" in check.stdout, check.stdout
+    # The whole folder's verification checks every released trace against its log too.
+    whole = await asyncio.to_thread(run_referee, "verify", "--tournament", str(out))
+    assert whole.returncode == 0 and "4 model traces bound to them" in whole.stdout, whole.stdout
+    lines = traces[2].read_text().splitlines()
+    traces[2].write_text("\n".join(lines[:-1]) + "\n")  # its last line dropped
+    whole = await asyncio.to_thread(run_referee, "verify", "--tournament", str(out))
+    assert whole.returncode == 1, whole.stdout
+    assert f"{traces[2].name.split('.')[0]}.jsonl: trace of seat " in whole.stdout, whole.stdout
 
 
 async def test_a_ray_worker_brings_back_a_models_trace_whole(tmp_path):
