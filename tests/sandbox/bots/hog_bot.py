@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sys
 
@@ -36,7 +37,8 @@ def hold(mb: int, ready: int) -> None:
     for i in range(0, len(block), 4096):
         block[i] = 1
     os.write(ready, b"x")  # all of it held before the bot plays (and is stopped off-turn)
-    os.pause()
+    while True:  # held until the jail stops the bot
+        signal.pause()
 
 
 def fork_into(target, *args) -> None:
