@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from referee.log.verify import verify_log
+from tests.support.polls import until_sync
 
 from .engine import PROJECT, ROOT, TAG, Engine, published, scrape, volume_path
 
@@ -194,7 +195,13 @@ def test_the_compose_ladder_plays_rates_and_stops(
         report = verify_log(recorded[-1])
         assert report.ok, report.summary()
         match_id = recorded[-1].stem.rsplit("-", 2)[0]  # ID-a<attempt>-<hash>.jsonl
-        match = _get(web, f"/api/matches/{match_id}")
+        # A log lands in the volume before its match's record is written (the worker
+        # verifies it there first), and the ladder plays on: wait for the record.
+        match = until_sync(
+            lambda: (m := _get(web, f"/api/matches/{match_id}"))["state"] != "running" and m,
+            f"match {match_id} to be recorded",
+            timeout=60,
+        )
         assert (match["state"], match["hands"]) == ("finished", 1), match
         assert match["log_signed_by"] and len(match["seats"]) == 4, match
 
