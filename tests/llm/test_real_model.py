@@ -17,8 +17,6 @@ second a move on this 2-core machine, the server starts in a few seconds.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,8 +24,8 @@ from typing import Any
 
 import pytest
 from llama import MODEL_ALIAS, llama_server
+from referee_cli import run_referee
 
-ROOT = Path(__file__).resolve().parents[2]
 MATCH_LIMIT_S = 240
 """One match, the model's every move included, on a loaded machine."""
 CHROMIUM = Path("/usr/bin/chromium")
@@ -62,20 +60,9 @@ def model_settings(folder: Path, url: str, **tables: dict[str, Any]) -> Path:
     return path
 
 
-def referee(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "referee.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        cwd=ROOT,
-    )
-
-
 def play(folder: Path, settings: Path, *flags: str) -> tuple[Path, float, str]:
     started = time.monotonic()
-    done = referee(
+    done = run_referee(
         "match",
         *("--bot", f"llm:{settings}", "--bot", "greedy", "--bot", "greedy", "--bot", "random"),
         *("--log-dir", str(folder / "logs"), "--state-dir", str(folder / "state")),
@@ -125,10 +112,10 @@ def test_constrained_the_models_moves_are_accepted_as_it_answers(endpoint, tmp_p
     assert all(r["source"] == "model" for r in lines)
     assert {c["parse"] for r in lines for c in r["calls"]} == {"json"}
     assert "model gemma-3-270m" in out and "clean hands" in out
-    verify = referee("verify", str(log))
+    verify = run_referee("verify", str(log), timeout=60)
     assert verify.returncode == 0 and "each bound to its action" in verify.stdout, verify.stdout
     page = tmp_path / "page.html"
-    view = referee("view", str(log), "-o", str(page))
+    view = run_referee("view", str(log), "-o", str(page), timeout=60)
     assert view.returncode == 0, view.stderr
     said = lines[0]["calls"][-1]["answer"]
     shown = page_text_at_models_move(page, lines[0], events)
@@ -185,5 +172,5 @@ def test_unconstrained_an_illegal_answer_goes_back_with_its_reason(endpoint, tmp
     assert answered_again, rejections
     _, call = answered_again[0]
     assert f"That move was not accepted: {call['feedback']}" in call["messages"][-1]["content"]
-    verify = referee("verify", str(log))
+    verify = run_referee("verify", str(log), timeout=60)
     assert verify.returncode == 0 and "each bound to its action" in verify.stdout, verify.stdout

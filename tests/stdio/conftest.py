@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from referee_cli import run_referee
 
 from referee.log import read_log
 
@@ -41,14 +42,7 @@ def build_samples() -> dict[str, str]:
 
 
 def referee(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "referee.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=timeout,
-        check=False,
-    )
+    return run_referee(*args, timeout=timeout)
 
 
 def referee_match(

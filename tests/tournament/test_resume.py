@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from referee_cli import run_referee
+
 from referee.log.verify import verify_log
 from referee.tournament.director import Tournament
 from referee.tournament.schedule import build_schedule
@@ -22,14 +24,7 @@ from .test_tournament import check_results_match_logs
 
 
 def referee(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "referee.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=timeout,
-        check=False,
-    )
+    return run_referee(*args, timeout=timeout)
 
 
 def alive(pid: int) -> bool:
