@@ -14,14 +14,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import jailing
+from referee_cli import run_referee
 
-ROOT = Path(__file__).resolve().parents[2]
 KINDS = ("root", "root-cgroup2", "root-no-cgroups", "user")
 _HIDE = {
     "root-cgroup2": "mount -t tmpfs none /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup",
@@ -83,15 +82,7 @@ class Host:
         if self.kind in _HIDE:
             script = f'{_HIDE[self.kind]} && exec "$@"'
             prefix = ("unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh")
-        return subprocess.run(
-            [*prefix, sys.executable, "-m", "referee.cli", *args],
-            capture_output=True,
-            text=True,
-            cwd=cwd,
-            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-            timeout=timeout,
-            check=False,
-        )
+        return run_referee(*args, cwd=cwd, env=env, timeout=timeout, prefix=prefix)
 
     def check_level(self, folder: Path) -> None:
         """The host gives the jail it should (else: skipped, or failed under CI)."""

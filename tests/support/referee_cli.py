@@ -5,18 +5,24 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_referee(
-    *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None, timeout: float = 120
+    *args: str,
+    cwd: Path = ROOT,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120,
+    prefix: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
     """``referee ARGS`` in ``cwd`` (the checkout by default), with ``env`` added to this
-    process's environment; never raises for an exit status."""
+    process's environment, behind ``prefix`` (a command that runs it, e.g. in a namespace
+    of its own); never raises for an exit status."""
     return subprocess.run(
-        [sys.executable, "-m", "referee.cli", *args],
+        [*prefix, sys.executable, "-m", "referee.cli", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
