@@ -41,7 +41,9 @@ def defaults_of(path: Path, seat: int) -> list[int]:
 
 
 async def test_a_bot_that_never_answers_times_out_and_the_match_completes(server, organiser):
-    created = await create(organiser, seed="silent", time_control={"turn_time_ms": 250})
+    # 500 ms: the answering seats are this test's own coroutines, and at 250 ms one of them
+    # missed a turn once on a loaded CI machine (its event loop shared with the server).
+    created = await create(organiser, seed="silent", time_control={"turn_time_ms": 500})
     policies = [lowest_policy] * 4
     policies[1] = None  # connected, reads everything, never answers
     seats = seat_all(server, created, policies)
