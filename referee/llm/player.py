@@ -85,6 +85,9 @@ class ModelPlayer(SeatPlayer):
         self.task: asyncio.Task[None] | None = None
         self.delivery: asyncio.Future[bool] | None = None
         """The last action's sending and its trace line's writing (``close`` waits)."""
+        self.delivering = asyncio.Lock()
+        """One delivery at a time: a turn cancelled by the next prompt may still be writing
+        its line, and the trace's lines must stand in the order their actions were sent."""
         self.match_id = ""
         self.hand = 0
         self.tokens = 0
@@ -267,10 +270,11 @@ class ModelPlayer(SeatPlayer):
                 return result
 
     async def _deliver(self, seat: SeatClient, action: play_service.Action, line: bytes) -> bool:
-        if not await seat.send(action):
-            return False
-        await asyncio.to_thread(self.trace.append, line)
-        return True
+        async with self.delivering:
+            if not await seat.send(action):
+                return False
+            await asyncio.to_thread(self.trace.append, line)
+            return True
 
 
 async def play_model_seat(

@@ -10,6 +10,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +161,31 @@ async def test_a_changed_added_or_dropped_trace_line_fails_verify(tmp_path):
         done = await asyncio.to_thread(run_verify, cli)
         assert done.returncode == 1, done.stdout
         assert "FAILED: trace of seat 0" in done.stdout
+
+
+async def test_a_slow_trace_write_keeps_the_lines_in_the_order_of_their_actions(
+    tmp_path, monkeypatch
+):
+    """The first line's write (fsync on a busy disk) outlasts the other seats' moves: the
+    next prompt cancels the turn while its line is still being written, and the next
+    action's line must still come after it."""
+    from referee.llm.trace import TraceWriter
+
+    append = TraceWriter.append
+    first = [True]
+
+    def slow_first(self: TraceWriter, line: bytes) -> None:
+        if first[0]:
+            first[0] = False
+            time.sleep(0.5)
+        append(self, line)
+
+    monkeypatch.setattr(TraceWriter, "append", slow_first)
+    async with ScriptedEndpoint([legal]) as ep:
+        model = settings_file(tmp_path, ep.url)
+        report = await play_match(match(), seats(model), log_dir=tmp_path / "logs")
+    checks = verify_traces(report.log_path)
+    assert [c.problem for c in checks if c.seat == 0] == [None], checks
 
 
 async def test_provider_failures_end_in_the_seats_own_default_move(tmp_path):
