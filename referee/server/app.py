@@ -23,26 +23,20 @@ from grpc_reflection.v1alpha import reflection
 from referee.client.channels import organiser_channel
 from referee.client.tls import ClientTls, TlsError
 from referee.log.signing import LogSigner
-from referee.log.writer import FsyncPolicy
-from referee.protocol import (
-    lobby_service,
-    lobby_service_grpc,
-    match_service,
-    match_service_grpc,
-    play_service,
-    play_service_grpc,
-    spectator_service,
-    spectator_service_grpc,
-)
 from referee.server.auth import OrganiserGate, new_token
 from referee.server.hellos import HelloGuard
-from referee.server.host import DEFAULT_MAX_LOG_BYTES
 from referee.server.limits import ServerLimits
 from referee.server.lobby import Lobby, LobbyServicer
 from referee.server.malformed import MalformedRequests
 from referee.server.metrics import Metrics
-from referee.server.registry import DEFAULT_KEEP_FINISHED, MatchRegistry, Resumed
-from referee.server.servicers import MatchServicer, PlayServicer, SpectatorServicer
+from referee.server.registry import DEFAULT_KEEP_FINISHED, LogPolicy, MatchRegistry, Resumed
+from referee.server.servicers import (
+    SERVICE_NAMES,
+    MatchServicer,
+    PlayServicer,
+    SpectatorServicer,
+    add_services,
+)
 from referee.server.tls import ServerTls, is_loopback
 from referee.service.endpoint import MetricsEndpoint
 
@@ -70,12 +64,6 @@ JAILED_SERVER_OPTIONS = [
     for key, value in SERVER_OPTIONS
 ]
 
-SERVICE_NAMES = (
-    match_service.DESCRIPTOR.services_by_name["MatchService"].full_name,
-    play_service.DESCRIPTOR.services_by_name["PlayService"].full_name,
-    spectator_service.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
-    lobby_service.DESCRIPTOR.services_by_name["LobbyService"].full_name,
-)
 MAX_STREAMS_PER_CONNECTION = 1000
 MAX_UNACCEPTED_S = 300
 """How long a new call may wait inside gRPC for the server to take it up. With a
@@ -101,15 +89,11 @@ def _grpc_options(limits: ServerLimits, max_connections: int) -> list[tuple[str,
     a new one is closed as it arrives, so that connections never take the descriptors
     live matches' logs need (``openfiles.connection_budget``)."""
     options = [
-        ("grpc.keepalive_time_ms", 20_000),
-        ("grpc.keepalive_timeout_ms", 10_000),
-        ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
-        ("grpc.keepalive_permit_without_calls", 1),
+        *SERVER_OPTIONS,
         ("grpc.max_receive_message_length", limits.max_message_bytes),
         ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
         ("grpc.server_max_unrequested_time_in_server", MAX_UNACCEPTED_S),
         ("grpc.server_handshake_timeout_ms", limits.handshake_timeout_ms),
-        NO_SHARED_PORT,
     ]
     if limits.idle_timeout_ms:
         options.append(("grpc.max_connection_idle_ms", limits.idle_timeout_ms))
@@ -129,8 +113,7 @@ class RefereeServer:
         *,
         state_dir: Path | None = None,
         resume: bool = False,
-        fsync: FsyncPolicy = FsyncPolicy.NEVER,
-        max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
+        logs: LogPolicy | None = None,
         metrics: Metrics | None = None,
         metrics_address: str | None = None,
         organiser_token: str | None = None,
@@ -140,7 +123,6 @@ class RefereeServer:
         signer: LogSigner | None = None,
         limits: ServerLimits | None = None,
         bot_listen: Sequence[str] = (),
-        publish_logs: bool = False,
     ) -> None:
         """``state_dir`` keeps what a restart needs and the public must not see (the seeds
         of running matches): never the log folder. Without one, a private temporary
@@ -152,7 +134,8 @@ class RefereeServer:
         organiser is this process: ``organiser_channel()``). ``organiser_address``: the
         organiser's API on a listener of its own. ``tls``: serve TLS (mutual with a client
         CA); without it only loopback addresses are served, unless ``insecure``.
-        ``signer`` None: logs are signed with a fresh in-memory key.
+        ``signer`` None: logs are signed with a fresh in-memory key. ``logs``: when a
+        log is forced to disk, how large it may grow, whether it is published at the end.
         """
         self.requested_address = address
         self.requested_organiser_address = organiser_address
@@ -183,11 +166,9 @@ class RefereeServer:
             log_dir,
             state_dir,
             keep_finished=keep_finished,
-            fsync=fsync,
-            max_log_bytes=max_log_bytes,
+            logs=logs or LogPolicy(),
             metrics=metrics,
             signer=self.signer,
-            publish_logs=publish_logs,
         )
         self.matches = self.registry
         """The in-process API: create, wait_over, info, seat_gone, cancel, take_log, forget."""
@@ -228,19 +209,8 @@ class RefereeServer:
             interceptors=[MalformedRequests(self.metrics), gate],
             options=_grpc_options(self.limits, max_connections),
         )
-        match_service_grpc.add_MatchServiceServicer_to_server(
-            MatchServicer(self.registry, gate, self.limits, self.signer), server
-        )
-        names = [SERVICE_NAMES[0]]
-        if play is not None:
-            play_service_grpc.add_PlayServiceServicer_to_server(play, server)
-            names.append(SERVICE_NAMES[1])
-        if spectate is not None:
-            spectator_service_grpc.add_SpectatorServiceServicer_to_server(spectate, server)
-            names.append(SERVICE_NAMES[2])
-        if lobby is not None:
-            lobby_service_grpc.add_LobbyServiceServicer_to_server(lobby, server)
-            names.append(SERVICE_NAMES[3])
+        match = MatchServicer(self.registry, gate, self.limits, self.signer)
+        names = add_services(server, match=match, play=play, spectate=spectate, lobby=lobby)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(
             (
@@ -260,7 +230,7 @@ class RefereeServer:
         server = grpc.aio.server(
             interceptors=[MalformedRequests(self.metrics)], options=list(options.items())
         )
-        play_service_grpc.add_PlayServiceServicer_to_server(self._play, server)
+        add_services(server, play=self._play)
         return server
 
     @property
@@ -303,7 +273,7 @@ class RefereeServer:
     async def start(self) -> None:
         try:
             # A folder made here is private, unless its logs are to be published.
-            mode = 0o755 if self.registry.publish_logs else 0o700
+            mode = 0o755 if self.registry.logs.publish else 0o700
             self.registry.log_dir.mkdir(mode=mode, parents=True, exist_ok=True)
         except OSError as exc:
             raise OSError(f"cannot use {self.registry.log_dir} for match logs: {exc}") from exc

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import grpc
 import structlog
@@ -25,6 +26,8 @@ from referee.match.settings import SettingsError, settings_from_request
 from referee.protocol import (
     SUPPORTED_PROTOCOL_VERSIONS,
     common,
+    lobby_service,
+    lobby_service_grpc,
     match_service,
     match_service_grpc,
     play_service,
@@ -36,6 +39,7 @@ from referee.server.auth import OrganiserGate
 from referee.server.hellos import HelloGuard
 from referee.server.host import Inbound, MatchHost
 from referee.server.limits import ServerLimits, apply_limits, check_request
+from referee.server.lobby import LobbyServicer
 from referee.server.malformed import Malformed, sees_malformed, unparsable
 from referee.server.metrics import Metrics
 from referee.server.registry import LogUnavailable, MatchRegistry, ShuttingDown
@@ -43,6 +47,14 @@ from referee.server.rpc import HELLO_TIMEOUT_S, Context
 from referee.server.sessions import Session, Spectator
 
 log = structlog.get_logger("referee.rpc")
+
+SERVICE_NAMES = (
+    match_service.DESCRIPTOR.services_by_name["MatchService"].full_name,
+    play_service.DESCRIPTOR.services_by_name["PlayService"].full_name,
+    spectator_service.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
+    lobby_service.DESCRIPTOR.services_by_name["LobbyService"].full_name,
+)
+"""The referee's own services, in ``add_services``' order (health and reflection aside)."""
 
 
 MAX_ID_CHARS = 64
@@ -409,3 +421,28 @@ class SpectatorServicer(spectator_service_grpc.SpectatorServiceServicer):
             host.spectators.discard(spectator)
             if metrics is not None:
                 metrics.spectators.dec()
+
+
+def add_services(
+    server: grpc.aio.Server,
+    *,
+    match: MatchServicer | None = None,
+    play: PlayServicer | None = None,
+    spectate: SpectatorServicer | None = None,
+    lobby: LobbyServicer | None = None,
+) -> list[str]:
+    """Serve those given on ``server`` (an organiser's listener of its own has
+    MatchService alone, the jailed bots' PlayService alone); returns their full names, for
+    reflection."""
+    adders: tuple[tuple[object, Callable[[Any, grpc.aio.Server], None]], ...] = (
+        (match, match_service_grpc.add_MatchServiceServicer_to_server),
+        (play, play_service_grpc.add_PlayServiceServicer_to_server),
+        (spectate, spectator_service_grpc.add_SpectatorServiceServicer_to_server),
+        (lobby, lobby_service_grpc.add_LobbyServiceServicer_to_server),
+    )
+    names = []
+    for (servicer, add), name in zip(adders, SERVICE_NAMES, strict=True):
+        if servicer is not None:
+            add(servicer, server)
+            names.append(name)
+    return names
