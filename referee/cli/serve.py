@@ -69,6 +69,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from referee.log.writer import FsyncPolicy
     from referee.rules.options import MAX_HANDS_CAP
     from referee.server.app import RefereeServer
+    from referee.server.registry import LogPolicy
     from referee.server.secrets import (
         SecretsError,
         forget_serving,
@@ -130,7 +131,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             args.keep_finished,
             state_dir=Path(args.state_dir),
             resume=not args.no_resume,
-            fsync=FsyncPolicy(args.fsync),
+            logs=LogPolicy(fsync=FsyncPolicy(args.fsync), publish=args.publish_logs),
             metrics_address=args.metrics_address,
             organiser_token=secrets.token,
             organiser_address=(
@@ -140,7 +141,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             insecure=args.insecure,
             signer=secrets.signer,
             limits=server_limits,
-            publish_logs=args.publish_logs,
         )
         await server.start()  # OSError: an address or the log folder cannot be used
         web = None

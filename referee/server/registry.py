@@ -80,6 +80,19 @@ class Resumed:
     """What the restart cut off the log's end (a torn line, a decision cut short)."""
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class LogPolicy:
+    """How a server writes its match logs (``referee serve``'s log flags)."""
+
+    fsync: FsyncPolicy = FsyncPolicy.NEVER
+    """When a line is forced to disk beyond the OS's cache."""
+    max_bytes: int = DEFAULT_MAX_LOG_BYTES
+    """A log that grows past this ends its match (cancelled for its size)."""
+    publish: bool = False
+    """Make each log readable by every local user once its match is over (a live log is
+    private: it holds every hand)."""
+
+
 class MatchRegistry:
     def __init__(
         self,
@@ -87,23 +100,18 @@ class MatchRegistry:
         state_dir: Path,
         *,
         keep_finished: int = DEFAULT_KEEP_FINISHED,
-        fsync: FsyncPolicy = FsyncPolicy.NEVER,
-        max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
+        logs: LogPolicy = LogPolicy(),
         clock: Clock | None = None,
         metrics: Metrics | None = None,
         signer: LogSigner | None = None,
-        publish_logs: bool = False,
     ) -> None:
         self.log_dir = log_dir
-        self.publish_logs = publish_logs
-        """Make each log readable by every local user once its match is over (a live
-        log is private: it holds every hand)."""
+        self.logs = logs
+        """How its logs are written: when forced to disk, how large, whether published."""
         self.signer = signer
         """Signs each log that closes with the match's end (referee.log.signing)."""
         self.state_dir = state_dir
         self.keep_finished = keep_finished
-        self.fsync = fsync
-        self.max_log_bytes = max_log_bytes
         self.clock = clock or Clock()
         self.metrics = metrics
         self.hosts: dict[str, MatchHost] = {}
@@ -150,7 +158,7 @@ class MatchRegistry:
         path = self.log_path(match_id)
         try:
             self._keep_seed(match_id, settings.seed)
-            writer = EventLogWriter.create(path, match_id, self.fsync)
+            writer = EventLogWriter.create(path, match_id, self.logs.fsync)
         except OSError as exc:
             self._seed_path(match_id).unlink(missing_ok=True)
             raise LogUnavailable(f"cannot create the match log: {exc.strerror}") from exc
@@ -180,7 +188,7 @@ class MatchRegistry:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, seed.encode("utf-8"))
-            if self.fsync is not FsyncPolicy.NEVER:  # as durable as the log's lines
+            if self.logs.fsync is not FsyncPolicy.NEVER:  # as durable as the log's lines
                 os.fsync(fd)
         finally:
             os.close(fd)
@@ -198,7 +206,7 @@ class MatchRegistry:
             state,
             writer,
             clock=self.clock,
-            max_log_bytes=self.max_log_bytes,
+            max_log_bytes=self.logs.max_bytes,
             on_closed=self._on_closed,
             metrics=handle,
         )
@@ -218,7 +226,7 @@ class MatchRegistry:
                 log.error("cannot sign the match log", match_id=host.match_id, error=str(exc))
         if not host.failure:  # the log has the seed now; a failed match may yet resume
             self._seed_path(host.match_id).unlink(missing_ok=True)
-            if self.publish_logs:
+            if self.logs.publish:
                 host.writer.publish()
         self._finished.append(host.match_id)
         while len(self._finished) > self.keep_finished:
@@ -372,7 +380,7 @@ class MatchRegistry:
             return self._unresumable(path, str(exc))
         last = recovery.last
         writer = EventLogWriter.resume(
-            path, match_id, last.entry.seq, last.raw, recovery.size, self.fsync
+            path, match_id, last.entry.seq, last.raw, recovery.size, self.logs.fsync
         )
         host = self._host(recovery.state, writer, resumed=True)
         self.resumed.append(host)

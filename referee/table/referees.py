@@ -44,7 +44,7 @@ from referee.server.app import JAILED_SERVER_OPTIONS, SERVER_OPTIONS, RefereeSer
 from referee.server.limits import apply_limits
 from referee.server.lobby import Assignment, Lobby
 from referee.server.metrics import Metrics
-from referee.server.registry import Created
+from referee.server.registry import Created, LogPolicy
 from referee.server.tls import ServerTls
 
 REACH_TIMEOUT_S = 10.0
@@ -166,7 +166,7 @@ class LocalReferee(Referee):
                 insecure=self.insecure,
                 metrics=self.metrics,
                 bot_listen=self.bot_listen,
-                publish_logs=self.publish_logs,
+                logs=LogPolicy(publish=self.publish_logs),
             )
             self.lobby = self._server.lobby
         return self._server
