@@ -36,6 +36,7 @@ class StrategyPlayer(SeatPlayer):
 
     def __init__(self, bot: Strategy) -> None:
         self.bot = bot
+        self.name = bot.name
         self.prompt: play_service.TurnPrompt | None = None
 
     async def on_message(self, seat: SeatClient, message: play_service.PlayResponse) -> None:
@@ -62,7 +63,7 @@ class StrategyPlayer(SeatPlayer):
 
 
 async def play_seat(
-    bot: Strategy,
+    bot: Strategy | SeatPlayer,
     address: str,
     token: str,
     *,
@@ -71,19 +72,21 @@ async def play_seat(
     reconnect_window_s: float = RECONNECT_WINDOW_S,
     batch_events: bool = False,
 ) -> SeatOutcome:
-    """Play the seat of ``token`` with ``bot`` until the match ends.
+    """Play the seat of ``token`` with ``bot`` (a strategy, or any player: the house's
+    model seat is one) until the match ends.
 
     ``tls``: TLS to the referee (None: plaintext); ``channel_options``: grpc's. Raises
     what ``SeatClient.play`` raises: SeatRefused for a refusal that retrying cannot mend,
     ConnectionError after a whole reconnect window without a word from the referee.
     """
+    player = bot if isinstance(bot, SeatPlayer) else StrategyPlayer(bot)
     seat = SeatClient(
         address,
         token,
         tls=tls,
         channel_options=channel_options,
-        name=bot.name,
+        name=player.name,
         batch_events=batch_events,
         reconnect_window_s=reconnect_window_s,
     )
-    return await seat.play(StrategyPlayer(bot))
+    return await seat.play(player)

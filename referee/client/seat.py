@@ -84,11 +84,18 @@ class SeatPlayer:
     """What plays the seat: it hears every message but refusals (the client's own: they
     end the seat or are retried), and answers through ``SeatClient.send``."""
 
+    name = ""
+    """The bot's name, for the Hello."""
+
     def stream_opened(self) -> None:
         """A new stream is about to open: what the last one was owed will not come."""
 
     async def on_message(self, seat: SeatClient, message: play_service.PlayResponse) -> None:
         raise NotImplementedError
+
+    async def close(self) -> None:
+        """The seat is over, or lost for good: let go of what the player holds (a turn
+        still running, a connection of its own). ``SeatClient.play`` calls it."""
 
 
 class SeatClient:
@@ -154,7 +161,14 @@ class SeatClient:
         return True
 
     async def play(self, player: SeatPlayer) -> SeatOutcome:
-        """Hold the seat until the match ends, opening a new stream after each drop."""
+        """Hold the seat until the match ends, opening a new stream after each drop; the
+        player is closed whatever the end."""
+        try:
+            return await self._play(player)
+        finally:
+            await player.close()
+
+    async def _play(self, player: SeatPlayer) -> SeatOutcome:
         delay = 0.0
         self._last_heard = time.monotonic()
         async with client_channel(self.address, self.tls, options=self.channel_options) as ch:

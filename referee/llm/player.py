@@ -30,8 +30,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from referee.client.seat import RECONNECT_WINDOW_S, SeatClient, SeatOutcome, SeatPlayer
-from referee.client.tls import ClientTls
+from referee.client.seat import SeatClient, SeatPlayer
 from referee.llm.answer import (
     ModelAnswer,
     ParseFault,
@@ -77,7 +76,9 @@ class ModelPlayer(SeatPlayer):
     """Plays a seat with a model; ``counts`` keeps its faults and tokens for the match."""
 
     def __init__(self, settings: ModelSettings, trace: TraceWriter) -> None:
+        """The key must have been read (``ModelSettings.with_key``)."""
         self.settings = settings
+        self.name = settings.name
         self.endpoint = Endpoint(settings.endpoint)
         self.trace = trace
         self.rules = common.Rules()
@@ -275,31 +276,3 @@ class ModelPlayer(SeatPlayer):
                 return False
             await asyncio.to_thread(self.trace.append, line)
             return True
-
-
-async def play_model_seat(
-    settings: ModelSettings,
-    trace: TraceWriter,
-    address: str,
-    token: str,
-    *,
-    tls: ClientTls | None = None,
-    channel_options: Sequence[tuple[str, str | int]] = (),
-    reconnect_window_s: float = RECONNECT_WINDOW_S,
-) -> SeatOutcome:
-    """Play the seat of ``token`` with the model of ``settings`` until the match ends
-    (the key must be read: ``ModelSettings.with_key``). Raises what the seat client
-    raises."""
-    player = ModelPlayer(settings, trace)
-    seat = SeatClient(
-        address,
-        token,
-        tls=tls,
-        channel_options=channel_options,
-        name=settings.name,
-        reconnect_window_s=reconnect_window_s,
-    )
-    try:
-        return await seat.play(player)
-    finally:
-        await player.close()

@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from referee.bots.player import play_seat
 from referee.bots.process import BotSettings, outcome_line, run_seat
 from referee.client.seat import SEAT_CHANNEL_OPTIONS, SeatOutcome
-from referee.llm.player import play_model_seat
+from referee.llm.player import ModelPlayer
 from referee.llm.settings import ModelSettings
 from referee.llm.trace import TraceWriter
 from referee.log.traces import trace_path
@@ -33,9 +34,8 @@ def run_model_bot(model: ModelSettings, bot: BotSettings, trace_dir: Path) -> tu
         os.replace(trace.path, final)
         return f"{outcome_line(model.name, outcome)}; trace: {final}"
 
-    seat = play_model_seat(
-        model,
-        trace,
+    seat = play_seat(
+        ModelPlayer(model, trace),
         bot.address,
         bot.token,
         tls=bot.tls,

@@ -87,7 +87,7 @@ class HouseSeats:
         """The seat's player: the strategy ``name`` (the random bot seeded from the
         match's seed), or the model, its trace opened where no bot and no spectator
         looks."""
-        from referee.llm.player import play_model_seat
+        from referee.llm.player import ModelPlayer
         from referee.llm.trace import TraceWriter, pending_path
 
         if seat not in self.models:
@@ -96,12 +96,10 @@ class HouseSeats:
         assert self.log_path is not None
         trace = TraceWriter(pending_path(self.log_path, seat))
         self.traces[seat] = trace.path
-        return play_model_seat(self.models[seat], trace, address, token, tls=tls)
+        return play_seat(ModelPlayer(self.models[seat], trace), address, token, tls=tls)
 
 
-def house_seats(
-    seats: Sequence[Seat], settings: MatchSettings
-) -> tuple[HouseSeats, MatchSettings]:
+def house_seats(seats: Sequence[Seat], settings: MatchSettings) -> tuple[HouseSeats, MatchSettings]:
     """A table's house seats, and the match's settings with the model seats' clocks;
     ModelSeatError when a model seat's settings or key cannot be read."""
     house = HouseSeats(seats)
