@@ -207,14 +207,14 @@ def page_shell(
     title: str,
     body: str,
     *,
-    script: str | None = None,
+    scripts: tuple[str, ...] = (),
     connect: str = "'none'",
     form_action: str = "'none'",
     styles: str | None = None,
 ) -> str:
     """A small page: escaped content, the styles of ``assets/index.css`` (and of
-    ``styles``, another stylesheet of ``assets/``) and, when named, one script of
-    ``assets/``; its policy allows only those (by their hashes), and forms posted to
+    ``styles``, another stylesheet of ``assets/``) and, when named, scripts of ``assets/``
+    joined in one; its policy allows only those (by their hashes), and forms posted to
     ``form_action`` (the web front's sign-in page posts to itself)."""
     css = asset("index.css") + (asset(styles) if styles else "")
     policy = (
@@ -222,8 +222,8 @@ def page_shell(
         f"base-uri 'none'; form-action {form_action}"
     )
     tail = ""
-    if script is not None:
-        js = asset(script)
+    if scripts:
+        js = "".join(asset(name) for name in scripts)
         policy += f"; script-src {source_hash(js)}; connect-src {connect}"
         tail = f"<script>{js}</script>"
     return (
@@ -470,5 +470,5 @@ def write_index(
     )
     index = out / "index.html"
     out.mkdir(parents=True, exist_ok=True)
-    _write(index, page_shell(title, body, script="index.js"))
+    _write(index, page_shell(title, body, scripts=("index.js",)))
     return index, rows

@@ -209,7 +209,9 @@ class WebFront:
             f'data-events="/events">{rows}</tbody></table></div><p class="muted" id="no-match"'
             f"{' hidden' if rows else ''}>No match yet.</p></section>"
         )
-        return _html(page_shell("Matches", body, script="matches.js", connect="'self'"))
+        return _html(
+            page_shell("Matches", body, scripts=("live.js", "matches.js"), connect="'self'")
+        )
 
     async def api_matches(self, request: web.Request) -> web.Response:
         return web.json_response(

@@ -189,7 +189,7 @@ def test_the_leaderboard_and_a_bots_page_in_a_browser(site: Site, browser: Any) 
         page.wait_for_load_state()
         assert "/replay" in page.url
         page.goto(site.url + "/queue")
-        page.wait_for_selector("html[data-updates]", timeout=15000)  # fed by /queue/events
+        page.wait_for_selector("#queue-rows[data-updates]", timeout=15000)  # fed by /queue/events
         page.set_viewport_size({"width": 390, "height": 800})
         page.goto(site.url + "/")
         width = page.evaluate("document.documentElement.scrollWidth")

@@ -488,7 +488,9 @@ def queue_page(ladder: str, queue: Mapping[str, Any]) -> str:
         f"{' hidden' if queue['matches'] else ''}>Nothing to play.</p></section>"
         '<footer class="muted small">As JSON: <a href="/api/queue">/api/queue</a></footer>'
     )
-    return shell("Queue", ladder, body, active="Queue", script="ladder.js", connect="'self'")
+    return shell(
+        "Queue", ladder, body, active="Queue", scripts=("live.js", "ladder.js"), connect="'self'"
+    )
 
 
 # -- a team ----------------------------------------------------------------------------------

@@ -1,13 +1,10 @@
 // The ladder's queue page (referee ladder serve): the table follows the queue from the
-// server's stream (/queue/events), without reloading. Every string is set with
-// textContent; links are built from the match id and the store's name rule.
+// server's stream (/queue/events, through live.js's followTable), without reloading.
+// Every string is set with textContent; links are built from the match id and the
+// store's name rule.
 (function () {
   'use strict';
 
-  var body = document.getElementById('queue-rows');
-  document.documentElement.setAttribute('data-ready', '1');
-  if (!body || !window.EventSource) return;
-  var status = document.getElementById('queue-status');
   var empty = document.getElementById('queue-empty');
   var NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/;
 
@@ -53,7 +50,7 @@
     return tr;
   }
 
-  function draw(doc) {
+  function draw(body, status, doc) {
     var matches = Array.isArray(doc.matches) ? doc.matches : [];
     var rows = document.createDocumentFragment();
     matches.forEach(function (m) { rows.appendChild(row(m)); });
@@ -62,13 +59,7 @@
     status.textContent = (Number(doc.running) || 0) + ' playing, ' +
       (Number(doc.queued) || 0) + ' waiting.';
     empty.hidden = matches.length > 0;
-    document.documentElement.setAttribute('data-updates', String(
-      Number(document.documentElement.getAttribute('data-updates') || 0) + 1));
   }
 
-  var source = new EventSource(body.getAttribute('data-events'));
-  source.addEventListener('queue', function (e) {
-    try { draw(JSON.parse(e.data)); } catch (err) { /* a broken message: wait for the next */ }
-  });
-  source.addEventListener('refused', function () { source.close(); });
+  followTable('queue-rows', 'queue-status', 'queue', draw);
 })();

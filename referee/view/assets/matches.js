@@ -1,13 +1,9 @@
-// The match list of `referee serve --http`: kept up to date from the server's stream of
-// the list (/events), row by row, so the page neither reloads nor loses its scroll.
-// Every string is set with textContent.
+// The match list of `referee serve --http`, kept up to date from the server's stream of
+// the list (/events, through live.js's followTable) row by row, so the page neither
+// reloads nor loses its scroll. Every string is set with textContent.
 (function () {
   'use strict';
 
-  var body = document.getElementById('live-matches');
-  document.documentElement.setAttribute('data-ready', '1');
-  if (!body || !window.EventSource) return;
-  var status = document.getElementById('list-status');
   var empty = document.getElementById('no-match');
 
   function cell(row, i, cls, text) {
@@ -37,7 +33,7 @@
     cell(row, 5, 'num', (m.totals || []).map(String).join(', '));
   }
 
-  function draw(doc) {
+  function draw(body, status, doc) {
     var matches = Array.isArray(doc.matches) ? doc.matches : [];
     var rows = {};
     Array.prototype.forEach.call(body.rows, function (r) { rows[r.getAttribute('data-id')] = r; });
@@ -59,17 +55,7 @@
     var running = Number(doc.running) || 0;
     status.textContent = running + ' running, ' + (matches.length - running) + ' over.';
     empty.hidden = matches.length > 0;
-    body.setAttribute('data-updates', String(Number(body.getAttribute('data-updates') || 0) + 1));
   }
 
-  var source = new EventSource(body.getAttribute('data-events'));
-  source.addEventListener('matches', function (e) {
-    var doc;
-    try { doc = JSON.parse(e.data); } catch (err) { return; }
-    draw(doc);
-  });
-  source.addEventListener('refused', function (e) {
-    source.close();
-    status.textContent = String(e.data);
-  });
+  followTable('live-matches', 'list-status', 'matches', draw);
 })();
