@@ -53,7 +53,7 @@ from referee.sandbox.bwrap import (
 )
 from referee.sandbox.cgroup2 import BotGroup, Cgroups2
 from referee.sandbox.cgroups import BotCgroup, Cgroups
-from referee.sandbox.limits import HELPER_TASKS, TURN_BURST_S, Breach, SandboxLimits
+from referee.sandbox.limits import HELPER_TASKS, TURN_BURST_S, Breach
 from referee.sandbox.processes import (
     Namespace,
     Usage,
@@ -153,14 +153,6 @@ class Jail:
         self._stopped = False
         self._ran_s = 0.0
         self._running_since = 0.0
-
-    @property
-    def level(self) -> Level:
-        return self.spec.level
-
-    @property
-    def limits(self) -> SandboxLimits:
-        return self.spec.limits
 
     # -- start ------------------------------------------------------------------------
 
