@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import json
 import time
@@ -60,6 +61,34 @@ def _action(turn_id: int, cards: Sequence[str] | None, trace: str) -> play_servi
     return action
 
 
+@dataclasses.dataclass
+class EndpointPause:
+    """A dead endpoint costs every move its retries (seconds each, the turn's whole time
+    when it hangs): after ``after`` questions in a row that it failed, the seat stops
+    asking for ``seconds`` and plays its own default at once; then it asks again, and one
+    more failure pauses it again. ``after`` 0: never pause."""
+
+    after: int
+    seconds: float
+    failed: int = 0
+    """Questions in a row the endpoint failed (each after its retries)."""
+    until: float = 0.0
+
+    def paused(self, now: float) -> bool:
+        return now < self.until
+
+    def note(self, failed: bool, now: float) -> bool:
+        """One question's end; True when it starts a pause."""
+        if not failed:
+            self.failed = 0
+            return False
+        self.failed += 1
+        if self.after and self.failed >= self.after:
+            self.until = now + self.seconds
+            return True
+        return False
+
+
 def fallback_move(prompt: play_service.TurnPrompt) -> list[str] | None:
     """The referee's own default: pass, or on a lead the lowest legal play."""
     if prompt.can_pass or not prompt.legal_plays:
@@ -89,6 +118,7 @@ class ModelPlayer(SeatPlayer):
         self.delivering = asyncio.Lock()
         """One delivery at a time: a turn cancelled by the next prompt may still be writing
         its line, and the trace's lines must stand in the order their actions were sent."""
+        self.pause = EndpointPause(settings.pause_after_failures, settings.pause_s)
         self.match_id = ""
         self.hand = 0
         self.tokens = 0
@@ -139,6 +169,10 @@ class ModelPlayer(SeatPlayer):
     async def _turn(
         self, seat: SeatClient, prompt: play_service.TurnPrompt, received: float
     ) -> None:
+        if self.pause.paused(time.monotonic()):
+            note = {"paused": f"the endpoint failed {self.pause.failed} questions in a row"}
+            await self._send(seat, prompt, fallback_move(prompt), "fallback", "paused", [note])
+            return
         deadline = self._deadline(prompt, received)
         messages = turn_messages(self.rules, prompt, self.settings.prompt)
         schema = None
@@ -153,6 +187,8 @@ class ModelPlayer(SeatPlayer):
         feedback = ""
         while True:
             answer, fault, text = await self._ask(messages, schema, deadline, calls, feedback)
+            if self.pause.note(fault == "provider", time.monotonic()):
+                calls[-1]["pause_s"] = self.pause.seconds
             feedback = ""
             if fault == "parse" and parse_left > 0 and time.monotonic() < deadline:
                 parse_left -= 1

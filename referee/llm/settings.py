@@ -25,6 +25,8 @@ referee's environment (``api_key_env``), and lives only in the request header.
     keep = "full"                          # the trace keeps each prompt: "full" or "hash"
     [limits]
     parse_retries = 2                      # unparsable answers asked again, per attempt
+    pause_after_failures = 3               # questions in a row the endpoint failed, then
+    pause_s = 60                           # no question for this long (0 above: never)
     max_tokens_per_move = 256
     max_tokens_per_match = 0               # 0: no cap
     [prices]                               # optional: an estimated cost in the summary
@@ -70,6 +72,10 @@ class ModelSettings:
     (``format``: the model's own choice, judged by the referee)."""
     keep_prompts: bool = True
     parse_retries: int = toml_key(2, high=10)
+    pause_after_failures: int = toml_key(3, high=1000)
+    """Questions in a row the endpoint failed (each after its retries) before the seat
+    stops asking for ``pause_s`` and plays its own default at once (0: never)."""
+    pause_s: float = toml_key(60.0)
     max_tokens_per_match: int = toml_key(0, high=10**12)
     input_per_million: float = toml_key(0.0)
     output_per_million: float = toml_key(0.0)
@@ -201,7 +207,7 @@ def parse_model_settings(data: Mapping[str, Any], source: Path) -> ModelSettings
     pr.done()
 
     li = top.table("limits")
-    parse_retries = li.keys(ModelSettings, "parse_retries")
+    faults = li.keys(ModelSettings, "parse_retries", "pause_after_failures", "pause_s")
     max_tokens = li.whole("max_tokens_per_move", 256, low=1, high=1_000_000)
     per_match = li.keys(ModelSettings, "max_tokens_per_match")
     li.done()
@@ -221,7 +227,7 @@ def parse_model_settings(data: Mapping[str, Any], source: Path) -> ModelSettings
         prompt=prompt,
         constrain=constrain,
         keep_prompts=keep == "full",
-        **parse_retries,
+        **faults,
         **per_match,
         **prices,
         **clock,

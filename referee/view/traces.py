@@ -45,7 +45,9 @@ def _call(call: Mapping[str, Any]) -> dict[str, Any]:
         "said": text(call.get("answer", ""), MAX_SHOWN),
         "thought": text(call.get("reasoning", ""), MAX_SHOWN),
         "parse": text(call.get("parse", ""), 20),
-        "fault": text(call.get("parse_fault") or call.get("provider_error") or "", 300),
+        "fault": text(
+            call.get("parse_fault") or call.get("provider_error") or call.get("paused") or "", 300
+        ),
         "tokens": [whole(call.get("prompt_tokens")), whole(call.get("completion_tokens"))],
         "ms": whole(call.get("latency_ms")),
     }

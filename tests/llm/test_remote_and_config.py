@@ -106,6 +106,8 @@ def test_a_token_on_the_command_line_is_refused(tmp_path):
         ('api_key_file = "k"\napi_key_env = "K"\n', "not both"),
         ('structured = "yes"\n', "endpoint.structured: 'yes' is not one of"),
         ('colour = "red"\n', "colour"),
+        ("[limits]\npause_s = -1\n", "limits.pause_s: should be at least 0"),
+        ("[limits]\npause_after_failures = 1.5\n", "limits.pause_after_failures"),
     ],
 )
 def test_bad_settings_are_one_line_naming_the_key(tmp_path, extra, problem):

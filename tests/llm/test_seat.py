@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from scripted import ScriptedEndpoint, chat
 
+from referee.llm.player import EndpointPause
 from referee.log.traces import trace_path, verify_traces
 from referee.log.verify import verify_log
 from referee.match.settings import MatchSettings, match_rules
@@ -191,12 +192,47 @@ async def test_a_slow_trace_write_keeps_the_lines_in_the_order_of_their_actions(
 async def test_provider_failures_end_in_the_seats_own_default_move(tmp_path):
     async with ScriptedEndpoint([(503, {"error": {"message": "overloaded"}})]) as ep:
         model = settings_file(tmp_path, ep.url)
+        with model.open("a") as f:
+            f.write("[limits]\npause_after_failures = 0\n")  # ask at every move
         report = await play_match(match(), seats(model), log_dir=tmp_path / "logs")
     assert report.finished
     records = [json.loads(x) for x in trace_path(report.log_path, 0).read_text().splitlines()]
     assert records and all(r["source"] == "fallback" and r["fault"] == "provider" for r in records)
     assert "overloaded" in records[0]["calls"][0]["provider_error"]
+    assert len(ep.requests) == 2 * len(records)  # each move asked, and retried once
     assert verify_log(report.log_path).ok
+
+
+async def test_a_dead_endpoint_is_paused_instead_of_slowing_every_move(tmp_path):
+    """Three questions in a row failed (the default): the seat stops asking for a minute
+    and plays its own default at once, each such move marked in the trace."""
+    async with ScriptedEndpoint([(503, {"error": {"message": "overloaded"}})]) as ep:
+        model = settings_file(tmp_path, ep.url)
+        report = await play_match(match(), seats(model), log_dir=tmp_path / "logs")
+    assert report.finished
+    records = [json.loads(x) for x in trace_path(report.log_path, 0).read_text().splitlines()]
+    assert len(records) > 3
+    assert [r["fault"] for r in records[:3]] == ["provider"] * 3
+    assert records[2]["calls"][-1]["pause_s"] == 60
+    assert all(r["source"] == "fallback" and r["fault"] == "paused" for r in records[3:])
+    assert "failed 3 questions in a row" in records[3]["calls"][0]["paused"]
+    assert len(ep.requests) == 3 * 2  # three questions, each retried once; then none
+    assert verify_log(report.log_path).ok
+    assert [c.problem for c in verify_traces(report.log_path) if c.seat == 0] == [None]
+
+
+def test_a_paused_endpoint_is_asked_again_when_its_pause_is_over():
+    pause = EndpointPause(after=2, seconds=60.0)
+    assert not pause.note(True, now=0.0) and not pause.paused(1.0)  # one failure: go on
+    assert not pause.note(False, now=2.0)  # it answered: the count starts again
+    assert not pause.note(True, now=3.0)
+    assert pause.note(True, now=4.0)  # two in a row: paused for a minute
+    assert pause.paused(5.0) and pause.paused(63.9) and not pause.paused(64.0)
+    assert pause.note(True, now=64.0)  # asked again and failed again: paused again
+    assert pause.paused(100.0)
+    assert not pause.note(False, now=124.0) and not pause.paused(124.0) and pause.failed == 0
+    never = EndpointPause(after=0, seconds=60.0)
+    assert not any(never.note(True, now=float(t)) for t in range(10))
 
 
 async def test_the_api_key_comes_from_the_environment_and_is_kept_nowhere(tmp_path, monkeypatch):
