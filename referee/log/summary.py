@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from referee.log.reader import EventVisitor, LogLine, read_log, walk
+from referee.log.reader import EventVisitor, LogLine, LogRead, read_log, walk
 from referee.log.writer import line_hash
 from referee.protocol import common
 from referee.rules import SEATS
@@ -230,7 +230,11 @@ class Summarizer(EventVisitor):
 def summarize_log(path: Path) -> LogSummary:
     """Count what happened to each seat; ValueError for a log that did not end (or is
     cut short), LogFormatError for one that is not a log."""
-    read = read_log(path)
+    return summarize_read(read_log(path), path)
+
+
+def summarize_read(read: LogRead, path: Path) -> LogSummary:
+    """``summarize_log`` of a log already read (``path`` names it in errors)."""
     if read.truncated:
         raise ValueError(f"{path}: the last line is cut short")
     summarizer = Summarizer()

@@ -28,8 +28,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from referee.log.reader import LogFormatError, read_log
-from referee.log.summary import summarize_log
+from referee.log.reader import LogFormatError, LogRead, read_log
+from referee.log.summary import summarize_read
 from referee.log.traces import trace_path, verify_traces
 from referee.log.verify import VerifyReport, verify_log
 from referee.pools import process_pool
@@ -85,8 +85,7 @@ class _Played:
     deals: dict[int, Deal]
 
 
-def _read_played(path: Path) -> _Played:
-    read = read_log(path)
+def _played(read: LogRead) -> _Played:
     names: tuple[str, ...] = ()
     seed = ""
     deals: dict[int, Deal] = {}
@@ -219,8 +218,9 @@ def _check_match(
 ) -> _Played | None:
     name = result.match_id
     try:
-        match = _read_played(path)
-        summary = summarize_log(path)
+        read = read_log(path)  # once, for both
+        match = _played(read)
+        summary = summarize_read(read, path)
     except (OSError, ValueError, LogFormatError) as exc:
         report.problems.append(f"{name}: its log {path} cannot be read: {exc}")
         return None
