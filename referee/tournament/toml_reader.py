@@ -377,10 +377,10 @@ def _parse_disqualify(t: TomlTable) -> DisqualifyConfig:
     replacement = _enum(
         Replacement, t.text("replacement", "random") or "", "disqualify.replacement"
     )
-    keys = t.keys(DisqualifyConfig, "fault_rate")
+    keys = t.keys(DisqualifyConfig)
     if keys["fault_rate"] >= 1:
         raise ConfigError("disqualify.fault_rate", f"should be below 1, got {keys['fault_rate']}")
-    config = DisqualifyConfig(**t.keys(DisqualifyConfig), replacement=replacement)
+    config = DisqualifyConfig(**keys, replacement=replacement)
     t.done()
     return config
 
